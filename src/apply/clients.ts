@@ -67,10 +67,22 @@ export class Interfaces {
   }
 }
 
+/** An interface's queue; its pace shared with the process's other applies to the same target and credential, when given `pacers`. */
+function queueFor(
+  iface: InterfaceName,
+  target: NonNullable<GatesyncConfig["targets"][InterfaceName]>,
+  credential: string,
+  deps: Pick<ApplyDeps, "config" | "pacers">,
+  logger: Logger,
+): InterfaceQueue {
+  const pacer = deps.pacers?.pacerOf(target.url, credential, target.rateLimit.requestsPerSecond);
+  return new InterfaceQueue(iface, target.rateLimit, logger, { maxPauseMs: deps.config.retries.maxRetryAfterMs, ...(pacer === undefined ? {} : { pacer }) });
+}
+
 /** Opens what the executable changes need; throws ConfigError for a missing target or credential. */
 export function openInterfaces(
   executable: readonly PlannedChange[],
-  deps: Pick<ApplyDeps, "config" | "env" | "dispatcher">,
+  deps: Pick<ApplyDeps, "config" | "env" | "dispatcher" | "pacers">,
   logger: Logger,
   also: readonly InterfaceName[] = [],
 ): Interfaces {
@@ -102,7 +114,7 @@ export function openInterfaces(
         maxResponseBytes: config.limits.maxResponseBytes,
       }),
     );
-    open.queues.set(iface, new InterfaceQueue(iface, target.rateLimit, logger, { maxPauseMs: config.retries.maxRetryAfterMs }));
+    open.queues.set(iface, queueFor(iface, target, auth.value, deps, logger));
   }
   const batch = config.targets.gateway?.batch;
   if (batch !== undefined && executable.some((c) => c.operation?.batchable === true)) {

@@ -38,6 +38,8 @@ export interface QueueOptions {
   readonly maxPauseMs?: number;
   /** A monotonic clock with sub-millisecond steps, so a pause never ends early by rounding. */
   readonly now?: () => number;
+  /** The target's pace, shared with the other applies sending to it (target-pacers.ts); default this queue's own. */
+  readonly pacer?: SendPacer;
 }
 
 export class InterfaceQueue {
@@ -70,7 +72,7 @@ export class InterfaceQueue {
   ) {
     this.queue = new PQueue({ concurrency: limit.concurrency });
     this.now = options.now ?? (() => performance.now());
-    this.pacer = new SendPacer(limit.requestsPerSecond, this.now);
+    this.pacer = options.pacer ?? new SendPacer(limit.requestsPerSecond, this.now);
     this.rate = limit.requestsPerSecond;
   }
 

@@ -32,6 +32,7 @@ export interface ApplyRunInput extends PlanRunInput {
   readonly observe?: ApplyDeps["observe"];
   /** Who holds the state lock, as another process is told (the backend adds pid and host): default `gatesync apply`. */
   readonly lockOwner?: string;
+  readonly pacers?: ApplyDeps["pacers"];
 }
 
 export type ApplyRunResult =
@@ -102,6 +103,7 @@ export async function runApply(input: ApplyRunInput): Promise<ApplyRunResult> {
         ...(input.progress === undefined ? {} : { progress: input.progress }),
         ...(input.signal === undefined ? {} : { signal: input.signal }),
         ...(input.observe === undefined ? {} : { observe: input.observe }),
+        ...(input.pacers === undefined ? {} : { pacers: input.pacers }),
         fence: () => lock.check(),
       },
     );

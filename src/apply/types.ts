@@ -9,6 +9,7 @@ import type { Logger } from "../logger.js";
 import type { DesiredSet } from "../plan/desired.js";
 import type { CallCounts, Plan } from "../plan/plan.js";
 import type { StateBackend, StateSnapshot } from "../record/state.js";
+import type { TargetPacers } from "./target-pacers.js";
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
@@ -97,6 +98,8 @@ export interface ApplyDeps {
   readonly observe?: (call: CallEvent) => void;
   /** Throws unless this process still holds the state lock: checked before every call (StateLock.check). */
   readonly fence?: () => void;
+  /** Each target's pace, shared with the process's other applies (a daemon's environments); default one per apply. */
+  readonly pacers?: TargetPacers;
 }
 
 export interface ApplyInput {

@@ -74,6 +74,7 @@ export interface GatesyncConfig {
     readonly maxResponseBytes: number;
     readonly maxDocumentsPerFile: number;
     readonly maxDocuments: number;
+    readonly concurrentEnvironments?: number; // environments of one daemon running at once; default: the machine's cores
   };
   /** Label selector: this instance owns (plans, applies, reports as orphans) only the matching resources. */
   readonly selector?: string;
@@ -192,6 +193,7 @@ export function configFromDocument(doc: Raw, file: string | undefined, baseDir: 
       maxResponseBytes: typeof lim.maxResponseBytes === "number" ? lim.maxResponseBytes : 4 * 1024 * 1024,
       maxDocumentsPerFile: typeof lim.maxDocumentsPerFile === "number" ? lim.maxDocumentsPerFile : 1000,
       maxDocuments: typeof lim.maxDocuments === "number" ? lim.maxDocuments : 200_000,
+      ...(typeof lim.concurrentEnvironments === "number" ? { concurrentEnvironments: lim.concurrentEnvironments } : {}),
     },
     ...(typeof doc.selector === "string" ? { selector: doc.selector } : {}),
     ...(doc.notifications === undefined ? {} : { notifications: notificationsFromDocument(doc.notifications)! }),

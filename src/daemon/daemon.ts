@@ -9,9 +9,11 @@
  * re-plans the new revision against its own state and applies only where its plan is not empty.
  */
 import { createHash } from "node:crypto";
+import { availableParallelism } from "node:os";
 import { readFile } from "node:fs/promises";
 import type { RunReport } from "../apply/run-report.js";
 import { managementDispatcher } from "../apply/http-client.js";
+import { TargetPacers } from "../apply/target-pacers.js";
 import type { GatesyncConfig } from "../config/config.js";
 import { registerCredentials } from "../config/credentials.js";
 import { environmentsOf } from "../config/environments.js";
@@ -34,7 +36,7 @@ import { DaemonMetrics } from "./metrics.js";
 import type { Reconciler } from "./reconciler.js";
 import { TeamSettingsReader, settingsFingerprint } from "./repository-settings.js";
 import type { DaemonServer } from "./server.js";
-import { SharedSource, oneAtATime } from "./shared-source.js";
+import { SharedSource, atMost } from "./shared-source.js";
 
 export interface DaemonOptions {
   readonly config: GatesyncConfig;
@@ -168,7 +170,8 @@ function sharedParts(opts: DaemonOptions, a: Assembly, dispatcher: SharedParts["
     metrics: a.metrics,
     names: a.names,
     leases: a.leases,
-    exclusive: oneAtATime(),
+    runSlot: atMost(a.config.limits.concurrentEnvironments ?? availableParallelism()),
+    pacers: new TargetPacers(),
     teamSettings: new TeamSettingsReader(opts.logger),
     ...(opts.retryBaseMs === undefined ? {} : { retryBaseMs: opts.retryBaseMs }),
     ...(opts.canApply === undefined ? {} : { canApply: opts.canApply }),

@@ -6,6 +6,7 @@
  */
 import type { Dispatcher } from "undici";
 import type { RunReport } from "../apply/run-report.js";
+import type { TargetPacers } from "../apply/target-pacers.js";
 import type { EnvironmentConfig } from "../config/environments.js";
 import type { FleetLeases } from "../fleet/leases.js";
 import type { Logger } from "../logger.js";
@@ -55,7 +56,10 @@ export interface SharedParts {
   readonly role?: () => string;
   /** Test seam: the implicit environment's state backend, instead of the config's. */
   readonly state?: StateBackend;
-  readonly exclusive: <T>(work: () => Promise<T>) => Promise<T>;
+  /** A place among the environments running at once (limits.concurrentEnvironments). */
+  readonly runSlot: <T>(work: () => Promise<T>) => Promise<T>;
+  /** Each target's pace, kept for all the environments together (two on one gateway share its rate). */
+  readonly pacers: TargetPacers;
   /** The team settings of each commit, read from the repository (one reader: its warnings logged once for all environments). */
   readonly teamSettings: TeamSettingsReader;
   readonly retryBaseMs?: number;
@@ -131,7 +135,8 @@ export function createEnvironmentUnit(environment: EnvironmentConfig, configHash
     logger,
     dispatcher: shared.dispatcher,
     metrics,
-    exclusive: shared.exclusive,
+    runSlot: shared.runSlot,
+    pacers: shared.pacers,
     teamSettings: shared.teamSettings,
     ...(canApply === undefined ? {} : { canApply }),
     ...(shared.retryBaseMs === undefined ? {} : { retryBaseMs: shared.retryBaseMs }),

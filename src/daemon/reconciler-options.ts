@@ -1,6 +1,7 @@
 /** What a reconcile loop (reconciler.ts) is given: its config, source, state, and the parts of the daemon it reports to. */
 import type { Dispatcher } from "undici";
 import type { Progress } from "../apply/types.js";
+import type { TargetPacers } from "../apply/target-pacers.js";
 import type { RunReport } from "../apply/run-report.js";
 import type { GatesyncConfig } from "../config/config.js";
 import type { Logger } from "../logger.js";
@@ -33,8 +34,10 @@ export interface ReconcilerOptions {
   readonly onRun?: (report: RunReport, plan: Plan | undefined) => void;
   /** Told when a run starts applying, and of its progress (the status page). */
   readonly observer?: RunObserver;
-  /** Runs each run (fetch to record) through it: the environments of one daemon share one checkout, one run at a time. */
-  readonly exclusive?: <T>(work: () => Promise<T>) => Promise<T>;
+  /** Runs each run (fetch to record) through it: the daemon's bound on environments running at once (limits.concurrentEnvironments). */
+  readonly runSlot?: <T>(work: () => Promise<T>) => Promise<T>;
+  /** Each target's pace, shared by the daemon's environments (an environment sending to another's gateway shares its rate). */
+  readonly pacers?: TargetPacers;
   /** Told when a run starts applying a revision (commit status: pending). */
   readonly onRunStart?: (where: { readonly revision: string; readonly commit?: string }) => void;
   /** Reads each run's team settings from the repository (the daemon's; absent: the config's own, as one-shot tests give it). */

@@ -24,8 +24,7 @@ import { newDesiredMemo } from "../plan/desired.js";
 import type { Plan } from "../plan/plan.js";
 import type { SourceSnapshot } from "../source/source.js";
 import { skippedRun } from "./run-basis.js";
-import type { RunMemory } from "./run-basis.js";
-import type { RunBasis } from "./run-basis.js";
+import type { RunBasis, RunMemory } from "./run-basis.js";
 import { blockedFields, metricResult, refusedCommitFields, runFinishedFields } from "./run-log.js";
 import type { RunReport, RunResult } from "../apply/run-report.js";
 import { withTeamSettings } from "./repository-settings.js";
@@ -34,7 +33,11 @@ import type { ReconcilerOptions } from "./reconciler-options.js";
 
 export type { ReconcilerOptions, RunObserver } from "./reconciler-options.js";
 import type { RepositorySettings } from "./repository-settings.js";
-import { inFetchSpan, inRunSpan } from "./run-span.js";
+import { inRunSpan } from "./run-span.js";
+import { LatestSnapshot, commitsBehind, fetchLogged } from "./run-source.js";
+
+/** Ends a run with its result (Reconciler.finish). */
+type Finish = (result: RunResult, extra?: Partial<RunReport>) => RunReport;
 
 /** A run while it goes: when it started, and its plan once there is one. */
 interface RunInProgress {
@@ -65,8 +68,7 @@ export class Reconciler {
   lastRun: RunReport | undefined;
   /** The last run that found the repository invalid, while it is still the newest revision. */
   lastInvalid: RunReport | undefined;
-  /** The newest fetched source: what the next run would apply. */
-  lastSnapshot: SourceSnapshot | undefined;
+  private readonly latest = new LatestSnapshot();
   /** When the next scheduled run is due (ISO time), while waiting for it. */
   nextRunAt: string | undefined;
   /** The newest revision is applied in full: the last run applied everything or had nothing to do. */
@@ -82,6 +84,11 @@ export class Reconciler {
     this.log = opts.logger.child({ component: "reconciler" });
     this.config = opts.config;
     this.configHash = opts.configHash;
+  }
+
+  /** The newest fetched source (its files kept while it is): what the next run would apply. */
+  get lastSnapshot(): SourceSnapshot | undefined {
+    return this.latest.snapshot;
   }
 
   /** The config in force and its hash. */
@@ -144,10 +151,10 @@ export class Reconciler {
 
   /** One run; concurrent callers share the run in progress. */
   runOnce(reason: string, traceparent?: string): Promise<RunReport> {
-    const exclusive = this.opts.exclusive;
+    const slot = this.opts.runSlot;
     const cause = { reason, environment: this.config.environment ?? implicitEnvironmentName, traceparent };
     const execute = async (): Promise<RunReport> => inRunSpan(cause, async () => this.execute(reason));
-    this.running ??= (exclusive === undefined ? execute() : exclusive(execute)).finally(() => {
+    this.running ??= (slot === undefined ? execute() : slot(execute)).finally(() => {
       this.running = undefined;
     });
     return this.running;
@@ -155,12 +162,23 @@ export class Reconciler {
 
   private async execute(reason: string): Promise<RunReport> {
     const run: RunInProgress = { reason, started: new Date(), t0: performance.now(), plan: undefined };
-    const finish = (result: RunResult, extra: Partial<RunReport> = {}): RunReport => this.finish(run, result, extra);
+    const finish: Finish = (result, extra = {}) => this.finish(run, result, extra);
     if (this.opts.canApply !== undefined && !this.opts.canApply()) return finish("standby");
     const runAbort = (this.runAbort = new AbortController());
-    const snapshot = await this.fetchSnapshot(reason).catch((err: unknown) => finish("source-error", { error: (err as Error).message }));
+    const snapshot = await fetchLogged(this.opts.source, reason, this.log).catch((err: unknown) => finish("source-error", { error: (err as Error).message }));
     if (!("root" in snapshot)) return snapshot;
-    this.lastSnapshot = snapshot;
+    // the revision's files stay for this run, however far the source moves meanwhile (revision-trees.ts)
+    const release = snapshot.hold?.();
+    this.latest.keep(snapshot);
+    try {
+      return await this.runSnapshot(run, snapshot, runAbort, finish);
+    } finally {
+      release?.();
+    }
+  }
+
+  /** A run of one fetched snapshot: its team settings, the skip decision, then the apply. */
+  private async runSnapshot(run: RunInProgress, snapshot: SourceSnapshot, runAbort: AbortController, finish: Finish): Promise<RunReport> {
     // a newer revision is not applied yet: not synced until a run applies it (also while it runs)
     if (this.lastGood !== undefined && this.lastGood.revision !== snapshot.revision) this.markSynced(false);
     await this.noteBehind(snapshot.commit);
@@ -173,12 +191,16 @@ export class Reconciler {
       return this.failed(err, where, log, finish);
     }
     // what the repository writes that the daemon ignores: on every report of the commit (the log has it once)
-    const reported = (result: RunResult, extra: Partial<RunReport> = {}): RunReport =>
+    const reported: Finish = (result, extra = {}) =>
       finish(result, { ...(team === undefined || team.ignored.length === 0 ? {} : { ignoredSettings: team.ignored }), ...extra });
     const reassertEvery = this.config.schedule.reassertIntervalMs;
     const reassert = reassertEvery !== undefined && Date.now() - this.lastReassert >= reassertEvery;
     const teamHash = team?.hash ?? "";
-    const skip = await skippedRun(this.memory(), { revision: snapshot.revision, teamHash, reason, reassert }, { log, notSynced: () => this.markSynced(false) });
+    const skip = await skippedRun(
+      this.memory(),
+      { revision: snapshot.revision, teamHash, reason: run.reason, reassert },
+      { log, notSynced: () => this.markSynced(false) },
+    );
     if (skip === "noop") return reported("noop", where);
     if (skip === "invalid") {
       // the same broken revision: its errors are already reported
@@ -197,20 +219,6 @@ export class Reconciler {
     }
   }
 
-  /** The source's newest snapshot; a fetch that fails is logged and thrown (the last good commit stays applied). */
-  private async fetchSnapshot(reason: string): Promise<SourceSnapshot> {
-    try {
-      return await inFetchSpan(async () => this.opts.source.fetch({ announced: reason === "webhook" }));
-    } catch (err) {
-      const code = err instanceof GatesyncError ? err.code : undefined;
-      this.log.error(
-        { err: (err as Error).message, ...(code === undefined ? {} : { code }), source: this.opts.source.description },
-        "source fetch failed; the last good commit stays applied",
-      );
-      throw err;
-    }
-  }
-
   /** What the skip decision judges a run by (run-basis.ts). */
   private memory(): RunMemory {
     return {
@@ -223,12 +231,7 @@ export class Reconciler {
   }
 
   /** A run that failed: an invalid revision keeps its findings (and is not retried until it changes), any other error is logged. */
-  private failed(
-    err: unknown,
-    where: { revision: string; commit?: string },
-    log: Logger,
-    finish: (result: RunResult, extra?: Partial<RunReport>) => RunReport,
-  ): RunReport {
+  private failed(err: unknown, where: { revision: string; commit?: string }, log: Logger, finish: Finish): RunReport {
     if (err instanceof ValidationFailed) {
       log.error(refusedCommitFields(err.diagnostics), "revision is invalid: nothing applied; the last good commit stays in force");
       const report = finish("invalid", { ...where, diagnostics: err.diagnostics, error: err.message });
@@ -245,7 +248,7 @@ export class Reconciler {
     run: RunInProgress,
     snapshot: SourceSnapshot,
     how: { readonly log: Logger; readonly signal: AbortSignal; readonly reassert: boolean; readonly config: GatesyncConfig; readonly teamHash: string },
-    finish: (result: RunResult, extra?: Partial<RunReport>) => RunReport,
+    finish: Finish,
   ): Promise<RunReport> {
     const { log, reassert } = how;
     const where = whereOf(snapshot);
@@ -268,6 +271,7 @@ export class Reconciler {
       reassert,
       desiredMemo: this.desiredMemo,
       lockOwner: "gatesync run (daemon)",
+      ...(this.opts.pacers === undefined ? {} : { pacers: this.opts.pacers }),
       ...(this.opts.observer === undefined ? {} : { progress: this.opts.observer.progress() }),
     });
     run.plan = result.plan;
@@ -315,12 +319,9 @@ export class Reconciler {
     this.opts.metrics.setSynced(synced);
   }
 
-  /** gatesync_commits_behind: commits of the fetched head not applied yet (0 once applied; 1 when the count is unknown). */
+  /** gatesync_commits_behind: commits of the fetched head not applied yet. */
   private async noteBehind(head: string | undefined): Promise<void> {
-    if (head === undefined) return;
-    const applied = this.lastGood?.commit;
-    const behind = applied === head ? 0 : applied === undefined ? 1 : ((await this.opts.source.commitsBetween?.(applied, head)) ?? 1);
-    this.opts.metrics.setCommitsBehind(behind);
+    if (head !== undefined) this.opts.metrics.setCommitsBehind(await commitsBehind(this.opts.source, this.lastGood?.commit, head));
   }
 
   /** Stops the run in progress from starting further calls (this replica lost its leadership). */
@@ -347,6 +348,7 @@ export class Reconciler {
     // an unreferenced timer: once the run is done it must not keep the process alive
     // eslint-disable-next-line no-restricted-syntax -- two promises of this process, no calls
     await Promise.race([Promise.allSettled([this.running, this.loop]), sleep(timeout, undefined, { ref: false })]);
+    this.latest.drop();
     await this.opts.source.close();
   }
 }

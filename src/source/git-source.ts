@@ -1,6 +1,8 @@
 /**
  * A git repository as the source: cloned once into a cache directory, then fetched. Follows a
- * branch (force-pushes included), a tag or a pinned commit, optionally a sub-directory.
+ * branch (force-pushes included), a tag or a pinned commit, optionally a sub-directory. Each
+ * commit's files are checked out in a directory of their own, kept while a run reads them
+ * (revision-trees.ts): a fetch never changes the files of a commit a run is reading.
  * Credentials travel in the environment of the git process (a token as an HTTP header, or an
  * SSH key file), never in the remote URL and never in logs.
  */
@@ -23,6 +25,7 @@ import { Locator } from "../load/yaml-locator.js";
 import { similar } from "../similar.js";
 import { quietGit } from "./quiet-git.js";
 import { boundText } from "../bounded-text.js";
+import { RevisionTrees } from "./revision-trees.js";
 
 /** Characters of a commit's author or subject kept (repository text: it goes to the history and the pages). */
 const maxCommitTextChars = 200;
@@ -51,6 +54,8 @@ export class GitSource implements Source {
   private readonly env: Record<string, string>;
   /** The last snapshot: returned as is while the remote ref has not moved. */
   private last: SourceSnapshot | undefined;
+  /** Each revision's files in a directory of their own (revision-trees.ts). */
+  private readonly trees: RevisionTrees;
 
   constructor(private readonly opts: GitSourceOptions) {
     const ref = opts.commit ?? opts.tag ?? opts.branch ?? "HEAD";
@@ -72,6 +77,7 @@ export class GitSource implements Source {
       env.GIT_SSH_COMMAND = `ssh -i '${opts.sshKeyFile.replace(/'/g, "'\\''")}' -o IdentitiesOnly=yes -o BatchMode=yes -o StrictHostKeyChecking=accept-new`;
     }
     this.env = env;
+    this.trees = new RevisionTrees(`${this.dir}.trees`, (args) => this.quiet(args));
   }
 
   private git(baseDir?: string): SimpleGit {
@@ -116,13 +122,13 @@ export class GitSource implements Source {
       ).trim();
       // the fetch found the commit already checked out (an announced push that moved nothing)
       if (this.last?.commit === commit) return this.last;
-      await this.quiet(["checkout", "--force", "--detach", "--quiet", commit]);
-      await this.quiet(["clean", "-f", "-d", "-x", "-q"]);
-      const root = path.resolve(this.dir, this.opts.subdirectory ?? ".");
+      const tree = await this.trees.checkout(commit);
+      const root = path.resolve(tree, this.opts.subdirectory ?? ".");
       if (!(await exists(root)))
         throw new SourceError(ErrorCode.SOURCE_INVALID, `the sub-directory ${this.opts.subdirectory ?? "."} does not exist at ${commit.slice(0, 12)}`);
-      await this.contain(root, commit);
-      this.last = { root, boundary: this.dir, revision: commit, commit, ...(await this.authorAndSubject(git, commit)) };
+      await this.contain(root, tree, commit);
+      const told = await this.authorAndSubject(git, commit);
+      this.last = { root, boundary: tree, revision: commit, commit, ...told, hold: () => this.trees.hold(commit) };
       return this.last;
     } catch (err) {
       if (err instanceof SourceError) throw err;
@@ -155,10 +161,10 @@ export class GitSource implements Source {
   }
 
   /** The real path of the sub-directory (links anywhere along it resolved) must stay inside the checkout. */
-  private async contain(root: string, commit: string): Promise<void> {
+  private async contain(root: string, tree: string, commit: string): Promise<void> {
     const realRoot = await realpath(root);
-    const realDir = await realpath(this.dir);
-    if (isInside(root, this.dir) && isInside(realRoot, realDir)) return;
+    const realDir = await realpath(tree);
+    if (isInside(root, tree) && isInside(realRoot, realDir)) return;
     throw new SourceError(ErrorCode.PATH_ESCAPE, `the sub-directory ${this.opts.subdirectory ?? "."} leads outside the repository at ${commit.slice(0, 12)}`, {
       hint: "a symbolic link (or `..`) in the sub-directory's path points outside the checkout: nothing is read or applied from this commit",
     });
@@ -203,7 +209,8 @@ export class GitSource implements Source {
   }
 
   async close(): Promise<void> {
-    // the cache stays for the next start
+    // the cache stays for the next start; the trees no run reads are removed first
+    await this.trees.settled();
   }
 }
 

@@ -13,6 +13,13 @@ export interface SourceSnapshot {
   /** The commit's author (name) and subject line, for git sources: repository text, bounded (record/history.ts). */
   readonly author?: string;
   readonly subject?: string;
+  /**
+   * Keeps this revision's files where `root` says until the returned function is called: a git
+   * source checks each revision out in a directory of its own and removes one that is neither
+   * the newest nor read any more. Take it in the turn the snapshot arrives in. Absent: the files
+   * are a directory's own (a directory source).
+   */
+  readonly hold?: () => () => void;
 }
 
 /** What a fetch knows of why it was asked for. */

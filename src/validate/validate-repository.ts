@@ -83,8 +83,8 @@ export class RepositoryValidator implements RunHost {
   /** @internal The verdicts of files: kept ones where unchanged, the rest checked now. */
   async verdicts(files: readonly SourceFile[], ctx: FileCheckContext): Promise<{ verdicts: FileVerdict[]; read: number }> {
     // the rulesets by their hashes: a changed ruleset checks every file again
-    this.cache.useContext(JSON.stringify({ ...ctx, rules: [ctx.rules?.openapi?.hash, ctx.rules?.resources?.hash] }));
-    const verdicts: Array<FileVerdict | undefined> = files.map((f) => this.cache.get(f));
+    const context = JSON.stringify({ ...ctx, rules: [ctx.rules?.openapi?.hash, ctx.rules?.resources?.hash] });
+    const verdicts: Array<FileVerdict | undefined> = files.map((f) => this.cache.get(context, f));
     const missing = files.filter((_, i) => verdicts[i] === undefined);
     const checker = this.pool !== undefined && missing.length >= this.minFiles ? this.pool : this.local;
     const fresh = await checker.check(missing, ctx);
@@ -95,7 +95,7 @@ export class RepositoryValidator implements RunHost {
       verdicts[i] = v;
       // an unreadable file may become readable without changing size or time; rules stopped past
       // their budget (a loaded machine, too) may finish next time: neither verdict is kept
-      if (this.reuse && !v.diagnostics.some((d) => d.code === "FILE_READ") && !rulesStopped(v)) this.cache.set(files[i]!, v);
+      if (this.reuse && !v.diagnostics.some((d) => d.code === "FILE_READ") && !rulesStopped(v)) this.cache.set(context, files[i]!, v);
     }
     return { verdicts: verdicts as FileVerdict[], read: missing.length };
   }

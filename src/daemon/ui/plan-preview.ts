@@ -32,10 +32,16 @@ export class PlanPreview {
   async get(): Promise<Preview> {
     const snapshot = this.deps.snapshot();
     if (snapshot === undefined) return { kind: "none" };
-    const { lineage, serial } = await this.deps.state.read();
-    const key = `${snapshot.revision}\u0000${this.deps.configHash()}\u0000${lineage}\u0000${serial}`;
-    if (this.cached?.key !== key) this.cached = { key, value: this.compute(snapshot) };
-    return this.cached.value;
+    // the commit's files stay until the preview is made, whatever the runs fetch meanwhile
+    const release = snapshot.hold?.();
+    try {
+      const { lineage, serial } = await this.deps.state.read();
+      const key = `${snapshot.revision}\u0000${this.deps.configHash()}\u0000${lineage}\u0000${serial}`;
+      if (this.cached?.key !== key) this.cached = { key, value: this.compute(snapshot) };
+      return await this.cached.value;
+    } finally {
+      release?.();
+    }
   }
 
   private async compute(snapshot: SourceSnapshot): Promise<Preview> {

@@ -1,0 +1,53 @@
+/**
+ * The source as a reconcile loop reads it: a fetch whose failure is logged (the last good commit
+ * stays applied), the newest snapshot with its files kept while it is the newest, and how many
+ * commits the applied one is behind.
+ */
+import { GatesyncError } from "../errors.js";
+import type { Logger } from "../logger.js";
+import type { Source, SourceSnapshot } from "../source/source.js";
+import { inFetchSpan } from "./run-span.js";
+
+/** The source's newest snapshot; a fetch that fails is logged and thrown. */
+export async function fetchLogged(source: Source, reason: string, log: Logger): Promise<SourceSnapshot> {
+  try {
+    return await inFetchSpan(async () => source.fetch({ announced: reason === "webhook" }));
+  } catch (err) {
+    const code = err instanceof GatesyncError ? err.code : undefined;
+    log.error(
+      { err: (err as Error).message, ...(code === undefined ? {} : { code }), source: source.description },
+      "source fetch failed; the last good commit stays applied",
+    );
+    throw err;
+  }
+}
+
+/** The newest snapshot a loop fetched: its files stay on disk until a newer one replaces it (the plan preview reads them). */
+export class LatestSnapshot {
+  private held: SourceSnapshot | undefined;
+  private release: (() => void) | undefined;
+
+  get snapshot(): SourceSnapshot | undefined {
+    return this.held;
+  }
+
+  keep(snapshot: SourceSnapshot): void {
+    const previous = this.release;
+    this.release = snapshot.hold?.();
+    this.held = snapshot;
+    previous?.();
+  }
+
+  /** Lets go of the files (the loop stopped). */
+  drop(): void {
+    this.release?.();
+    this.release = undefined;
+  }
+}
+
+/** Commits of the fetched head not applied yet: 0 once applied; 1 when the count is unknown. */
+export async function commitsBehind(source: Source, applied: string | undefined, head: string): Promise<number> {
+  if (applied === head) return 0;
+  if (applied === undefined) return 1;
+  return (await source.commitsBetween?.(applied, head)) ?? 1;
+}
