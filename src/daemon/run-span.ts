@@ -19,7 +19,7 @@ export interface RunCause {
 export async function inRunSpan(cause: RunCause, work: () => Promise<RunReport>): Promise<RunReport> {
   const attributes = { "gatesync.trigger": cause.reason, "gatesync.environment": cause.environment };
   const parent = cause.traceparent === undefined ? {} : { traceparent: cause.traceparent };
-  return withSpan("gatesync.run", { attributes, ...parent, root: true }, async (span) => {
+  return withSpan("gatesync.run", { attributes, ...parent, root: true, sideBySide: true }, async (span) => {
     const report = await work();
     span.set({ "gatesync.outcome": report.result, "gatesync.revision": report.revision, "gatesync.commit": report.commit });
     return report;

@@ -4,14 +4,17 @@
  * here); `startTracing` (tracing.ts) installs the tracer when the operator configured an exporter.
  * Every string attribute passes through the redaction layer: a secret never leaves in a span.
  *
- * Parents are known by the shape of a run, not carried in an async context: an
- * AsyncLocalStorage (the SDK's context manager) puts a hook on every promise of the process,
- * which cost a traced apply more than its spans did (docs/dev/performance.md). One run is
- * traced at a time (a command; a daemon's runs take turns): its root span is the parent of
- * its phases (fetch, validate, plan, each wave, the post-apply checks); the phase open is the
- * parent of the calls and the state writes in it; a resource's state write sits below its call
- * while that call is open (`key` / `under`).
+ * Parents are known by the shape of a run, not carried span by span in an async context (the
+ * SDK's context manager wraps every span's work, which cost a traced apply more than its spans
+ * did: docs/dev/performance.md). A run's root span is the parent of its phases (fetch, validate,
+ * plan, each wave, the post-apply checks); the phase open is the parent of the calls and the
+ * state writes in it; a resource's state write sits below its call while that call is open
+ * (`key` / `under`). A command traces one run, in one shape for the process. The environments
+ * of a daemon run side by side, so each of its runs' shape is its own: an AsyncLocalStorage
+ * entered once per such root (`sideBySide`; never with tracing off) says which run a span belongs
+ * to — at the price of Node 20's hook on every promise, which a command does not pay.
  */
+import { AsyncLocalStorage } from "node:async_hooks";
 import type { Attributes, Context, Span, SpanKind, Tracer } from "@opentelemetry/api";
 import type * as OtelApi from "@opentelemetry/api";
 import { scrubText } from "../secrets/redaction.js";
@@ -22,18 +25,23 @@ interface Installed {
 }
 let installed: Installed | undefined;
 
-/** The run being traced: its root span, the phase open in it, and its calls open, by resource. */
-const run: { root: Span | undefined; phase: Span | undefined; readonly calls: Map<string, Span> } = {
-  root: undefined,
-  phase: undefined,
-  calls: new Map(),
-};
+/** A run being traced: its root span, the phase open in it, and its calls open, by resource. */
+interface RunShape {
+  root: Span | undefined;
+  phase: Span | undefined;
+  readonly calls: Map<string, Span>;
+}
+const newShape = (): RunShape => ({ root: undefined, phase: undefined, calls: new Map() });
+
+/** The shape of each run that runs side by side with others, entered by its root span; else the process's one shape. */
+const runs = new AsyncLocalStorage<RunShape>();
+let outside = newShape();
+const shapeNow = (): RunShape => runs.getStore() ?? outside;
 
 /** Called by tracing.ts once the SDK runs (and with undefined after its shutdown). */
 export function installTracer(next: Installed | undefined): void {
   installed = next;
-  run.root = run.phase = undefined;
-  run.calls.clear();
+  outside = newShape();
 }
 
 export const tracingOn = (): boolean => installed !== undefined;
@@ -69,6 +77,8 @@ export interface SpanOptions {
   readonly traceparent?: string;
   /** The root span of a daemon run or a CLI command: its phases sit below it, and the run's counts are noted on it (`noteOnRun`). */
   readonly root?: boolean;
+  /** A root whose run may overlap others in this process (a daemon's environments): its shape is its own. */
+  readonly sideBySide?: boolean;
   /** A span with nothing below it (a state write): a child of the phase open, or of the call `under` names. */
   readonly leaf?: boolean;
   /** A call span: while it is open, the leaves `under` its key (the resource it changes) sit below it. */
@@ -84,6 +94,7 @@ function placed(t: Installed, options: SpanOptions): { readonly parent: Context;
     const parent = options.traceparent === undefined ? root : t.api.propagation.extract(root, { traceparent: options.traceparent }, t.api.defaultTextMapGetter);
     return { parent, role: "root" };
   }
+  const run = shapeNow();
   const caller = options.under === undefined ? undefined : run.calls.get(options.under);
   if (options.kind === "client" || options.leaf === true) {
     const above = caller ?? run.phase ?? run.root;
@@ -98,20 +109,25 @@ export async function withSpan<T>(name: string, options: SpanOptions, work: (spa
   if (t === undefined) return work(noSpan);
   const kind: SpanKind = options.kind === "client" ? t.api.SpanKind.CLIENT : t.api.SpanKind.INTERNAL;
   const { parent, role } = placed(t, options);
-  const span = t.tracer.startSpan(name, { kind, attributes: safeAttributes(options.attributes ?? {}) }, parent);
-  const opened = open(span, role, options.key);
-  try {
-    return await work(handleOf(span));
-  } catch (err) {
-    throw failed(t, span, err);
-  } finally {
-    opened();
-    span.end();
-  }
+  const traced = async (): Promise<T> => {
+    const span = t.tracer.startSpan(name, { kind, attributes: safeAttributes(options.attributes ?? {}) }, parent);
+    const opened = open(span, role, options.key);
+    try {
+      return await work(handleOf(span));
+    } catch (err) {
+      throw failed(t, span, err);
+    } finally {
+      opened();
+      span.end();
+    }
+  };
+  // a root span starts a run's shape of its own: the spans below it, whatever else runs meanwhile, are its
+  return role === "root" && options.sideBySide === true ? runs.run(newShape(), traced) : traced();
 }
 
 /** Marks `span` open in the run as `role` says (and by `key`); the function that closes it again. */
 function open(span: Span, role: "root" | "phase" | "inner", key: string | undefined): () => void {
+  const run = shapeNow();
   if (key !== undefined) run.calls.set(key, span);
   const previous = role === "root" ? run.root : role === "phase" ? run.phase : undefined;
   if (role === "root") run.root = span;
@@ -129,7 +145,7 @@ function open(span: Span, role: "root" | "phase" | "inner", key: string | undefi
  * for the daemon and the CLI alike. Nothing without tracing or outside a run.
  */
 export function noteOnRun(attributes: Readonly<Record<string, AttributeValue | undefined>>): void {
-  run.root?.setAttributes(safeAttributes(attributes));
+  shapeNow().root?.setAttributes(safeAttributes(attributes));
 }
 
 /** A span's work that threw: the span's status says so (its message through the redaction layer, like any attribute); the error, to rethrow. */
