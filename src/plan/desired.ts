@@ -41,6 +41,8 @@ export interface Desired {
   readonly adopt?: string;
   /** The old name the `gatesync.dev/moved-from` annotation declares (a rename: renames.ts). */
   readonly movedFrom?: string;
+  /** Holds SOPS values a plan without the age identity could not decrypt (not-compared.ts). */
+  readonly notDecrypted?: true;
 }
 
 /** What the apply sends: bodies with secrets, keyed by resource id. Never logged or stored. */
@@ -163,21 +165,20 @@ export function prepareDesired(resources: readonly Resource[], opts: PrepareOpti
     if (opts.only !== undefined && !opts.only.has(id)) continue;
     const problems: Diagnostic[] = [];
     // a spec held as text is parsed on each read: once here
-    const { written: spec, spec: resolved, secrets, readDocuments } = resolveSpec(r, making.resolver, problems);
+    const { written: spec, spec: resolved, secrets, sealing, readDocuments } = resolveSpec(r, making.resolver, problems);
     if (problems.length > 0) {
       diagnostics.push(...problems);
       continue;
     }
     const diffed = diffedAgainst(opts.state, id, r.annotations[movedFromAnnotation], r.kind);
-    const memoKey =
-      opts.memo === undefined ? "" : `${context}|${secrets.size === 0 ? "" : contentHash([...secrets].sort())}|${id}|${r.source.file}:${r.source.line}`;
+    const memoKey = opts.memo === undefined ? "" : `${context}|${secretsKey(secrets, sealing)}|${id}|${r.source.file}:${r.source.line}`;
     const known = opts.memo?.entries.get(spec);
     if (known !== undefined && known.key === `${memoKey}${diffed(known.desired.hash) ? "|read" : ""}`) {
       desired.push(known.desired);
       sources.push(r);
       continue;
     }
-    const { request, compare, query } = requestFor(r.kind, resolved, secrets, opts.hashKey, ctx);
+    const { request, compare, query } = requestFor(r.kind, resolved, secrets, sealing, opts.hashKey, ctx);
     const hash = contentHash(compare);
     const read = diffed(hash);
     const held = heldCompare(compare, { read, rebuild: opts.compareFrom === "resource" && opts.memo === undefined && !readDocuments });
@@ -191,6 +192,7 @@ export function prepareDesired(resources: readonly Resource[], opts: PrepareOpti
       source: { file: r.source.file, line: r.source.line },
       ...(r.annotations[adoptAnnotation] === undefined ? {} : { adopt: r.annotations[adoptAnnotation] }),
       ...(r.annotations[movedFromAnnotation] === undefined ? {} : { movedFrom: r.annotations[movedFromAnnotation] }),
+      ...([...sealing].some(([value, placeholder]) => value === placeholder) ? { notDecrypted: true as const } : {}),
     };
     desired.push(d);
     sources.push(r);
@@ -203,6 +205,12 @@ export function prepareDesired(resources: readonly Resource[], opts: PrepareOpti
     return i === undefined ? undefined : desired[i];
   };
   return { desired, find, outgoing: new BodiesToSend(desired, sources, index, making, recent), diagnostics };
+}
+
+/** What a resource's secrets add to its memo key: their values, and the fingerprints of those from SOPS files (a value encrypted again is another marker). */
+function secretsKey(secrets: ReadonlySet<string>, sealing: ReadonlyMap<string, string>): string {
+  if (secrets.size === 0) return "";
+  return contentHash([[...secrets].sort(), [...sealing.values()].sort()]);
 }
 
 /**

@@ -23,6 +23,8 @@ import type { BreakingChange, Compatibility } from "../kinds/breaking/types.js";
 import type { Desired } from "./desired.js";
 import { addedFields, diffValues } from "./diff.js";
 import type { FieldChange } from "./diff.js";
+import { withoutUnchangedSealed } from "./not-compared.js";
+import type { NotCompared } from "./not-compared.js";
 
 export type Action = "create" | "update" | "no-op" | "blocked" | "orphan" | "adopt" | "moved";
 
@@ -65,6 +67,8 @@ export interface PlannedChange {
   readonly reason?: string;
   readonly hint?: string;
   readonly notes: readonly string[];
+  /** Sensitive fields holding SOPS values this plan could not decrypt (not-compared.ts). */
+  readonly notCompared?: readonly NotCompared[];
   readonly source?: { readonly file: string; readonly line: number };
 }
 
@@ -303,7 +307,9 @@ function planUpdate(base: Base, d: Desired, record: RecordHead, changed: Compare
   const fields =
     changed === undefined
       ? []
-      : diffValues(changed.before, changed.after).filter((f) => ctx.hashKey === undefined || !sameAsMarker(f.before, f.after, ctx.hashKey));
+      : withoutUnchangedSealed(
+          diffValues(changed.before, changed.after).filter((f) => ctx.hashKey === undefined || !sameAsMarker(f.before, f.after, ctx.hashKey)),
+        );
   // classified below when the spec's own fields changed (not for a trigger or a reactivation alone)
   const specChanged = fields.length > 0;
   const triggerChanged = req.trigger !== undefined && req.trigger !== record.trigger;

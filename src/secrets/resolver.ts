@@ -9,9 +9,11 @@ import type { PathSegment } from "../field-path.js";
 import { formatRef, isSecretScheme, replaceReferences } from "./references.js";
 import type { SecretRef } from "./references.js";
 import type { SopsCode } from "./sops-format.js";
+import { sealedPlaceholder } from "./sealed-values.js";
 
 export type SecretLookup =
-  | { ok: true; value: string }
+  /** `sealed`: a SOPS value's fingerprint as encrypted (sealed-values.ts). */
+  | { ok: true; value: string; sealed?: string }
   /** `code`: a more precise code than SECRET_UNRESOLVED (SOPS_NO_IDENTITY). */
   | { ok: false; reason: "missing" | "escape" | "unreadable"; message: string; code?: SopsCode }
   /** A SOPS file that is malformed, tampered with, or not for the keys given (its code says which). */
@@ -43,6 +45,12 @@ export class SecretResolver implements SecretSource {
   }
 }
 
+/** The values a resource's references resolved to; those of SOPS files also by their placeholders (sealed-values.ts). */
+export interface FoundSecrets {
+  readonly values: Set<string>;
+  readonly sealing: Map<string, string>;
+}
+
 /**
  * The value with secret references resolved; every resolved value joins `found`, and each
  * reference that cannot be resolved is reported to `fail` (its text then stays as written).
@@ -51,7 +59,7 @@ export class SecretResolver implements SecretSource {
 export function resolveSecrets(
   value: unknown,
   source: SecretSource,
-  found: Set<string>,
+  found: FoundSecrets,
   fail: (path: PathSegment[], message: string) => void,
   path: PathSegment[] = [],
 ): unknown {
@@ -62,7 +70,8 @@ export function resolveSecrets(
       const ref: SecretRef = { provider: m.scheme, name: m.name };
       const got = source.lookup(ref);
       if (got.ok) {
-        found.add(got.value);
+        found.values.add(got.value);
+        if (got.sealed !== undefined) found.sealing.set(got.value, sealedPlaceholder(got.sealed));
         return got.value;
       }
       failed = true;

@@ -4,6 +4,7 @@
  * use; its plaintext is held in memory for the run only, and never written anywhere. Without an
  * age identity the structure and the key path are still checked (a merge request's job).
  */
+import { createHash } from "node:crypto";
 import { readFileSync, statSync } from "node:fs";
 import { ageIdentities, ageKeySources, unwrapDataKey } from "./sops-age.js";
 import type { AgeKeySettings } from "./sops-age.js";
@@ -15,7 +16,13 @@ import type { SopsFile, SopsNode } from "./sops-tree.js";
 /** A SOPS file larger than this is refused before it is read. */
 const maxSopsFileBytes = 5 * 1024 * 1024;
 
-export type SopsAnswer = { readonly ok: true; readonly value: string } | { readonly ok: false; readonly code: SopsCode; readonly message: string };
+/**
+ * `sealed`: the fingerprint of the value as encrypted (its `ENC[…]` text, public in the
+ * repository), which a plan without keys compares instead of the value (sealed-values.ts).
+ */
+export type SopsAnswer =
+  | { readonly ok: true; readonly value: string; readonly sealed: string }
+  | { readonly ok: false; readonly code: SopsCode; readonly message: string; readonly sealed?: string };
 
 /** `PATH#KEY.PATH` split: the file and the key path within it (none: the whole-file form). */
 export function splitSopsName(name: string): { readonly file: string; readonly keyPath: readonly string[] | undefined } {
@@ -39,6 +46,7 @@ export class SopsFiles {
   /** The value at `keyPath` of the file at real path `real`, named `shown` in messages. */
   value(real: string, shown: string, keyPath: readonly string[] | undefined): SopsAnswer {
     const read = this.read(real);
+    let sealed: string | undefined;
     try {
       if ("problem" in read) throw read.problem;
       const at = keyPath === undefined ? undefined : keyPath.join(".");
@@ -47,12 +55,13 @@ export class SopsFiles {
       if (encrypted === undefined || !("leaf" in encrypted)) {
         throw new SopsProblem("SOPS_KEY_PATH", `${encrypted === undefined ? "no value" : "a mapping or a list, not one value,"} at ${at ?? "(root)"}`);
       }
+      sealed = fingerprint(leafPath, encrypted.leaf);
       read.plain ??= decryptSopsFile(read.file, unwrapDataKey(read.file.meta.age, read.file.meta.otherKeyTypes, this.identities(), ageKeySources(this.keys)));
       const leaf = nodeAt(read.plain, leafPath);
-      return { ok: true, value: leaf !== undefined && "leaf" in leaf && leaf.leaf !== null ? String(leaf.leaf) : "" };
+      return { ok: true, value: leaf !== undefined && "leaf" in leaf && leaf.leaf !== null ? String(leaf.leaf) : "", sealed };
     } catch (error) {
       if (!(error instanceof SopsProblem)) throw error;
-      return { ok: false, code: error.code, message: `${shown}: ${error.message}` };
+      return { ok: false, code: error.code, message: `${shown}: ${error.message}`, ...(sealed === undefined ? {} : { sealed }) };
     }
   }
 
@@ -71,6 +80,17 @@ export class SopsFiles {
     if (read === undefined) this.#files.set(real, (read = readFile(real)));
     return read;
   }
+}
+
+/**
+ * A value's fingerprint as encrypted: its key path and `ENC[…]` text (the iv is random, so a
+ * value sops encrypted again — edited, or its data key rotated — has another). Not secret.
+ */
+function fingerprint(keyPath: readonly string[], encrypted: unknown): string {
+  return createHash("sha256")
+    .update(`${keyPath.join("\0")}\0${String(encrypted)}`)
+    .digest("hex")
+    .slice(0, 32);
 }
 
 function readFile(real: string): Read {
