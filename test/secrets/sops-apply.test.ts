@@ -46,7 +46,7 @@ describe("${sops:} end to end", () => {
     expect(validated.code).toBe(0);
     expect(validated.stdout).not.toContain("secrets.enc.yaml");
     for (const format of ["text", "markdown", "json"]) expect(await cli(["plan", "--config", cfgFile, "--format", format])).toBe(0);
-    expect(await cli(["apply", "--config", cfgFile, "--auto-approve", "--allow-empty-state"])).toBe(0);
+    expect(await cli(["apply", "--config", cfgFile, "--auto-approve", "--allow-empty-state"]), outputs.slice(-2).join("\n")).toBe(0);
     expect(JSON.stringify(h.sandbox.inspect.store.orgKeys.get("acme"))).toContain(tokenValue);
 
     // the rotation: the commit replaces the encrypted file
