@@ -43,6 +43,16 @@ export class EnvFileSecretSource implements SecretSource {
     return found;
   }
 
+  prefetch(refs: readonly SecretRef[]): void {
+    const files: string[] = [];
+    for (const ref of refs) {
+      if (ref.provider !== "sops") continue;
+      const found = this.locate(ref, splitSopsName(ref.name).file);
+      if (found.ok) files.push(found.real);
+    }
+    this.#sops.prefetch(files);
+  }
+
   private read(ref: SecretRef): SecretLookup {
     if (ref.provider === "env") {
       const refused = this.scope === undefined ? undefined : envRefusal(this.scope, ref.name);

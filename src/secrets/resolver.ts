@@ -24,6 +24,8 @@ export type SecretLookup =
 /** Where references are looked up (the environment, files, a test's table). */
 export interface SecretSource {
   lookup(ref: SecretRef): SecretLookup;
+  /** Told every reference about to be looked up, so that it can read them together (a run's SOPS files' keys unwrapped at once). */
+  prefetch?(refs: readonly SecretRef[]): void;
 }
 
 /** A source asked once per reference: every later lookup of the same reference answers what the first one got. */
@@ -35,6 +37,10 @@ export class SecretResolver implements SecretSource {
   /** The resolver of a run: `source` itself when it already is one. */
   static of(source: SecretSource): SecretResolver {
     return source instanceof SecretResolver ? source : new SecretResolver(source);
+  }
+
+  prefetch(refs: readonly SecretRef[]): void {
+    this.source.prefetch?.(refs.filter((ref) => !this.#answers.has(formatRef(ref))));
   }
 
   lookup(ref: SecretRef): SecretLookup {

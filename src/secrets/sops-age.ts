@@ -77,29 +77,64 @@ class AgeThread {
     port1.unref();
   }
 
-  unwrap(request: UnwrapRequest): UnwrapAnswer {
+  unwrap(request: UnwrapRequest): UnwrapAnswer[] {
     Atomics.store(this.#flag, 0, 0);
     this.#port.postMessage(request);
     // the thread's first answer includes its start (tsx from sources): generous, yet never forever
     if (Atomics.wait(this.#flag, 0, 0, 60_000) === "timed-out") throw new SopsProblem("SOPS_WRONG_KEY", "the data key could not be unwrapped in time");
-    const answer = receiveMessageOnPort(this.#port)?.message as UnwrapAnswer | undefined;
-    if (answer === undefined) throw new SopsProblem("SOPS_WRONG_KEY", "the data key could not be unwrapped");
+    const answer = receiveMessageOnPort(this.#port)?.message as UnwrapAnswer[] | undefined;
+    if (answer?.length !== request.files.length) throw new SopsProblem("SOPS_WRONG_KEY", "the data key could not be unwrapped");
     return answer;
   }
 }
 
 let thread: AgeThread | undefined;
 
-/** The 32-byte data key of a file, unwrapped with one of `identities`; each failure a SopsProblem saying why. */
-export function unwrapDataKey(stanzas: readonly AgeStanza[], otherKeyTypes: readonly string[], identities: readonly string[], sources: string): Buffer {
-  if (stanzas.length === 0) {
-    throw new SopsProblem(
-      "SOPS_KEY_UNSUPPORTED",
-      `the file's data key is encrypted only for ${otherKeyTypes.length === 0 ? "no key" : otherKeyTypes.join(", ")}: gatesync decrypts SOPS files with age keys`,
-    );
+/**
+ * Starts the age thread ahead of the first file that needs it (a run that holds identities):
+ * its start then overlaps the reading of the repository instead of delaying the first lookup.
+ */
+export function startAgeThread(): void {
+  thread ??= new AgeThread();
+}
+
+/** A file's age stanzas and the other key types it names: what unwrapping its data key reads. */
+export interface WrappedKey {
+  readonly stanzas: readonly AgeStanza[];
+  readonly otherKeyTypes: readonly string[];
+}
+
+/**
+ * The 32-byte data keys of files, each unwrapped with one of `identities` or a SopsProblem saying
+ * why not: one request to the age thread for all of them (one wait for a run's files, not one each).
+ */
+export function unwrapDataKeys(files: readonly WrappedKey[], identities: readonly string[], sources: string): Array<Buffer | SopsProblem> {
+  const answers: Array<Buffer | SopsProblem | undefined> = files.map((f) => unusable(f, identities, sources));
+  const asked = files.flatMap((_, i) => (answers[i] === undefined ? [i] : []));
+  if (asked.length === 0) return answers as Array<Buffer | SopsProblem>;
+  let got: UnwrapAnswer[];
+  try {
+    got = (thread ??= new AgeThread()).unwrap({ files: asked.map((i) => files[i]!.stanzas.map((s) => s.enc)), identities });
+  } catch (error) {
+    if (!(error instanceof SopsProblem)) throw error;
+    for (const i of asked) answers[i] = error;
+    return answers as Array<Buffer | SopsProblem>;
   }
-  if (identities.length === 0) throw new SopsProblem("SOPS_NO_IDENTITY", `no age identity is given here (${sources})`);
-  const answer = (thread ??= new AgeThread()).unwrap({ stanzas: stanzas.map((s) => s.enc), identities });
+  asked.forEach((i, k) => (answers[i] = keyOf(got[k]!, files[i]!.stanzas)));
+  return answers as Array<Buffer | SopsProblem>;
+}
+
+/** Why a file's key cannot be asked for at all (no age stanza, no identity); undefined when it can. */
+function unusable(file: WrappedKey, identities: readonly string[], sources: string): SopsProblem | undefined {
+  if (file.stanzas.length === 0) {
+    const others = file.otherKeyTypes.length === 0 ? "no key" : file.otherKeyTypes.join(", ");
+    return new SopsProblem("SOPS_KEY_UNSUPPORTED", `the file's data key is encrypted only for ${others}: gatesync decrypts SOPS files with age keys`);
+  }
+  if (identities.length === 0) return new SopsProblem("SOPS_NO_IDENTITY", `no age identity is given here (${sources})`);
+  return undefined;
+}
+
+function keyOf(answer: UnwrapAnswer, stanzas: readonly AgeStanza[]): Buffer | SopsProblem {
   if (answer.ok && answer.key.length === 32) return Buffer.from(answer.key);
   const why =
     !answer.ok && answer.reason === "bad-identity"
@@ -109,5 +144,5 @@ export function unwrapDataKey(stanzas: readonly AgeStanza[], otherKeyTypes: read
         : answer.ok
           ? "its data key is not 32 bytes"
           : `none of the age identities given is one of its recipients (${stanzas.map((s) => s.recipient).join(", ")})`;
-  throw new SopsProblem(!answer.ok && answer.reason !== "malformed" ? "SOPS_WRONG_KEY" : "SOPS_INVALID", `the file's data key cannot be unwrapped: ${why}`);
+  return new SopsProblem(!answer.ok && answer.reason !== "malformed" ? "SOPS_WRONG_KEY" : "SOPS_INVALID", `the file's data key cannot be unwrapped: ${why}`);
 }

@@ -6,7 +6,7 @@
  */
 import { createHash } from "node:crypto";
 import { readFileSync, statSync } from "node:fs";
-import { ageIdentities, ageKeySources, unwrapDataKey } from "./sops-age.js";
+import { ageIdentities, ageKeySources, startAgeThread, unwrapDataKeys } from "./sops-age.js";
 import type { AgeKeySettings } from "./sops-age.js";
 import { SopsProblem } from "./sops-format.js";
 import type { SopsCode } from "./sops-format.js";
@@ -31,7 +31,13 @@ export function splitSopsName(name: string): { readonly file: string; readonly k
   return { file: name.slice(0, hash), keyPath: name.slice(hash + 1).split(".") };
 }
 
-type Read = { readonly file: SopsFile; plain?: SopsNode } | { readonly problem: SopsProblem };
+/** A file of the run: read (or refused), then its data key unwrapped, then decrypted and verified (or refused). */
+interface Read {
+  readonly file?: SopsFile;
+  problem?: SopsProblem;
+  key?: Buffer;
+  plain?: SopsNode;
+}
 
 /** The SOPS files of one run, each read and decrypted at most once. */
 export class SopsFiles {
@@ -41,14 +47,53 @@ export class SopsFiles {
   constructor(
     private readonly env: Readonly<Record<string, string | undefined>>,
     private readonly keys?: AgeKeySettings,
-  ) {}
+  ) {
+    // a run given identities is about to decrypt: the age thread starts while the repository is read
+    if (this.identities().length > 0) startAgeThread();
+  }
+
+  /**
+   * Unwraps the data keys of the files at `reals` in one request (validation names every
+   * reference of the repository before it looks them up). Reports nothing: each lookup does.
+   */
+  prefetch(reals: readonly string[]): void {
+    if (this.identities().length === 0) return;
+    this.unlock([...new Set(reals)].map((real) => this.read(real)).filter((r) => r.problem === undefined && r.key === undefined));
+  }
+
+  private unlock(reads: readonly Read[]): void {
+    if (reads.length === 0) return;
+    const keys = unwrapDataKeys(
+      reads.map((r) => ({ stanzas: r.file!.meta.age, otherKeyTypes: r.file!.meta.otherKeyTypes })),
+      this.identities(),
+      ageKeySources(this.keys),
+    );
+    reads.forEach((r, i) => {
+      const key = keys[i]!;
+      if (key instanceof SopsProblem) r.problem = key;
+      else r.key = key;
+    });
+  }
+
+  /** The file's values decrypted and verified, once; its problem thrown (and kept) otherwise. */
+  private plain(read: Read): SopsNode {
+    if (read.plain !== undefined) return read.plain;
+    if (read.key === undefined && read.problem === undefined) this.unlock([read]);
+    if (read.problem !== undefined) throw read.problem;
+    try {
+      return (read.plain = decryptSopsFile(read.file!, read.key!));
+    } catch (error) {
+      if (error instanceof SopsProblem) read.problem = error;
+      throw error;
+    }
+  }
 
   /** The value at `keyPath` of the file at real path `real`, named `shown` in messages. */
   value(real: string, shown: string, keyPath: readonly string[] | undefined): SopsAnswer {
     const read = this.read(real);
     let sealed: string | undefined;
     try {
-      if ("problem" in read) throw read.problem;
+      if (read.file === undefined) throw read.problem!;
       const at = keyPath === undefined ? undefined : keyPath.join(".");
       const leafPath = keyPath ?? this.onlyLeaf(read.file.tree);
       const encrypted = nodeAt(read.file.tree, leafPath);
@@ -56,8 +101,7 @@ export class SopsFiles {
         throw new SopsProblem("SOPS_KEY_PATH", `${encrypted === undefined ? "no value" : "a mapping or a list, not one value,"} at ${at ?? "(root)"}`);
       }
       sealed = fingerprint(leafPath, encrypted.leaf);
-      read.plain ??= decryptSopsFile(read.file, unwrapDataKey(read.file.meta.age, read.file.meta.otherKeyTypes, this.identities(), ageKeySources(this.keys)));
-      const leaf = nodeAt(read.plain, leafPath);
+      const leaf = nodeAt(this.plain(read), leafPath);
       return { ok: true, value: leaf !== undefined && "leaf" in leaf && leaf.leaf !== null ? String(leaf.leaf) : "", sealed };
     } catch (error) {
       if (!(error instanceof SopsProblem)) throw error;
