@@ -12,6 +12,7 @@ import { registerSecret } from "./redaction.js";
 import type { SecretLookup, SecretSource } from "./resolver.js";
 import { envRefusal, fileRefusal } from "./scope.js";
 import { SopsFiles, splitSopsName } from "./sops-source.js";
+import type { SopsFinding } from "./sops-findings.js";
 import { isSealedPlaceholder, sealedPlaceholder } from "./sealed-values.js";
 import type { SecretScope } from "./scope.js";
 
@@ -51,6 +52,10 @@ export class EnvFileSecretSource implements SecretSource {
       if (found.ok) files.push(found.real);
     }
     this.#sops.prefetch(files);
+  }
+
+  sopsFindings(shown: (real: string) => string): ReadonlyArray<SopsFinding & { readonly real: string }> {
+    return this.#sops.findings(shown);
   }
 
   private read(ref: SecretRef): SecretLookup {

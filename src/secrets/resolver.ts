@@ -10,6 +10,7 @@ import { formatRef, isSecretScheme, replaceReferences } from "./references.js";
 import type { SecretRef } from "./references.js";
 import type { SopsCode } from "./sops-format.js";
 import { sealedPlaceholder } from "./sealed-values.js";
+import type { SopsFinding } from "./sops-findings.js";
 
 export type SecretLookup =
   /** `sealed`: a SOPS value's fingerprint as encrypted (sealed-values.ts). */
@@ -26,6 +27,8 @@ export interface SecretSource {
   lookup(ref: SecretRef): SecretLookup;
   /** Told every reference about to be looked up, so that it can read them together (a run's SOPS files' keys unwrapped at once). */
   prefetch?(refs: readonly SecretRef[]): void;
+  /** What validate warns about in the SOPS files read so far, each file once (sops-findings.ts); `shown` names a file. */
+  sopsFindings?(shown: (real: string) => string): ReadonlyArray<SopsFinding & { readonly real: string }>;
 }
 
 /** A source asked once per reference: every later lookup of the same reference answers what the first one got. */
@@ -41,6 +44,10 @@ export class SecretResolver implements SecretSource {
 
   prefetch(refs: readonly SecretRef[]): void {
     this.source.prefetch?.(refs.filter((ref) => !this.#answers.has(formatRef(ref))));
+  }
+
+  sopsFindings(shown: (real: string) => string): ReadonlyArray<SopsFinding & { readonly real: string }> {
+    return this.source.sopsFindings?.(shown) ?? [];
   }
 
   lookup(ref: SecretRef): SecretLookup {

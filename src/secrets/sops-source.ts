@@ -12,6 +12,8 @@ import { SopsProblem } from "./sops-format.js";
 import type { SopsCode } from "./sops-format.js";
 import { checkSopsStructure, decryptSopsFile, leavesOf, nodeAt, parseSopsFile } from "./sops-tree.js";
 import type { SopsFile, SopsNode } from "./sops-tree.js";
+import { sopsFindings } from "./sops-findings.js";
+import type { SopsFinding } from "./sops-findings.js";
 
 /** A SOPS file larger than this is refused before it is read. */
 const maxSopsFileBytes = 5 * 1024 * 1024;
@@ -34,6 +36,9 @@ export function splitSopsName(name: string): { readonly file: string; readonly k
 /** A file of the run: read (or refused), then its data key unwrapped, then decrypted and verified (or refused). */
 interface Read {
   readonly file?: SopsFile;
+  /** Not as sops writes it (read or structure): nothing of it is used, its key paths unchecked. */
+  readonly invalid?: SopsProblem;
+  /** Its data key not unwrapped, or its values not verified. */
   problem?: SopsProblem;
   key?: Buffer;
   plain?: SopsNode;
@@ -42,6 +47,7 @@ interface Read {
 /** The SOPS files of one run, each read and decrypted at most once. */
 export class SopsFiles {
   readonly #files = new Map<string, Read>();
+  readonly #warned = new Set<string>();
   #identities: string[] | undefined;
 
   constructor(
@@ -58,7 +64,7 @@ export class SopsFiles {
    */
   prefetch(reals: readonly string[]): void {
     if (this.identities().length === 0) return;
-    this.unlock([...new Set(reals)].map((real) => this.read(real)).filter((r) => r.problem === undefined && r.key === undefined));
+    this.unlock([...new Set(reals)].map((real) => this.read(real)).filter((r) => r.invalid === undefined && r.problem === undefined && r.key === undefined));
   }
 
   private unlock(reads: readonly Read[]): void {
@@ -93,7 +99,7 @@ export class SopsFiles {
     const read = this.read(real);
     let sealed: string | undefined;
     try {
-      if (read.file === undefined) throw read.problem!;
+      if (read.file === undefined || read.invalid !== undefined) throw read.invalid!;
       const at = keyPath === undefined ? undefined : keyPath.join(".");
       const leafPath = keyPath ?? this.onlyLeaf(read.file.tree);
       const encrypted = nodeAt(read.file.tree, leafPath);
@@ -119,6 +125,24 @@ export class SopsFiles {
     return (this.#identities ??= ageIdentities(this.env, this.keys));
   }
 
+  /**
+   * What validate warns about in each file read so far (sops-findings.ts), said once per file
+   * per run; `shown` names a file as the findings do.
+   */
+  findings(shown: (real: string) => string): Array<SopsFinding & { readonly real: string }> {
+    const out: Array<SopsFinding & { readonly real: string }> = [];
+    for (const [real, read] of this.#files) {
+      if (read.file === undefined || this.#warned.has(real)) continue;
+      this.#warned.add(real);
+      try {
+        for (const f of sopsFindings(readFileSync(real, "utf8"), read.file.meta, shown(real))) out.push({ ...f, real });
+      } catch {
+        // gone or changed since it was read: its lookups said what they found
+      }
+    }
+    return out;
+  }
+
   private read(real: string): Read {
     let read = this.#files.get(real);
     if (read === undefined) this.#files.set(real, (read = readFile(real)));
@@ -138,12 +162,17 @@ function fingerprint(keyPath: readonly string[], encrypted: unknown): string {
 }
 
 function readFile(real: string): Read {
+  let file: SopsFile | undefined;
   try {
-    if (statSync(real).size > maxSopsFileBytes) return { problem: new SopsProblem("SOPS_INVALID", `the file is larger than ${maxSopsFileBytes} bytes`) };
-    const file = parseSopsFile(readFileSync(real, "utf8"));
+    if (statSync(real).size > maxSopsFileBytes) return { invalid: new SopsProblem("SOPS_INVALID", `the file is larger than ${maxSopsFileBytes} bytes`) };
+    file = parseSopsFile(readFileSync(real, "utf8"));
     checkSopsStructure(file);
     return { file };
   } catch (error) {
-    return { problem: error instanceof SopsProblem ? error : new SopsProblem("SOPS_INVALID", "the file cannot be read") };
+    // a file whose metadata was read is kept beside its problem: validate locates what is wrong in it
+    return {
+      ...(file === undefined ? {} : { file }),
+      invalid: error instanceof SopsProblem ? error : new SopsProblem("SOPS_INVALID", "the file cannot be read"),
+    };
   }
 }

@@ -4,6 +4,7 @@
  * it returns is plain data (structured-cloneable), and the same whether run in a worker or not.
  */
 import type { Diagnostic } from "../errors.js";
+import { literalSecrets } from "./secret-warnings.js";
 import { printableJson, summarise } from "../kinds/document-ref.js";
 import type { DocumentSummary } from "../kinds/document-ref.js";
 import type { KindName } from "../kinds/kind.js";
@@ -182,7 +183,7 @@ async function resourceVerdict(
     kind: cls.kind.kind,
     ...(cls.name === undefined ? {} : { name: cls.name }),
     ...verdict,
-    findings: shown(verdict.findings),
+    findings: shown([...verdict.findings, ...literalSecrets((cls.value as { spec?: unknown }).spec, { ...at.place, resource }, at.locate)]),
   };
 }
 

@@ -33,6 +33,7 @@ import type { LocalFileChecker } from "./file-checker.js";
 import { errorCount, locateWith } from "./findings.js";
 import type { Locate } from "./findings.js";
 import { secretDiagnostics, unresolvedSummary } from "./secret-check.js";
+import { sopsFileWarnings } from "./secret-warnings.js";
 import type { SecretsSaid } from "./secret-check.js";
 import type { SecretSettings } from "./secret-check.js";
 import { rulesetsCode } from "../rules/prepare-rules.js";
@@ -233,6 +234,7 @@ export class ValidationRun {
       ...routed.diagnostics,
       ...unusedValues(this.opts.values, config?.path, this.records.values()),
       ...unresolvedSummary(this.secretsSaid.unresolved),
+      ...sopsFileWarnings(this.opts.secrets?.source, this.opts.root, this.opts.repositoryPrefix ?? ""),
     );
     return routed.valid;
   }
