@@ -14,7 +14,7 @@ import { spawn } from "node:child_process";
 import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { cpus, loadavg, tmpdir } from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { cli } from "./cold.js";
 import { log, quick } from "./common.js";
 import { figure } from "./figures.js";
@@ -63,34 +63,55 @@ async function repository(dir: string, reference: (i: number) => string): Promis
 const sopsFile = (i: number): string => `s${String(i % files).padStart(2, "0")}.enc.yaml`;
 const leafOf = (i: number): string => leaves[Math.floor(i / files) % leaves.length]!;
 
-/** One `gatesync plan` process: its wall time (ms); it must plan every key. */
-async function plan(config: string, env: NodeJS.ProcessEnv): Promise<number> {
+const cpuAtExit = pathToFileURL(path.join(here, "cpu-at-exit.mjs")).href;
+
+/** One `gatesync plan` process: its wall time and its CPU time, every thread's (ms); it must plan every key. */
+async function plan(config: string, env: NodeJS.ProcessEnv): Promise<{ wall: number; cpu: number }> {
   const started = performance.now();
   const out = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn(process.execPath, [cli, "plan", "--config", config, "--format", "json", "--allow-empty-state"], {
-      env,
-      stdio: ["ignore", "pipe", "pipe"],
-    });
+    const args = ["--import", cpuAtExit, cli, "plan", "--config", config, "--format", "json", "--allow-empty-state"];
+    const child = spawn(process.execPath, args, { env, stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (b: Buffer) => (stdout += b.toString()));
     child.stderr.on("data", (b: Buffer) => (stderr += b.toString()));
     child.on("close", (code) => resolve({ code, stdout, stderr }));
   });
-  const ms = performance.now() - started;
+  const wall = performance.now() - started;
   if (out.code !== 0) throw new Error(`plan failed (${out.code}): ${out.stderr.slice(0, 400)}`);
   const created = (JSON.parse(out.stdout) as { summary: { create: number } }).summary.create;
   if (created !== references) throw new Error(`expected ${references} creates, got ${created}`);
-  return ms;
+  const cpu = Number(/bench-cpu-us (\d+)/.exec(out.stderr)?.[1] ?? Number.NaN) / 1000;
+  return { wall, cpu };
 }
 
+/** Wall and CPU figures of the three plans, and what the SOPS ones add to the baseline run beside them. */
 export interface SopsFigures {
+  readonly wall: PlanFigures;
+  readonly cpu: PlanFigures;
+}
+
+interface PlanFigures {
   readonly baseline: Figure;
   readonly sops: Figure;
   /** Each rep's sops plan minus the baseline plan run beside it. */
   readonly added: Figure;
   readonly keyless: Figure;
   readonly addedKeyless: Figure;
+}
+
+type Samples = Record<"baseline" | "sops" | "keyless", Array<{ wall: number; cpu: number }>>;
+
+function figures(samples: Samples, of: "wall" | "cpu"): PlanFigures {
+  const values = (k: keyof Samples): number[] => samples[k].map((s) => s[of]);
+  const minus = (k: keyof Samples): number[] => values(k).map((v, i) => v - values("baseline")[i]!);
+  return {
+    baseline: figure(values("baseline")),
+    sops: figure(values("sops")),
+    added: figure(minus("sops")),
+    keyless: figure(values("keyless")),
+    addedKeyless: figure(minus("keyless")),
+  };
 }
 
 export async function sopsFigures(): Promise<SopsFigures> {
@@ -105,7 +126,7 @@ export async function sopsFigures(): Promise<SopsFigures> {
     );
     const withKey = { ...base, SOPS_AGE_KEY: await readFile(path.join(fixtures, "keys.txt"), "utf8") };
     const n = quick ? 5 : 11;
-    const samples = { baseline: [] as number[], sops: [] as number[], keyless: [] as number[] };
+    const samples: Samples = { baseline: [], sops: [], keyless: [] };
     // one warm-up of each (the file cache), then alternating
     await plan(envConfig, { ...base, ...variables });
     await plan(sopsConfig, withKey);
@@ -113,18 +134,10 @@ export async function sopsFigures(): Promise<SopsFigures> {
       samples.baseline.push(await plan(envConfig, { ...base, ...variables }));
       samples.sops.push(await plan(sopsConfig, withKey));
       samples.keyless.push(await plan(sopsConfig, base));
-      log(
-        `[sops] rep ${r + 1}/${n}: baseline ${Math.round(samples.baseline[r]!)} ms, sops ${Math.round(samples.sops[r]!)} ms, keyless ${Math.round(samples.keyless[r]!)} ms`,
-      );
+      const shown = (k: keyof Samples): string => `${k} ${Math.round(samples[k][r]!.wall)} ms (CPU ${Math.round(samples[k][r]!.cpu)} ms)`;
+      log(`[sops] rep ${r + 1}/${n}: ${shown("baseline")}, ${shown("sops")}, ${shown("keyless")}`);
     }
-    const minus = (a: number[]): number[] => a.map((v, i) => v - samples.baseline[i]!);
-    return {
-      baseline: figure(samples.baseline),
-      sops: figure(samples.sops),
-      added: figure(minus(samples.sops)),
-      keyless: figure(samples.keyless),
-      addedKeyless: figure(minus(samples.keyless)),
-    };
+    return { wall: figures(samples, "wall"), cpu: figures(samples, "cpu") };
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
@@ -134,15 +147,18 @@ export async function sopsFigures(): Promise<SopsFigures> {
 export async function sopsOnly(): Promise<void> {
   const load = loadavg().map((l) => Math.round(l * 10) / 10);
   const f = await sopsFigures();
-  const row = (name: string, x: Figure): string => `| ${name} | ${Math.round(x.median)} ms | ${Math.round(x.min)}–${Math.round(x.max)} ms |`;
+  const row = (name: string, of: (p: PlanFigures) => Figure): string => {
+    const cell = (x: Figure): string => `${Math.round(x.median)} ms (${Math.round(x.min)}–${Math.round(x.max)})`;
+    return `| ${name} | ${cell(of(f.wall))} | ${cell(of(f.cpu))} |`;
+  };
   const table = [
-    `| ${references.toLocaleString("en")} \`\${sops:}\` references across ${files} SOPS files, \`gatesync plan\` (process) | median | range |`,
+    `| ${references.toLocaleString("en")} \`\${sops:}\` references across ${files} SOPS files, \`gatesync plan\` (process) | wall, median (range) | CPU, every thread |`,
     "|---|---|---|",
-    row("baseline: the same plan, references from variables", f.baseline),
-    row("with the age identity", f.sops),
-    row("added by decrypting (limit 100 ms)", f.added),
-    row("without the identity (merge request)", f.keyless),
-    row("added without the identity", f.addedKeyless),
+    row("baseline: the same plan, references from variables", (p) => p.baseline),
+    row("with the age identity", (p) => p.sops),
+    row("added by decrypting (limit 100 ms)", (p) => p.added),
+    row("without the identity (merge request)", (p) => p.keyless),
+    row("added without the identity", (p) => p.addedKeyless),
   ].join("\n");
   process.stdout.write(`${table}\n\n${cpus().length} CPUs, load ${load.join(" ")} at the start\n`);
   await writeFile(path.join(here, "results.sops.json"), `${JSON.stringify({ measuredAt: new Date().toISOString(), load, ...f }, null, 2)}\n`);
