@@ -58,6 +58,14 @@ export class EnvFileSecretSource implements SecretSource {
     return this.#sops.findings(shown);
   }
 
+  secretsDirectory(): string {
+    try {
+      return realpathSync(this.fileRoot);
+    } catch {
+      return path.resolve(this.fileRoot);
+    }
+  }
+
   private read(ref: SecretRef): SecretLookup {
     if (ref.provider === "env") {
       const refused = this.scope === undefined ? undefined : envRefusal(this.scope, ref.name);

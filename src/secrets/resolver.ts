@@ -29,6 +29,8 @@ export interface SecretSource {
   prefetch?(refs: readonly SecretRef[]): void;
   /** What validate warns about in the SOPS files read so far, each file once (sops-findings.ts); `shown` names a file. */
   sopsFindings?(shown: (real: string) => string): ReadonlyArray<SopsFinding & { readonly real: string }>;
+  /** The directory `${file:}` and `${sops:}` resolve in (its real path), when the source has one. */
+  secretsDirectory?(): string | undefined;
 }
 
 /** A source asked once per reference: every later lookup of the same reference answers what the first one got. */
@@ -48,6 +50,10 @@ export class SecretResolver implements SecretSource {
 
   sopsFindings(shown: (real: string) => string): ReadonlyArray<SopsFinding & { readonly real: string }> {
     return this.source.sopsFindings?.(shown) ?? [];
+  }
+
+  secretsDirectory(): string | undefined {
+    return this.source.secretsDirectory?.();
   }
 
   lookup(ref: SecretRef): SecretLookup {

@@ -3,15 +3,17 @@
  * job runs it): a literal in a resource's field whose name says it holds a secret, and what the
  * SOPS files the references read hold in clear (sops-findings.ts). Values are never shown.
  */
+import { realpathSync } from "node:fs";
 import path from "node:path";
 import { ErrorCode } from "../errors.js";
 import type { Diagnostic } from "../errors.js";
 import { formatPath } from "../field-path.js";
 import type { PathSegment } from "../field-path.js";
-import { repositoryPath } from "../file-paths.js";
+import { isInside, repositoryPath } from "../file-paths.js";
 import { scanReferences } from "../secrets/references.js";
 import type { SecretSource } from "../secrets/resolver.js";
 import { namesASecret } from "../secrets/secret-names.js";
+import type { FileVerdict } from "./check-file.js";
 import type { Locate } from "./findings.js";
 
 /** A literal (no `${…}` reference) in a field of `spec` whose name says it holds a secret, each located. */
@@ -58,4 +60,37 @@ export function sopsFileWarnings(source: SecretSource | undefined, root: string,
     message: f.message,
     hint: f.hint,
   }));
+}
+
+/**
+ * Each SOPS file among the resource files (a file's `sopsLine`) that lies outside the secrets
+ * directory: no `${sops:}` reference of the environment reaches it. Named from `root` as findings are.
+ */
+export function strayedSopsFiles(records: Iterable<FileVerdict>, source: SecretSource | undefined, root: string, prefix: string): Diagnostic[] {
+  const directory = source?.secretsDirectory?.();
+  if (directory === undefined) return [];
+  const shown = (p: string): string => repositoryPath(prefix, path.relative(root, p).split(path.sep).join("/"));
+  const out: Diagnostic[] = [];
+  for (const file of records) {
+    if (file.sopsLine === undefined || isInside(realOrResolved(file.absolute), directory)) continue;
+    const target = `${shown(directory)}/${path.basename(file.path)}`;
+    out.push({
+      severity: "warning",
+      code: ErrorCode.SOPS_OUTSIDE_SCOPE,
+      file: file.path,
+      line: file.sopsLine,
+      column: 1,
+      message: `${shown(file.absolute)} is a SOPS file, but it lies outside secrets.fileRoot (${shown(directory)}): no \${sops:} reference of this environment can read it`,
+      hint: `move it below secrets.fileRoot (\`git mv ${shown(file.absolute)} ${target}\`) and read its values with \`\${sops:${path.basename(file.path)}#KEY}\`, or remove it if no resource needs it`,
+    });
+  }
+  return out;
+}
+
+function realOrResolved(p: string): string {
+  try {
+    return realpathSync(p);
+  } catch {
+    return path.resolve(p);
+  }
 }

@@ -33,7 +33,7 @@ import type { LocalFileChecker } from "./file-checker.js";
 import { errorCount, locateWith } from "./findings.js";
 import type { Locate } from "./findings.js";
 import { secretDiagnostics, unresolvedSummary } from "./secret-check.js";
-import { sopsFileWarnings } from "./secret-warnings.js";
+import { sopsFileWarnings, strayedSopsFiles } from "./secret-warnings.js";
 import type { SecretsSaid } from "./secret-check.js";
 import type { SecretSettings } from "./secret-check.js";
 import { rulesetsCode } from "../rules/prepare-rules.js";
@@ -235,6 +235,7 @@ export class ValidationRun {
       ...unusedValues(this.opts.values, config?.path, this.records.values()),
       ...unresolvedSummary(this.secretsSaid.unresolved),
       ...sopsFileWarnings(this.opts.secrets?.source, this.opts.root, this.opts.repositoryPrefix ?? ""),
+      ...strayedSopsFiles(this.records.values(), this.opts.secrets?.source, this.opts.root, this.opts.repositoryPrefix ?? ""),
     );
     return routed.valid;
   }

@@ -95,4 +95,23 @@ describe("validate warns about secrets written in clear", () => {
     expect(fixed.code, shown(fixed)).toBe(0);
     expect(shown(fixed)).not.toContain("SECRET_LITERAL");
   }, 60_000);
+
+  it("a SOPS file among the resource files outside secrets.fileRoot, which no reference can read: moving it as the hint says removes the warning", async () => {
+    const dir = await repository({ key: orgKey("${sops:app.enc.yaml#myapp1}"), sops: fixture });
+    await writeFile(path.join(dir, "config/tokens.enc.yaml"), fixture);
+    git(dir, "add", "-A");
+    git(dir, "commit", "-qm", "a SOPS file beside the resources");
+    const r = await validate(dir);
+    expect(r.code, shown(r)).toBe(0);
+    expect(shown(r)).toMatch(
+      /warning\[SOPS_OUTSIDE_SCOPE\] config\/tokens\.enc\.yaml:1:1: config\/tokens\.enc\.yaml is a SOPS file, but it lies outside secrets\.fileRoot \(secrets\)/,
+    );
+    expect(shown(r)).toContain(
+      "hint: move it below secrets.fileRoot (`git mv config/tokens.enc.yaml secrets/tokens.enc.yaml`) and read its values with `${sops:tokens.enc.yaml#KEY}`",
+    );
+    git(dir, "mv", "config/tokens.enc.yaml", "secrets/tokens.enc.yaml");
+    const moved = await validate(dir);
+    expect(moved.code, shown(moved)).toBe(0);
+    expect(shown(moved)).not.toContain("SOPS_OUTSIDE_SCOPE");
+  }, 60_000);
 });
