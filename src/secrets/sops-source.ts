@@ -12,7 +12,7 @@ import { SopsProblem } from "./sops-format.js";
 import type { SopsCode } from "./sops-format.js";
 import { checkSopsStructure, decryptSopsFile, leavesOf, nodeAt, parseSopsFile } from "./sops-tree.js";
 import type { SopsFile, SopsNode } from "./sops-tree.js";
-import { sopsFindings } from "./sops-findings.js";
+import { describeFinding } from "./sops-findings.js";
 import type { SopsFinding } from "./sops-findings.js";
 
 /** A SOPS file larger than this is refused before it is read. */
@@ -134,11 +134,7 @@ export class SopsFiles {
     for (const [real, read] of this.#files) {
       if (read.file === undefined || this.#warned.has(real)) continue;
       this.#warned.add(real);
-      try {
-        for (const f of sopsFindings(readFileSync(real, "utf8"), read.file.meta, shown(real))) out.push({ ...f, real });
-      } catch {
-        // gone or changed since it was read: its lookups said what they found
-      }
+      for (const f of read.file.findings) out.push({ ...describeFinding(f, shown(real), read.file.meta), real });
     }
     return out;
   }
