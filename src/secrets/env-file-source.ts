@@ -44,14 +44,14 @@ export class EnvFileSecretSource implements SecretSource {
     return found;
   }
 
-  prefetch(refs: readonly SecretRef[]): void {
+  async prefetch(refs: readonly SecretRef[]): Promise<void> {
     const files: string[] = [];
     for (const ref of refs) {
       if (ref.provider !== "sops") continue;
       const found = this.locate(ref, splitSopsName(ref.name).file);
       if (found.ok) files.push(found.real);
     }
-    this.#sops.prefetch(files);
+    await this.#sops.prefetch(files);
   }
 
   sopsFindings(shown: (real: string) => string): ReadonlyArray<SopsFinding & { readonly real: string }> {

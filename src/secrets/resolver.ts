@@ -26,7 +26,7 @@ export type SecretLookup =
 export interface SecretSource {
   lookup(ref: SecretRef): SecretLookup;
   /** Told every reference about to be looked up, so that it can read them together (a run's SOPS files' keys unwrapped at once). */
-  prefetch?(refs: readonly SecretRef[]): void;
+  prefetch?(refs: readonly SecretRef[]): Promise<void> | void;
   /** What validate warns about in the SOPS files read so far, each file once (sops-findings.ts); `shown` names a file. */
   sopsFindings?(shown: (real: string) => string): ReadonlyArray<SopsFinding & { readonly real: string }>;
   /** The directory `${file:}` and `${sops:}` resolve in (its real path), when the source has one. */
@@ -44,8 +44,8 @@ export class SecretResolver implements SecretSource {
     return source instanceof SecretResolver ? source : new SecretResolver(source);
   }
 
-  prefetch(refs: readonly SecretRef[]): void {
-    this.source.prefetch?.(refs.filter((ref) => !this.#answers.has(formatRef(ref))));
+  async prefetch(refs: readonly SecretRef[]): Promise<void> {
+    await this.source.prefetch?.(refs.filter((ref) => !this.#answers.has(formatRef(ref))));
   }
 
   sopsFindings(shown: (real: string) => string): ReadonlyArray<SopsFinding & { readonly real: string }> {

@@ -1,8 +1,9 @@
 /**
  * age identities the way SOPS users give them — `SOPS_AGE_KEY` (one or more
  * `AGE-SECRET-KEY-1…` lines) and `SOPS_AGE_KEY_FILE` (default ~/.config/sops/age/keys.txt) —
- * and the unwrapping of a SOPS file's data key with them, by the `age-encryption` package in a
- * thread of its own (sops-age-worker.ts): its API is asynchronous, a secret lookup is not.
+ * and the unwrapping of SOPS files' data keys with them (age-unwrap.ts): awaited before a run's
+ * lookups where the run can wait, else in a thread of its own (sops-age-worker.ts) — the
+ * `age-encryption` package's API is asynchronous, a secret lookup is not.
  */
 import { readFileSync } from "node:fs";
 import path from "node:path";
@@ -10,7 +11,7 @@ import { MessageChannel, receiveMessageOnPort } from "node:worker_threads";
 import type { MessagePort, Worker } from "node:worker_threads";
 import { startWorker } from "../worker-module.js";
 import { registerSecret } from "./redaction.js";
-import type { UnwrapAnswer, UnwrapRequest } from "./sops-age-worker.js";
+import type { UnwrapAnswer, UnwrapRequest } from "./age-unwrap.js";
 import { SopsProblem } from "./sops-format.js";
 import type { AgeStanza } from "./sops-format.js";
 
@@ -90,38 +91,49 @@ class AgeThread {
 
 let thread: AgeThread | undefined;
 
-/**
- * Starts the age thread ahead of the first file that needs it (a run that holds identities):
- * its start then overlaps the reading of the repository instead of delaying the first lookup.
- */
-export function startAgeThread(): void {
-  thread ??= new AgeThread();
-}
-
 /** A file's age stanzas and the other key types it names: what unwrapping its data key reads. */
 export interface WrappedKey {
   readonly stanzas: readonly AgeStanza[];
   readonly otherKeyTypes: readonly string[];
 }
 
-/**
- * The 32-byte data keys of files, each unwrapped with one of `identities` or a SopsProblem saying
- * why not: one request to the age thread for all of them (one wait for a run's files, not one each).
- */
-export function unwrapDataKeys(files: readonly WrappedKey[], identities: readonly string[], sources: string): Array<Buffer | SopsProblem> {
+type Keys = Array<Buffer | SopsProblem>;
+
+/** What to ask for the keys of `files` (those that can be asked at all), and the answers made of what is answered. */
+function unwrapping(files: readonly WrappedKey[], identities: readonly string[], sources: string) {
   const answers: Array<Buffer | SopsProblem | undefined> = files.map((f) => unusable(f, identities, sources));
   const asked = files.flatMap((_, i) => (answers[i] === undefined ? [i] : []));
-  if (asked.length === 0) return answers as Array<Buffer | SopsProblem>;
-  let got: UnwrapAnswer[];
+  const request: UnwrapRequest | undefined = asked.length === 0 ? undefined : { files: asked.map((i) => files[i]!.stanzas.map((s) => s.enc)), identities };
+  return {
+    request,
+    settle: (got: readonly UnwrapAnswer[] | SopsProblem): Keys => {
+      asked.forEach((i, k) => (answers[i] = got instanceof SopsProblem ? got : keyOf(got[k]!, files[i]!.stanzas)));
+      return answers as Keys;
+    },
+  };
+}
+
+/**
+ * The 32-byte data keys of files, each unwrapped with one of `identities` or a SopsProblem saying
+ * why not: one request to the age thread for all of them, waited for (a lookup cannot await).
+ */
+export function unwrapDataKeys(files: readonly WrappedKey[], identities: readonly string[], sources: string): Keys {
+  const { request, settle } = unwrapping(files, identities, sources);
+  if (request === undefined) return settle([]);
   try {
-    got = (thread ??= new AgeThread()).unwrap({ files: asked.map((i) => files[i]!.stanzas.map((s) => s.enc)), identities });
+    return settle((thread ??= new AgeThread()).unwrap(request));
   } catch (error) {
     if (!(error instanceof SopsProblem)) throw error;
-    for (const i of asked) answers[i] = error;
-    return answers as Array<Buffer | SopsProblem>;
+    return settle(error);
   }
-  asked.forEach((i, k) => (answers[i] = keyOf(got[k]!, files[i]!.stanzas)));
-  return answers as Array<Buffer | SopsProblem>;
+}
+
+/** The same, awaited on this thread: a run that can wait before its lookups starts no age thread. */
+export async function unwrapDataKeysHere(files: readonly WrappedKey[], identities: readonly string[], sources: string): Promise<Keys> {
+  const { request, settle } = unwrapping(files, identities, sources);
+  if (request === undefined) return settle([]);
+  const { unwrapAll } = await import("./age-unwrap.js");
+  return settle(await unwrapAll(request));
 }
 
 /** Why a file's key cannot be asked for at all (no age stanza, no identity); undefined when it can. */

@@ -6,8 +6,8 @@
  */
 import { createHash } from "node:crypto";
 import { readFileSync, statSync } from "node:fs";
-import { ageIdentities, ageKeySources, startAgeThread, unwrapDataKeys } from "./sops-age.js";
-import type { AgeKeySettings } from "./sops-age.js";
+import { ageIdentities, ageKeySources, unwrapDataKeys, unwrapDataKeysHere } from "./sops-age.js";
+import type { AgeKeySettings, WrappedKey } from "./sops-age.js";
 import { SopsProblem } from "./sops-format.js";
 import type { SopsCode } from "./sops-format.js";
 import { checkSopsStructure, decryptSopsFile, leavesOf, nodeAt, parseSopsFile } from "./sops-tree.js";
@@ -53,27 +53,30 @@ export class SopsFiles {
   constructor(
     private readonly env: Readonly<Record<string, string | undefined>>,
     private readonly keys?: AgeKeySettings,
-  ) {
-    // a run given identities is about to decrypt: the age thread starts while the repository is read
-    if (this.identities().length > 0) startAgeThread();
-  }
+  ) {}
 
   /**
-   * Unwraps the data keys of the files at `reals` in one request (validation names every
-   * reference of the repository before it looks them up). Reports nothing: each lookup does.
+   * Unwraps the data keys of the files at `reals` on this thread, together, before they are
+   * looked up (validation names every reference of the repository first): a run so prepared
+   * starts no age thread. Reports nothing: each lookup does.
    */
-  prefetch(reals: readonly string[]): void {
+  async prefetch(reals: readonly string[]): Promise<void> {
     if (this.identities().length === 0) return;
-    this.unlock([...new Set(reals)].map((real) => this.read(real)).filter((r) => r.invalid === undefined && r.problem === undefined && r.key === undefined));
+    const reads = [...new Set(reals)].map((real) => this.read(real)).filter((r) => r.invalid === undefined && r.problem === undefined && r.key === undefined);
+    if (reads.length === 0) return;
+    try {
+      this.settle(reads, await unwrapDataKeysHere(reads.map(wrappedKey), this.identities(), ageKeySources(this.keys)));
+    } catch {
+      // left to the lookups, which unwrap what is missing in the age thread and say what fails
+    }
   }
 
+  /** Keys of files a lookup needs now: in the age thread, waited for. */
   private unlock(reads: readonly Read[]): void {
-    if (reads.length === 0) return;
-    const keys = unwrapDataKeys(
-      reads.map((r) => ({ stanzas: r.file!.meta.age, otherKeyTypes: r.file!.meta.otherKeyTypes })),
-      this.identities(),
-      ageKeySources(this.keys),
-    );
+    this.settle(reads, unwrapDataKeys(reads.map(wrappedKey), this.identities(), ageKeySources(this.keys)));
+  }
+
+  private settle(reads: readonly Read[], keys: ReadonlyArray<Buffer | SopsProblem>): void {
     reads.forEach((r, i) => {
       const key = keys[i]!;
       if (key instanceof SopsProblem) r.problem = key;
@@ -156,6 +159,8 @@ function fingerprint(keyPath: readonly string[], encrypted: unknown): string {
     .digest("hex")
     .slice(0, 32);
 }
+
+const wrappedKey = (r: Read): WrappedKey => ({ stanzas: r.file!.meta.age, otherKeyTypes: r.file!.meta.otherKeyTypes });
 
 function readFile(real: string): Read {
   let file: SopsFile | undefined;

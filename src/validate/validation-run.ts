@@ -222,8 +222,8 @@ export class ValidationRun {
       reportedFiles: new Set(),
       ...(rules === undefined ? {} : { rules }),
     };
-    // every reference named first: a source reads them together (a run's SOPS files' keys at once)
-    this.opts.secrets?.source.prefetch?.(candidates.flatMap((c) => c.doc.secretRefs.map((r) => r.ref)));
+    // every reference named first: a source reads them together (a run's SOPS files' keys at once, awaited here)
+    await this.opts.secrets?.source.prefetch?.(candidates.flatMap((c) => c.doc.secretRefs.map((r) => r.ref)));
     const made: Array<Resource | undefined> = [];
     for (const c of candidates) made.push(await this.finish(c, attachments));
     const resources = made.filter((r): r is Resource => r !== undefined);
