@@ -18,6 +18,7 @@
  *   BENCH_PARTS=environments npm run bench   # 20 environments of 1,000 resources in one daemon, and two replicas (bench/environments.ts; BENCH_ONE_DAEMON=0, BENCH_FLEET=0 skip either)
  *   BENCH_PARTS=failover npm run bench # two replicas on PostgreSQL: signal to the other leading and to the next commit applied, after SIGKILL, SIGSTOP, SIGTERM (bench/failover.ts)
  *   BENCH_PARTS=scale npm run bench    # only the 10,000 and 100,000 rows: in-process plan and peak RSS at 10,000, growth to 100,000
+ *   BENCH_PARTS=sops npm run bench     # only what 1,000 ${sops:} references across 50 SOPS files add to a plan (bench/sops.ts; its own table)
  */
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { cpus, loadavg, tmpdir } from "node:os";
@@ -41,6 +42,7 @@ import { startupFigures } from "./startup.js";
 import { startupTable } from "./startup-table.js";
 import { shapesOnly } from "./shapes.js";
 import { webhookOnly } from "./webhook-latency.js";
+import { sopsOnly } from "./sops.js";
 import { buildRows, coldRows, renderTable, rulesRows, scaleRows, tableFooter } from "./table.js";
 import type { SizeResult } from "./table.js";
 
@@ -283,5 +285,6 @@ const parts: Record<string, () => Promise<void>> = {
   scale: scaleOnly,
   webhook: webhookOnly,
   shapes: shapesOnly,
+  sops: sopsOnly,
 };
 await (parts[process.env.BENCH_PARTS ?? ""] ?? main)();

@@ -34,7 +34,7 @@ const compiledDir = path.join(root, "dist/validate/compiled");
 const scriptPackages = ["yaml", "commander"];
 
 /** What start-up loads from node_modules on the paths users wait for (help, validate, plan, apply). */
-const bundled = new Set(["js-yaml", "fastest-levenshtein", "p-queue", "eventemitter3", "p-timeout", "safe-stable-stringify", "cli-progress"]);
+const bundled = new Set(["js-yaml", "fastest-levenshtein", "p-queue", "eventemitter3", "p-timeout", "safe-stable-stringify", "cli-progress", "age-encryption"]);
 
 const packageOf = (specifier: string): string =>
   specifier

@@ -21,6 +21,7 @@ import { inDoubtHint, isUpsert, upsertInDoubtNote } from "./in-doubt.js";
 import { RequestFields, hinted, plannedOperation } from "./plan-change.js";
 import type { Draft, PlannedChange } from "./plan-change.js";
 import { reactivationOf } from "./reactivation.js";
+import { withoutUnchangedSealed } from "./not-compared.js";
 
 type Base = Pick<PlannedChange, "id" | "kind" | "name" | "source">;
 
@@ -197,7 +198,9 @@ function updateFields(
   const fields =
     changed === undefined
       ? []
-      : diffValues(changed.before, changed.after).filter((f) => ctx.hashKey === undefined || !sameAsMarker(f.before, f.after, ctx.hashKey));
+      : withoutUnchangedSealed(
+          diffValues(changed.before, changed.after).filter((f) => ctx.hashKey === undefined || !sameAsMarker(f.before, f.after, ctx.hashKey)),
+        );
   // classified by the caller when the spec's own fields changed (not for a trigger or a reactivation alone)
   const specChanged = fields.length > 0;
   const triggerChanged = d.request.trigger !== undefined && d.request.trigger !== record.trigger;

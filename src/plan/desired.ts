@@ -27,6 +27,8 @@ export interface Desired {
   readonly adopt?: string;
   /** The old name the `gatesync.dev/moved-from` annotation declares (a rename: renames.ts). */
   readonly movedFrom?: string;
+  /** Holds SOPS values a plan without the age identity could not decrypt (not-compared.ts). */
+  readonly notDecrypted?: true;
 }
 
 /** What the apply sends: bodies with secrets, keyed by resource id. Never logged or stored. */

@@ -19,7 +19,8 @@ import type { Resource } from "../kinds/resource.js";
 import { resourceId } from "../kinds/resource.js";
 import { redact } from "../secrets/markers.js";
 import { resolveSecrets } from "../secrets/resolver.js";
-import type { SecretResolver } from "../secrets/resolver.js";
+import type { FoundSecrets, SecretResolver } from "../secrets/resolver.js";
+import type { Sealing } from "../secrets/sealed-values.js";
 import type { Desired, Outgoing, OutgoingRead, OutgoingRequests } from "./desired.js";
 
 /** A spec with its secret references resolved, the values they resolved to, and whether documents held by reference were read for it. */
@@ -28,6 +29,8 @@ export interface ResolvedSpec {
   readonly written: Spec;
   readonly spec: Spec;
   readonly secrets: Set<string>;
+  /** The SOPS values among `secrets`, by their placeholders (sealed-values.ts). */
+  readonly sealing: Map<string, string>;
   readonly readDocuments: boolean;
 }
 
@@ -38,9 +41,10 @@ export function resolveSpec(r: Resource, resolver: SecretResolver, problems: Dia
   const text = r.spec instanceof JsonText ? r.spec.text : undefined;
   // and without `${` it has no reference to resolve, nor a `$${` to unescape: one scan of the
   // text instead of a walk of every value
-  if (text !== undefined && !text.includes("${")) return { written, spec: written, secrets: new Set<string>(), readDocuments: false };
-  const secrets = new Set<string>();
-  const resolved = resolveSecrets(written, resolver, secrets, (path, message) =>
+  if (text !== undefined && !text.includes("${")) return { written, spec: written, secrets: new Set<string>(), sealing: new Map(), readDocuments: false };
+  const found: FoundSecrets = { values: new Set<string>(), sealing: new Map<string, string>() };
+  const { values: secrets, sealing } = found;
+  const resolved = resolveSecrets(written, resolver, found, (path, message) =>
     problems.push({
       severity: "error",
       code: ErrorCode.SECRET_UNRESOLVED,
@@ -51,10 +55,10 @@ export function resolveSpec(r: Resource, resolver: SecretResolver, problems: Dia
       hint: "set it where gatesync plans and applies",
     }),
   ) as Spec;
-  if (secrets.size === 0 || text !== undefined) return { written, spec: resolved, secrets, readDocuments: false };
+  if (secrets.size === 0 || text !== undefined) return { written, spec: resolved, secrets, sealing, readDocuments: false };
   // a resource holding secrets is redacted wherever they appear: a document held by reference is read for it
   const read = materialize(resolved);
-  return { written, spec: read, secrets, readDocuments: read !== resolved };
+  return { written, spec: read, secrets, sealing, readDocuments: read !== resolved };
 }
 
 /** The request of a resolved spec, and its parts redacted for the plan. */
@@ -62,13 +66,14 @@ export function requestFor(
   kindName: KindName,
   spec: Spec,
   secrets: ReadonlySet<string>,
+  sealing: Sealing,
   hashKey: string,
   ctx: RequestContext,
 ): { request: KindRequest; compare: Record<string, unknown>; query: Record<string, string> } {
   const kind = kindModule(kindName);
   const request = kind.request(spec, ctx);
-  const compare = redact(request.compare, hashKey, kind.secretFields, secrets) as Record<string, unknown>;
-  const query = redact(request.query, hashKey, [], secrets) as Record<string, string>;
+  const compare = redact(request.compare, hashKey, kind.secretFields, secrets, sealing) as Record<string, unknown>;
+  const query = redact(request.query, hashKey, [], secrets, sealing) as Record<string, string>;
   return { request, compare, query };
 }
 
@@ -92,9 +97,9 @@ export interface RequestMaking {
 /** A resource's request made again from its spec; SOURCE_CHANGED when a reference no longer resolves. */
 function makeRequest(r: Resource, making: RequestMaking): MadeRequest {
   const problems: Diagnostic[] = [];
-  const { spec, secrets } = resolveSpec(r, making.resolver, problems);
+  const { spec, secrets, sealing } = resolveSpec(r, making.resolver, problems);
   if (problems.length > 0) throw sourceChanged(r);
-  return { ...requestFor(r.kind, spec, secrets, making.hashKey, making.ctx), secrets };
+  return { ...requestFor(r.kind, spec, secrets, sealing, making.hashKey, making.ctx), secrets };
 }
 
 /**

@@ -10,6 +10,7 @@ import type { InterfaceName } from "../contract/interfaces.js";
 import type { BreakingChange, Compatibility } from "../kinds/breaking/types.js";
 import { isSensitiveMarker } from "../secrets/markers.js";
 import type { Desired } from "./desired.js";
+import type { NotCompared } from "./not-compared.js";
 import { addedFields } from "./diff.js";
 import type { FieldChange } from "./diff.js";
 
@@ -54,6 +55,8 @@ export interface PlannedChange {
   readonly reason?: string;
   readonly hint?: string;
   readonly notes: readonly string[];
+  /** Sensitive fields holding SOPS values this plan could not decrypt (not-compared.ts). */
+  readonly notCompared?: readonly NotCompared[];
   readonly source?: { readonly file: string; readonly line: number };
 }
 

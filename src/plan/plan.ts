@@ -26,6 +26,8 @@ import { planChange } from "./decide-change.js";
 import type { ChangeContext } from "./decide-change.js";
 import { fieldChanges, isExecutable, refuseUnaddressable } from "./plan-change.js";
 import { planOrphan } from "./orphan.js";
+import { notComparedFields } from "./not-compared.js";
+import { holdsPayload } from "../record/lazy-record.js";
 import type { Action, Draft, PlannedChange } from "./plan-change.js";
 
 export const planFormatVersion = 1;
@@ -152,7 +154,8 @@ export function planDigest(changes: readonly PlannedChange[]): string {
   // the canonical form of the whole list, hashed change by change: one change's text in memory
   // at a time instead of the whole plan's; documents held by reference count by their digest
   const hash = createHash("sha256").update("[");
-  changes.forEach((c, i) => hash.update(`${i === 0 ? "" : ","}${canonicalWith({ ...c, fields: fieldChanges(c) }, hideMarkers)}`));
+  // which values were not decrypted is the plan job's, not the change's: a plan without the key applies as one with it
+  changes.forEach((c, i) => hash.update(`${i === 0 ? "" : ","}${canonicalWith({ ...c, fields: fieldChanges(c), notCompared: undefined }, hideMarkers)}`));
   return hash.update("]").digest("hex");
 }
 
@@ -189,6 +192,14 @@ function withWave(draft: Draft, wave: number): PlannedChange {
   return { ...draft, notes, wave };
 }
 
+/** A change of a resource holding SOPS values not decrypted here, with the fields it could not compare (not-compared.ts). */
+function withNotCompared(draft: Draft, d: Desired, record: ResourceRecord | undefined): Draft {
+  if (d.notDecrypted !== true) return draft;
+  const applied = record !== undefined && holdsPayload(record, "applied") ? record.applied?.read() : undefined;
+  const notCompared = notComparedFields(d.request.readCompare(), applied);
+  return notCompared.length === 0 ? draft : { ...draft, notCompared };
+}
+
 const noNotes: readonly string[] = Object.freeze([]);
 
 /** A desired resource's change, a rename (renames.ts) taken into account. */
@@ -222,7 +233,9 @@ export function computePlan(desired: readonly Desired[], state: StateSnapshot, o
   const ctx: ChangeContext = { batching, reassert: options.reassert === true, claims: adoptionClaims(desired, state), hashKey: options.hashKey };
   const present = options.selection?.present ?? new Set(desired.map((d) => d.id));
   const moves = planMoves(desired, state, present);
-  const planned: PlannedChange[] = desired.map((d) => withWave(refuseUnaddressable(planResource(d, state, moves, ctx)), waveOf.get(d.id) ?? 1));
+  const planned: PlannedChange[] = desired.map((d) =>
+    withWave(refuseUnaddressable(withNotCompared(planResource(d, state, moves, ctx), d, state.resources.get(d.id))), waveOf.get(d.id) ?? 1),
+  );
   const orphanWave = waves.waves.length + 1;
   const inScope = (record: ResourceRecord): boolean => options.selection?.includesRecord(record) !== false;
   for (const record of state.resources.values()) {

@@ -117,17 +117,16 @@ function prepareOne(r: Resource, id: string, prep: Preparation, diagnostics: Dia
   const { opts } = prep;
   const problems: Diagnostic[] = [];
   // a spec held as text is parsed on each read: once here
-  const { written: spec, spec: resolved, secrets, readDocuments } = resolveSpec(r, prep.making.resolver, problems);
+  const { written: spec, spec: resolved, secrets, sealing, readDocuments } = resolveSpec(r, prep.making.resolver, problems);
   if (problems.length > 0) {
     diagnostics.push(...problems);
     return undefined;
   }
   const diffed = diffedAgainst(opts.state, id, r.annotations[movedFromAnnotation], r.kind);
-  const memoKey =
-    opts.memo === undefined ? "" : `${prep.memoContext}|${secrets.size === 0 ? "" : contentHash([...secrets].sort())}|${id}|${r.source.file}:${r.source.line}`;
+  const memoKey = opts.memo === undefined ? "" : `${prep.memoContext}|${secretsKey(secrets, sealing)}|${id}|${r.source.file}:${r.source.line}`;
   const known = opts.memo?.entries.get(spec);
   if (known !== undefined && known.key === `${memoKey}${diffed(known.desired.hash) ? "|read" : ""}`) return known.desired;
-  const { request, compare, query } = requestFor(r.kind, resolved, secrets, opts.hashKey, prep.ctx);
+  const { request, compare, query } = requestFor(r.kind, resolved, secrets, sealing, opts.hashKey, prep.ctx);
   const hash = contentHash(compare);
   const read = diffed(hash);
   const held = heldCompare(compare, { read, rebuild: opts.compareFrom === "resource" && opts.memo === undefined && !readDocuments });
@@ -145,9 +144,16 @@ function prepareOne(r: Resource, id: string, prep: Preparation, diagnostics: Dia
     source: { file: r.source.file, line: r.source.line },
     ...(r.annotations[adoptAnnotation] === undefined ? {} : { adopt: r.annotations[adoptAnnotation] }),
     ...(r.annotations[movedFromAnnotation] === undefined ? {} : { movedFrom: r.annotations[movedFromAnnotation] }),
+    ...([...sealing].some(([value, placeholder]) => value === placeholder) ? { notDecrypted: true as const } : {}),
   };
   opts.memo?.entries.set(spec, { key: `${memoKey}${read ? "|read" : ""}`, desired: d });
   return d;
+}
+
+/** What a resource's secrets add to its memo key: their values, and the fingerprints of those from SOPS files (a value encrypted again is another marker). */
+function secretsKey(secrets: ReadonlySet<string>, sealing: ReadonlyMap<string, string>): string {
+  if (secrets.size === 0) return "";
+  return contentHash([[...secrets].sort(), [...sealing.values()].sort()]);
 }
 
 /**

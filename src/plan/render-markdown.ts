@@ -9,6 +9,7 @@ import type { FieldChange } from "./diff.js";
 import { codeSpan, escapeHtml, fenced, inlineText, plainText } from "./markdown-inline.js";
 import type { Plan } from "./plan.js";
 import { fieldChanges } from "./plan-change.js";
+import { notComparedEntries, notComparedHeading } from "./not-compared.js";
 import type { Action, PlannedChange } from "./plan-change.js";
 import {
   breakingMark,
@@ -92,7 +93,18 @@ function header(plan: Plan): string[] {
       "",
     );
   }
+  head.push(...notComparedBlock(plan));
   return head;
+}
+
+/** Which values the plan could not compare (no age identity in the job), a bounded list: the JSON holds them all. */
+function notComparedBlock(plan: Plan): string[] {
+  const entries = notComparedEntries(plan.changes);
+  if (entries.length === 0) return [];
+  const shown = 50;
+  const lines = entries.slice(0, shown).map((n) => `> - ${codeSpan(n.id)} ${codeSpan(n.path)}: ${inlineText(n.verdict)}`);
+  if (entries.length > shown) lines.push(`> - … and ${entries.length - shown} more (all in \`gatesync plan --format json\`, as \`notCompared\`)`);
+  return [`> **⚠ ${inlineText(notComparedHeading(entries.length))}:**`, ">", ...lines, ""];
 }
 
 export function renderMarkdown(plan: Plan, limit = markdownLimit): string {

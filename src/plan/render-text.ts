@@ -1,5 +1,6 @@
 /** The plan for terminals: one line per changed resource, its fields below; colour on a TTY. */
 import { selectionLine } from "../select/selection-text.js";
+import { notComparedEntries, notComparedHeading } from "./not-compared.js";
 import { painter } from "../style.js";
 import type { Paint, Style } from "../style.js";
 import type { FieldChange } from "./diff.js";
@@ -98,6 +99,10 @@ export function* textChunks(plan: Plan, color: boolean): Generator<string> {
     yield text(lines);
   }
   const tail = shown.length === 0 ? ["", "  No changes: the servers match the repository as far as the state knows."] : [];
+  const notCompared = notComparedEntries(plan.changes);
+  if (notCompared.length > 0) {
+    tail.push("", paint("yellow", `⚠ ${notComparedHeading(notCompared.length)}:`), ...notCompared.map((n) => `  ${n.id} ${n.path}: ${n.verdict}`));
+  }
   tail.push("", `${paint("bold", "Plan:")} ${summaryLine(plan)}.`, `${callsLine(plan)}.`);
   yield text(tail);
 }

@@ -139,8 +139,10 @@ function planOptions(input: PlanRunInput, hashKey: string, selection: PlanOption
 export async function runPlan(input: PlanRunInput): Promise<PlanRun> {
   const { config, env } = input;
   registerCredentials(config, env);
-  // one resolver for the run: validation and the desired set look each reference up once between them
-  const secrets = new SecretResolver(new EnvFileSecretSource(env, config.secrets.fileRoot, secretScope(config)));
+  // one resolver for the run: validation and the desired set look each reference up once between them;
+  // a plan that sends nothing compares SOPS values it cannot decrypt by their encrypted form
+  const withoutIdentity = input.keep === "plan" ? "placeholder" : "refuse";
+  const secrets = new SecretResolver(new EnvFileSecretSource(env, config.secrets.fileRoot, secretScope(config), { withoutIdentity }));
   const appTypeProviders = new Set(config.targets.portal?.appTypeProviders ?? []);
   const request = input.selection ?? emptyRequest;
   // checked first: a mistyped flag is reported before any work

@@ -12,6 +12,8 @@ import { registerSecret } from "./redaction.js";
 import type { SecretLookup, SecretSource } from "./resolver.js";
 import { envRefusal, fileRefusal } from "./scope.js";
 import { SopsFiles, splitSopsName } from "./sops-source.js";
+import type { SopsFinding } from "./sops-findings.js";
+import { isSealedPlaceholder, sealedPlaceholder } from "./sealed-values.js";
 import type { SecretScope } from "./scope.js";
 
 /**
@@ -22,18 +24,46 @@ import type { SecretScope } from "./scope.js";
 export class EnvFileSecretSource implements SecretSource {
   readonly #sops: SopsFiles;
 
+  /**
+   * `withoutIdentity: "placeholder"` (a plan that sends nothing: `gatesync plan`): a SOPS value
+   * no age identity is given for resolves to its placeholder (sealed-values.ts) instead of
+   * SOPS_NO_IDENTITY, so the plan compares it by its encrypted form.
+   */
   constructor(
     private readonly env: Readonly<Record<string, string | undefined>>,
     private readonly fileRoot: string,
     private readonly scope?: SecretScope,
+    private readonly options: { readonly withoutIdentity?: "refuse" | "placeholder" } = {},
   ) {
     this.#sops = new SopsFiles(env, scope?.sopsKeys);
   }
 
   lookup(ref: SecretRef): SecretLookup {
     const found = this.read(ref);
-    if (found.ok) registerSecret(found.value);
+    if (found.ok && !isSealedPlaceholder(found.value)) registerSecret(found.value);
     return found;
+  }
+
+  async prefetch(refs: readonly SecretRef[]): Promise<void> {
+    const files: string[] = [];
+    for (const ref of refs) {
+      if (ref.provider !== "sops") continue;
+      const found = this.locate(ref, splitSopsName(ref.name).file);
+      if (found.ok) files.push(found.real);
+    }
+    await this.#sops.prefetch(files);
+  }
+
+  sopsFindings(shown: (real: string) => string): ReadonlyArray<SopsFinding & { readonly real: string }> {
+    return this.#sops.findings(shown);
+  }
+
+  secretsDirectory(): string {
+    try {
+      return realpathSync(this.fileRoot);
+    } catch {
+      return path.resolve(this.fileRoot);
+    }
   }
 
   private read(ref: SecretRef): SecretLookup {
@@ -61,6 +91,9 @@ export class EnvFileSecretSource implements SecretSource {
     const got = this.#sops.value(found.real, file, keyPath);
     if (got.ok) return got;
     // without an identity the file is still checked; its value is missing here, not wrong
+    if (got.code === "SOPS_NO_IDENTITY" && got.sealed !== undefined && this.options.withoutIdentity === "placeholder") {
+      return { ok: true, value: sealedPlaceholder(got.sealed), sealed: got.sealed };
+    }
     if (got.code === "SOPS_NO_IDENTITY") return { ok: false, reason: "missing", code: got.code, message: got.message };
     return { ok: false, reason: "sops", code: got.code, message: got.message };
   }

@@ -6,6 +6,8 @@
 import { descend, rewrite } from "../rewrite.js";
 import { createHmac, createHash } from "node:crypto";
 import { configure } from "safe-stable-stringify";
+import { sealedMarkerHash } from "./sealed-values.js";
+import type { Sealing } from "./sealed-values.js";
 
 /** Canonical JSON: sorted keys, so equal values have equal text. */
 export const canonicalJson = configure({ deterministic: true }) as (value: unknown, replacer?: (key: string, value: unknown) => unknown) => string;
@@ -61,8 +63,12 @@ export function sha256(text: string): string {
   return createHash("sha256").update(text).digest("hex");
 }
 
-export function marker(key: string, value: unknown): SensitiveMarker {
-  return { [sensitiveKey]: keyedHash(key, value) };
+/** A value's marker; one holding SOPS values (`sealing`) also carries their fingerprints' hash (sealed-values.ts). */
+export function marker(key: string, value: unknown, sealing?: Sealing): SensitiveMarker {
+  if (sealing === undefined || sealing.size === 0) return { [sensitiveKey]: keyedHash(key, value) };
+  const text = typeof value === "string" ? value : canonicalJson(value);
+  const sealed = sealedMarkerHash(text, typeof value !== "string", sealing, (t) => (t === text ? keyedHash(key, value) : keyedHash(key, t)));
+  return { [sensitiveKey]: sealed ?? keyedHash(key, value) };
 }
 
 const segmentRegexes = new Map<string, RegExp>();
@@ -89,8 +95,8 @@ export function sameAsMarker(recorded: unknown, value: unknown, key: string): bo
 const isSensitiveValue = (v: unknown): boolean => v !== undefined && v !== null && v !== "";
 
 /** Applies one pattern by navigating to it; copies only the objects on the way. */
-function markAt(value: unknown, segs: readonly string[], key: string): unknown {
-  if (segs.length === 0) return isSensitiveValue(value) ? marker(key, value) : value;
+function markAt(value: unknown, segs: readonly string[], key: string, sealing: Sealing | undefined): unknown {
+  if (segs.length === 0) return isSensitiveValue(value) ? marker(key, value, sealing) : value;
   if (value === null || typeof value !== "object" || isSensitiveMarker(value)) return value;
   const [head, ...rest] = segs as [string, ...string[]];
   if (Array.isArray(value)) {
@@ -98,7 +104,7 @@ function markAt(value: unknown, segs: readonly string[], key: string): unknown {
     let out: unknown[] | undefined;
     value.forEach((v, i) => {
       if (head !== "*" && Number(head) !== i) return;
-      const next = markAt(v, rest, key);
+      const next = markAt(v, rest, key, sealing);
       if (next !== v) (out ??= [...(value as unknown[])])[i] = next;
     });
     return out ?? value;
@@ -106,17 +112,17 @@ function markAt(value: unknown, segs: readonly string[], key: string): unknown {
   const obj = value as Record<string, unknown>;
   let out: Record<string, unknown> | undefined;
   for (const k of Object.keys(obj).filter((x) => segmentMatches(head, x))) {
-    const next = markAt(obj[k], rest, key);
+    const next = markAt(obj[k], rest, key, sealing);
     if (next !== obj[k]) (out ??= { ...obj })[k] = next;
   }
   return out ?? value;
 }
 
 /** Replaces strings holding a secret value; copies only what changes. */
-function markStrings(value: unknown, key: string, secrets: ReadonlySet<string>): unknown {
+function markStrings(value: unknown, key: string, secrets: ReadonlySet<string>, sealing: Sealing | undefined): unknown {
   return rewrite(value, (v) => {
     if (typeof v === "string") {
-      for (const s of secrets) if (s !== "" && v.includes(s)) return marker(key, v);
+      for (const s of secrets) if (s !== "" && v.includes(s)) return marker(key, v, sealing);
       return v;
     }
     return v === null || typeof v !== "object" || isSensitiveMarker(v) ? v : descend;
@@ -134,12 +140,13 @@ function segmentsOf(pattern: string): readonly string[] {
 /**
  * Replaces sensitive values with markers: subtrees at `patterns` (dotted paths, a segment `*` or
  * a `/regex/`: segmentMatches), and any string holding one of the resolved `secrets`. Parts
- * without either are returned as they are, not copied.
+ * without either are returned as they are, not copied. `sealing`: the SOPS values among the
+ * secrets (sealed-values.ts).
  */
-export function redact(value: unknown, key: string, patterns: readonly string[], secrets: ReadonlySet<string>): unknown {
+export function redact(value: unknown, key: string, patterns: readonly string[], secrets: ReadonlySet<string>, sealing?: Sealing): unknown {
   let out = value;
-  for (const p of patterns) out = markAt(out, segmentsOf(p), key);
-  return secrets.size === 0 ? out : markStrings(out, key, secrets);
+  for (const p of patterns) out = markAt(out, segmentsOf(p), key, sealing);
+  return secrets.size === 0 ? out : markStrings(out, key, secrets, sealing);
 }
 
 /** True when a value holds a marker anywhere. */

@@ -9,9 +9,12 @@ import type { PathSegment } from "../field-path.js";
 import { formatRef, isSecretScheme, replaceReferences } from "./references.js";
 import type { SecretRef } from "./references.js";
 import type { SopsCode } from "./sops-format.js";
+import { sealedPlaceholder } from "./sealed-values.js";
+import type { SopsFinding } from "./sops-findings.js";
 
 export type SecretLookup =
-  | { ok: true; value: string }
+  /** `sealed`: a SOPS value's fingerprint as encrypted (sealed-values.ts). */
+  | { ok: true; value: string; sealed?: string }
   /** `code`: a more precise code than SECRET_UNRESOLVED (SOPS_NO_IDENTITY). */
   | { ok: false; reason: "missing" | "escape" | "unreadable"; message: string; code?: SopsCode }
   /** A SOPS file that is malformed, tampered with, or not for the keys given (its code says which). */
@@ -22,6 +25,12 @@ export type SecretLookup =
 /** Where references are looked up (the environment, files, a test's table). */
 export interface SecretSource {
   lookup(ref: SecretRef): SecretLookup;
+  /** Told every reference about to be looked up, so that it can read them together (a run's SOPS files' keys unwrapped at once). */
+  prefetch?(refs: readonly SecretRef[]): Promise<void> | void;
+  /** What validate warns about in the SOPS files read so far, each file once (sops-findings.ts); `shown` names a file. */
+  sopsFindings?(shown: (real: string) => string): ReadonlyArray<SopsFinding & { readonly real: string }>;
+  /** The directory `${file:}` and `${sops:}` resolve in (its real path), when the source has one. */
+  secretsDirectory?(): string | undefined;
 }
 
 /** A source asked once per reference: every later lookup of the same reference answers what the first one got. */
@@ -35,12 +44,30 @@ export class SecretResolver implements SecretSource {
     return source instanceof SecretResolver ? source : new SecretResolver(source);
   }
 
+  async prefetch(refs: readonly SecretRef[]): Promise<void> {
+    await this.source.prefetch?.(refs.filter((ref) => !this.#answers.has(formatRef(ref))));
+  }
+
+  sopsFindings(shown: (real: string) => string): ReadonlyArray<SopsFinding & { readonly real: string }> {
+    return this.source.sopsFindings?.(shown) ?? [];
+  }
+
+  secretsDirectory(): string | undefined {
+    return this.source.secretsDirectory?.();
+  }
+
   lookup(ref: SecretRef): SecretLookup {
     const key = formatRef(ref);
     let answer = this.#answers.get(key);
     if (answer === undefined) this.#answers.set(key, (answer = this.source.lookup(ref)));
     return answer;
   }
+}
+
+/** The values a resource's references resolved to; those of SOPS files also by their placeholders (sealed-values.ts). */
+export interface FoundSecrets {
+  readonly values: Set<string>;
+  readonly sealing: Map<string, string>;
 }
 
 /**
@@ -51,7 +78,7 @@ export class SecretResolver implements SecretSource {
 export function resolveSecrets(
   value: unknown,
   source: SecretSource,
-  found: Set<string>,
+  found: FoundSecrets,
   fail: (path: PathSegment[], message: string) => void,
   path: PathSegment[] = [],
 ): unknown {
@@ -62,7 +89,8 @@ export function resolveSecrets(
       const ref: SecretRef = { provider: m.scheme, name: m.name };
       const got = source.lookup(ref);
       if (got.ok) {
-        found.add(got.value);
+        found.values.add(got.value);
+        if (got.sealed !== undefined) found.sealing.set(got.value, sealedPlaceholder(got.sealed));
         return got.value;
       }
       failed = true;

@@ -1,8 +1,9 @@
 /**
  * age identities the way SOPS users give them — `SOPS_AGE_KEY` (one or more
  * `AGE-SECRET-KEY-1…` lines) and `SOPS_AGE_KEY_FILE` (default ~/.config/sops/age/keys.txt) —
- * and the unwrapping of a SOPS file's data key with them, by the `age-encryption` package in a
- * thread of its own (sops-age-worker.ts): its API is asynchronous, a secret lookup is not.
+ * and the unwrapping of SOPS files' data keys with them (age-unwrap.ts): awaited before a run's
+ * lookups where the run can wait, else in a thread of its own (sops-age-worker.ts) — the
+ * `age-encryption` package's API is asynchronous, a secret lookup is not.
  */
 import { readFileSync } from "node:fs";
 import path from "node:path";
@@ -10,7 +11,7 @@ import { MessageChannel, receiveMessageOnPort } from "node:worker_threads";
 import type { MessagePort, Worker } from "node:worker_threads";
 import { startWorker } from "../worker-module.js";
 import { registerSecret } from "./redaction.js";
-import type { UnwrapAnswer, UnwrapRequest } from "./sops-age-worker.js";
+import type { UnwrapAnswer, UnwrapRequest } from "./age-unwrap.js";
 import { SopsProblem } from "./sops-format.js";
 import type { AgeStanza } from "./sops-format.js";
 
@@ -77,29 +78,75 @@ class AgeThread {
     port1.unref();
   }
 
-  unwrap(request: UnwrapRequest): UnwrapAnswer {
+  unwrap(request: UnwrapRequest): UnwrapAnswer[] {
     Atomics.store(this.#flag, 0, 0);
     this.#port.postMessage(request);
     // the thread's first answer includes its start (tsx from sources): generous, yet never forever
     if (Atomics.wait(this.#flag, 0, 0, 60_000) === "timed-out") throw new SopsProblem("SOPS_WRONG_KEY", "the data key could not be unwrapped in time");
-    const answer = receiveMessageOnPort(this.#port)?.message as UnwrapAnswer | undefined;
-    if (answer === undefined) throw new SopsProblem("SOPS_WRONG_KEY", "the data key could not be unwrapped");
+    const answer = receiveMessageOnPort(this.#port)?.message as UnwrapAnswer[] | undefined;
+    if (answer?.length !== request.files.length) throw new SopsProblem("SOPS_WRONG_KEY", "the data key could not be unwrapped");
     return answer;
   }
 }
 
 let thread: AgeThread | undefined;
 
-/** The 32-byte data key of a file, unwrapped with one of `identities`; each failure a SopsProblem saying why. */
-export function unwrapDataKey(stanzas: readonly AgeStanza[], otherKeyTypes: readonly string[], identities: readonly string[], sources: string): Buffer {
-  if (stanzas.length === 0) {
-    throw new SopsProblem(
-      "SOPS_KEY_UNSUPPORTED",
-      `the file's data key is encrypted only for ${otherKeyTypes.length === 0 ? "no key" : otherKeyTypes.join(", ")}: gatesync decrypts SOPS files with age keys`,
-    );
+/** A file's age stanzas and the other key types it names: what unwrapping its data key reads. */
+export interface WrappedKey {
+  readonly stanzas: readonly AgeStanza[];
+  readonly otherKeyTypes: readonly string[];
+}
+
+type Keys = Array<Buffer | SopsProblem>;
+
+/** What to ask for the keys of `files` (those that can be asked at all), and the answers made of what is answered. */
+function unwrapping(files: readonly WrappedKey[], identities: readonly string[], sources: string) {
+  const answers: Array<Buffer | SopsProblem | undefined> = files.map((f) => unusable(f, identities, sources));
+  const asked = files.flatMap((_, i) => (answers[i] === undefined ? [i] : []));
+  const request: UnwrapRequest | undefined = asked.length === 0 ? undefined : { files: asked.map((i) => files[i]!.stanzas.map((s) => s.enc)), identities };
+  return {
+    request,
+    settle: (got: readonly UnwrapAnswer[] | SopsProblem): Keys => {
+      asked.forEach((i, k) => (answers[i] = got instanceof SopsProblem ? got : keyOf(got[k]!, files[i]!.stanzas)));
+      return answers as Keys;
+    },
+  };
+}
+
+/**
+ * The 32-byte data keys of files, each unwrapped with one of `identities` or a SopsProblem saying
+ * why not: one request to the age thread for all of them, waited for (a lookup cannot await).
+ */
+export function unwrapDataKeys(files: readonly WrappedKey[], identities: readonly string[], sources: string): Keys {
+  const { request, settle } = unwrapping(files, identities, sources);
+  if (request === undefined) return settle([]);
+  try {
+    return settle((thread ??= new AgeThread()).unwrap(request));
+  } catch (error) {
+    if (!(error instanceof SopsProblem)) throw error;
+    return settle(error);
   }
-  if (identities.length === 0) throw new SopsProblem("SOPS_NO_IDENTITY", `no age identity is given here (${sources})`);
-  const answer = (thread ??= new AgeThread()).unwrap({ stanzas: stanzas.map((s) => s.enc), identities });
+}
+
+/** The same, awaited on this thread: a run that can wait before its lookups starts no age thread. */
+export async function unwrapDataKeysHere(files: readonly WrappedKey[], identities: readonly string[], sources: string): Promise<Keys> {
+  const { request, settle } = unwrapping(files, identities, sources);
+  if (request === undefined) return settle([]);
+  const { unwrapAll } = await import("./age-unwrap.js");
+  return settle(await unwrapAll(request));
+}
+
+/** Why a file's key cannot be asked for at all (no age stanza, no identity); undefined when it can. */
+function unusable(file: WrappedKey, identities: readonly string[], sources: string): SopsProblem | undefined {
+  if (file.stanzas.length === 0) {
+    const others = file.otherKeyTypes.length === 0 ? "no key" : file.otherKeyTypes.join(", ");
+    return new SopsProblem("SOPS_KEY_UNSUPPORTED", `the file's data key is encrypted only for ${others}: gatesync decrypts SOPS files with age keys`);
+  }
+  if (identities.length === 0) return new SopsProblem("SOPS_NO_IDENTITY", `no age identity is given here (${sources})`);
+  return undefined;
+}
+
+function keyOf(answer: UnwrapAnswer, stanzas: readonly AgeStanza[]): Buffer | SopsProblem {
   if (answer.ok && answer.key.length === 32) return Buffer.from(answer.key);
   const why =
     !answer.ok && answer.reason === "bad-identity"
@@ -109,5 +156,5 @@ export function unwrapDataKey(stanzas: readonly AgeStanza[], otherKeyTypes: read
         : answer.ok
           ? "its data key is not 32 bytes"
           : `none of the age identities given is one of its recipients (${stanzas.map((s) => s.recipient).join(", ")})`;
-  throw new SopsProblem(!answer.ok && answer.reason !== "malformed" ? "SOPS_WRONG_KEY" : "SOPS_INVALID", `the file's data key cannot be unwrapped: ${why}`);
+  return new SopsProblem(!answer.ok && answer.reason !== "malformed" ? "SOPS_WRONG_KEY" : "SOPS_INVALID", `the file's data key cannot be unwrapped: ${why}`);
 }

@@ -4,18 +4,27 @@
  * use; its plaintext is held in memory for the run only, and never written anywhere. Without an
  * age identity the structure and the key path are still checked (a merge request's job).
  */
+import { createHash } from "node:crypto";
 import { readFileSync, statSync } from "node:fs";
-import { ageIdentities, ageKeySources, unwrapDataKey } from "./sops-age.js";
-import type { AgeKeySettings } from "./sops-age.js";
+import { ageIdentities, ageKeySources, unwrapDataKeys, unwrapDataKeysHere } from "./sops-age.js";
+import type { AgeKeySettings, WrappedKey } from "./sops-age.js";
 import { SopsProblem } from "./sops-format.js";
 import type { SopsCode } from "./sops-format.js";
 import { checkSopsStructure, decryptSopsFile, leavesOf, nodeAt, parseSopsFile } from "./sops-tree.js";
 import type { SopsFile, SopsNode } from "./sops-tree.js";
+import { describeFinding } from "./sops-findings.js";
+import type { SopsFinding } from "./sops-findings.js";
 
 /** A SOPS file larger than this is refused before it is read. */
 const maxSopsFileBytes = 5 * 1024 * 1024;
 
-export type SopsAnswer = { readonly ok: true; readonly value: string } | { readonly ok: false; readonly code: SopsCode; readonly message: string };
+/**
+ * `sealed`: the fingerprint of the value as encrypted (its `ENC[…]` text, public in the
+ * repository), which a plan without keys compares instead of the value (sealed-values.ts).
+ */
+export type SopsAnswer =
+  | { readonly ok: true; readonly value: string; readonly sealed: string }
+  | { readonly ok: false; readonly code: SopsCode; readonly message: string; readonly sealed?: string };
 
 /** `PATH#KEY.PATH` split: the file and the key path within it (none: the whole-file form). */
 export function splitSopsName(name: string): { readonly file: string; readonly keyPath: readonly string[] | undefined } {
@@ -24,11 +33,21 @@ export function splitSopsName(name: string): { readonly file: string; readonly k
   return { file: name.slice(0, hash), keyPath: name.slice(hash + 1).split(".") };
 }
 
-type Read = { readonly file: SopsFile; plain?: SopsNode } | { readonly problem: SopsProblem };
+/** A file of the run: read (or refused), then its data key unwrapped, then decrypted and verified (or refused). */
+interface Read {
+  readonly file?: SopsFile;
+  /** Not as sops writes it (read or structure): nothing of it is used, its key paths unchecked. */
+  readonly invalid?: SopsProblem;
+  /** Its data key not unwrapped, or its values not verified. */
+  problem?: SopsProblem;
+  key?: Buffer;
+  plain?: SopsNode;
+}
 
 /** The SOPS files of one run, each read and decrypted at most once. */
 export class SopsFiles {
   readonly #files = new Map<string, Read>();
+  readonly #warned = new Set<string>();
   #identities: string[] | undefined;
 
   constructor(
@@ -36,23 +55,66 @@ export class SopsFiles {
     private readonly keys?: AgeKeySettings,
   ) {}
 
+  /**
+   * Unwraps the data keys of the files at `reals` on this thread, together, before they are
+   * looked up (validation names every reference of the repository first): a run so prepared
+   * starts no age thread. Reports nothing: each lookup does.
+   */
+  async prefetch(reals: readonly string[]): Promise<void> {
+    if (this.identities().length === 0) return;
+    const reads = [...new Set(reals)].map((real) => this.read(real)).filter((r) => r.invalid === undefined && r.problem === undefined && r.key === undefined);
+    if (reads.length === 0) return;
+    try {
+      this.settle(reads, await unwrapDataKeysHere(reads.map(wrappedKey), this.identities(), ageKeySources(this.keys)));
+    } catch {
+      // left to the lookups, which unwrap what is missing in the age thread and say what fails
+    }
+  }
+
+  /** Keys of files a lookup needs now: in the age thread, waited for. */
+  private unlock(reads: readonly Read[]): void {
+    this.settle(reads, unwrapDataKeys(reads.map(wrappedKey), this.identities(), ageKeySources(this.keys)));
+  }
+
+  private settle(reads: readonly Read[], keys: ReadonlyArray<Buffer | SopsProblem>): void {
+    reads.forEach((r, i) => {
+      const key = keys[i]!;
+      if (key instanceof SopsProblem) r.problem = key;
+      else r.key = key;
+    });
+  }
+
+  /** The file's values decrypted and verified, once; its problem thrown (and kept) otherwise. */
+  private plain(read: Read): SopsNode {
+    if (read.plain !== undefined) return read.plain;
+    if (read.key === undefined && read.problem === undefined) this.unlock([read]);
+    if (read.problem !== undefined) throw read.problem;
+    try {
+      return (read.plain = decryptSopsFile(read.file!, read.key!));
+    } catch (error) {
+      if (error instanceof SopsProblem) read.problem = error;
+      throw error;
+    }
+  }
+
   /** The value at `keyPath` of the file at real path `real`, named `shown` in messages. */
   value(real: string, shown: string, keyPath: readonly string[] | undefined): SopsAnswer {
     const read = this.read(real);
+    let sealed: string | undefined;
     try {
-      if ("problem" in read) throw read.problem;
+      if (read.file === undefined || read.invalid !== undefined) throw read.invalid!;
       const at = keyPath === undefined ? undefined : keyPath.join(".");
       const leafPath = keyPath ?? this.onlyLeaf(read.file.tree);
       const encrypted = nodeAt(read.file.tree, leafPath);
       if (encrypted === undefined || !("leaf" in encrypted)) {
         throw new SopsProblem("SOPS_KEY_PATH", `${encrypted === undefined ? "no value" : "a mapping or a list, not one value,"} at ${at ?? "(root)"}`);
       }
-      read.plain ??= decryptSopsFile(read.file, unwrapDataKey(read.file.meta.age, read.file.meta.otherKeyTypes, this.identities(), ageKeySources(this.keys)));
-      const leaf = nodeAt(read.plain, leafPath);
-      return { ok: true, value: leaf !== undefined && "leaf" in leaf && leaf.leaf !== null ? String(leaf.leaf) : "" };
+      sealed = fingerprint(leafPath, encrypted.leaf);
+      const leaf = nodeAt(this.plain(read), leafPath);
+      return { ok: true, value: leaf !== undefined && "leaf" in leaf && leaf.leaf !== null ? String(leaf.leaf) : "", sealed };
     } catch (error) {
       if (!(error instanceof SopsProblem)) throw error;
-      return { ok: false, code: error.code, message: `${shown}: ${error.message}` };
+      return { ok: false, code: error.code, message: `${shown}: ${error.message}`, ...(sealed === undefined ? {} : { sealed }) };
     }
   }
 
@@ -66,6 +128,20 @@ export class SopsFiles {
     return (this.#identities ??= ageIdentities(this.env, this.keys));
   }
 
+  /**
+   * What validate warns about in each file read so far (sops-findings.ts), said once per file
+   * per run; `shown` names a file as the findings do.
+   */
+  findings(shown: (real: string) => string): Array<SopsFinding & { readonly real: string }> {
+    const out: Array<SopsFinding & { readonly real: string }> = [];
+    for (const [real, read] of this.#files) {
+      if (read.file === undefined || this.#warned.has(real)) continue;
+      this.#warned.add(real);
+      for (const f of read.file.findings) out.push({ ...describeFinding(f, shown(real), read.file.meta), real });
+    }
+    return out;
+  }
+
   private read(real: string): Read {
     let read = this.#files.get(real);
     if (read === undefined) this.#files.set(real, (read = readFile(real)));
@@ -73,13 +149,31 @@ export class SopsFiles {
   }
 }
 
+/**
+ * A value's fingerprint as encrypted: its key path and `ENC[…]` text (the iv is random, so a
+ * value sops encrypted again — edited, or its data key rotated — has another). Not secret.
+ */
+function fingerprint(keyPath: readonly string[], encrypted: unknown): string {
+  return createHash("sha256")
+    .update(`${keyPath.join("\0")}\0${String(encrypted)}`)
+    .digest("hex")
+    .slice(0, 32);
+}
+
+const wrappedKey = (r: Read): WrappedKey => ({ stanzas: r.file!.meta.age, otherKeyTypes: r.file!.meta.otherKeyTypes });
+
 function readFile(real: string): Read {
+  let file: SopsFile | undefined;
   try {
-    if (statSync(real).size > maxSopsFileBytes) return { problem: new SopsProblem("SOPS_INVALID", `the file is larger than ${maxSopsFileBytes} bytes`) };
-    const file = parseSopsFile(readFileSync(real, "utf8"));
+    if (statSync(real).size > maxSopsFileBytes) return { invalid: new SopsProblem("SOPS_INVALID", `the file is larger than ${maxSopsFileBytes} bytes`) };
+    file = parseSopsFile(readFileSync(real, "utf8"));
     checkSopsStructure(file);
     return { file };
   } catch (error) {
-    return { problem: error instanceof SopsProblem ? error : new SopsProblem("SOPS_INVALID", "the file cannot be read") };
+    // a file whose metadata was read is kept beside its problem: validate locates what is wrong in it
+    return {
+      ...(file === undefined ? {} : { file }),
+      invalid: error instanceof SopsProblem ? error : new SopsProblem("SOPS_INVALID", "the file cannot be read"),
+    };
   }
 }

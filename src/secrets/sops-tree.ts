@@ -10,6 +10,8 @@ import type { Node as YamlNode } from "yaml";
 import { loadYamlLibrary } from "../yaml-library.js";
 import { looksEncrypted, macAdditionalData, parseEncrypted, readMetadata, shouldBeEncrypted, SopsProblem } from "./sops-format.js";
 import type { SopsMetadata } from "./sops-format.js";
+import { locateFindings } from "./sops-findings.js";
+import type { LocatedFinding } from "./sops-findings.js";
 
 export type Leaf = string | number | boolean | null;
 export type SopsNode = { readonly map: ReadonlyArray<readonly [string, SopsNode]> } | { readonly list: readonly SopsNode[] } | { readonly leaf: Leaf };
@@ -17,6 +19,8 @@ export type SopsNode = { readonly map: ReadonlyArray<readonly [string, SopsNode]
 export interface SopsFile {
   readonly tree: SopsNode & { readonly map: ReadonlyArray<readonly [string, SopsNode]> };
   readonly meta: SopsMetadata;
+  /** What validate warns about in it, located in the same parse (sops-findings.ts). */
+  readonly findings: readonly LocatedFinding[];
 }
 
 /** sops.go MACOnlyEncryptedInitialization: a MAC over encrypted values only never equals one over all. */
@@ -43,7 +47,8 @@ function toNode(node: YamlNode | null, depth: number): SopsNode {
 /** A SOPS file's text (YAML or JSON) read into its tree and metadata, nothing decrypted. */
 export function parseSopsFile(text: string): SopsFile {
   const yaml = loadYamlLibrary();
-  const docs = yaml.parseAllDocuments(text, { uniqueKeys: true });
+  const lines = new yaml.LineCounter();
+  const docs = yaml.parseAllDocuments(text, { uniqueKeys: true, lineCounter: lines });
   if (!Array.isArray(docs) || docs.length !== 1 || docs[0]!.errors.length > 0) {
     throw new SopsProblem("SOPS_INVALID", "the file is not one YAML or JSON document");
   }
@@ -52,7 +57,8 @@ export function parseSopsFile(text: string): SopsFile {
   if (!root.map.some(([k]) => k === "sops")) throw new SopsProblem("SOPS_INVALID", "the file has no `sops` metadata: it is not a SOPS-encrypted file");
   // only the metadata is made plain JavaScript: the tree is walked as read, in its order
   const sops: unknown = (docs[0]!.contents as YamlNode & { get(key: string, keepScalar: true): unknown }).get("sops", true);
-  return { tree: { map: root.map.filter(([k]) => k !== "sops") }, meta: readMetadata(yaml.isNode(sops) ? sops.toJSON() : sops) };
+  const meta = readMetadata(yaml.isNode(sops) ? sops.toJSON() : sops);
+  return { tree: { map: root.map.filter(([k]) => k !== "sops") }, meta, findings: locateFindings(docs[0]!.contents, meta, lines) };
 }
 
 function openValue(text: string, key: Buffer, aad: string, where: string): Buffer {

@@ -4,6 +4,7 @@
  * it returns is plain data (structured-cloneable), and the same whether run in a worker or not.
  */
 import type { Diagnostic } from "../errors.js";
+import { literalSecrets } from "./secret-warnings.js";
 import { printableJson, summarise } from "../kinds/document-ref.js";
 import type { DocumentSummary } from "../kinds/document-ref.js";
 import type { KindName } from "../kinds/kind.js";
@@ -126,6 +127,8 @@ export interface FileVerdict {
   readonly patchesApplied?: readonly string[];
   /** The file's entry in the findings cache (its name), which the run keeps when it prunes the cache. */
   readonly rulesEntry?: string;
+  /** The line of the file's SOPS document: a SOPS file among the resource files (secret-warnings.ts). */
+  readonly sopsLine?: number;
 }
 
 /** Whether a file's text can hold `$${` once parsed: written out, or made by an escape (`\u0024` in a quoted string). */
@@ -182,7 +185,7 @@ async function resourceVerdict(
     kind: cls.kind.kind,
     ...(cls.name === undefined ? {} : { name: cls.name }),
     ...verdict,
-    findings: shown(verdict.findings),
+    findings: shown([...verdict.findings, ...literalSecrets((cls.value as { spec?: unknown }).spec, { ...at.place, resource }, at.locate)]),
   };
 }
 
@@ -207,6 +210,7 @@ export async function checkFile(file: FileToRead, ctx: FileCheckContext, checker
   const valued = ctx.values === undefined ? undefined : applyValues(read.documents, ctx.values, file.path, (f, i, p) => locate(f, i, p), read.text);
   const documents: DocumentVerdict[] = [];
   const applied = new Set<string>();
+  let sopsLine: number | undefined;
   const changed = new Set(valued?.changed);
   // where a value is missing, what the checks say of the reference left in its place is noise
   const unvalued = new Set((valued?.findings ?? []).map((d) => `${d.line}:${d.column}`));
@@ -221,7 +225,10 @@ export async function checkFile(file: FileToRead, ctx: FileCheckContext, checker
     const place = { file: file.path, index: doc.index };
     const cls = classifyDocument(file.path, doc, (p) => locate(file.path, doc.index, p));
     // a SOPS file among the resource files: only `${sops:}` reads it
-    if (cls.role === "sops") continue;
+    if (cls.role === "sops") {
+      sopsLine ??= doc.line;
+      continue;
+    }
     if (cls.role === "invalid") {
       documents.push({ ...base, findings: [cls.diagnostic], secretRefs: [] });
     } else if (cls.role === "attachment") {
@@ -245,5 +252,6 @@ export async function checkFile(file: FileToRead, ctx: FileCheckContext, checker
     ...(valued === undefined ? {} : { valuesUsed: valued.used }),
     ...patchesApplied,
     ...rulesEntry,
+    ...(sopsLine === undefined ? {} : { sopsLine }),
   };
 }

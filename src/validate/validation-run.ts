@@ -33,6 +33,7 @@ import type { LocalFileChecker } from "./file-checker.js";
 import { errorCount, locateWith } from "./findings.js";
 import type { Locate } from "./findings.js";
 import { secretDiagnostics, unresolvedSummary } from "./secret-check.js";
+import { sopsFileWarnings, strayedSopsFiles } from "./secret-warnings.js";
 import type { SecretsSaid } from "./secret-check.js";
 import type { SecretSettings } from "./secret-check.js";
 import { rulesetsCode } from "../rules/prepare-rules.js";
@@ -221,6 +222,8 @@ export class ValidationRun {
       reportedFiles: new Set(),
       ...(rules === undefined ? {} : { rules }),
     };
+    // every reference named first: a source reads them together (a run's SOPS files' keys at once, awaited here)
+    await this.opts.secrets?.source.prefetch?.(candidates.flatMap((c) => c.doc.secretRefs.map((r) => r.ref)));
     const made: Array<Resource | undefined> = [];
     for (const c of candidates) made.push(await this.finish(c, attachments));
     const resources = made.filter((r): r is Resource => r !== undefined);
@@ -231,6 +234,8 @@ export class ValidationRun {
       ...routed.diagnostics,
       ...unusedValues(this.opts.values, config?.path, this.records.values()),
       ...unresolvedSummary(this.secretsSaid.unresolved),
+      ...sopsFileWarnings(this.opts.secrets?.source, this.opts.root, this.opts.repositoryPrefix ?? ""),
+      ...strayedSopsFiles(this.records.values(), this.opts.secrets?.source, this.opts.root, this.opts.repositoryPrefix ?? ""),
     );
     return routed.valid;
   }

@@ -5,7 +5,8 @@
 import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { unwrapDataKey } from "../../src/secrets/sops-age.js";
+import { unwrapDataKeys } from "../../src/secrets/sops-age.js";
+import type { AgeStanza } from "../../src/secrets/sops-format.js";
 import { SopsProblem } from "../../src/secrets/sops-format.js";
 
 function identity(): { secret: string; recipient: string } {
@@ -16,6 +17,13 @@ function identity(): { secret: string; recipient: string } {
 }
 
 const encryptTo = (recipient: string, data: Buffer): string => execFileSync("age", ["-r", recipient, "-a"], { input: data, encoding: "utf8" });
+
+/** One file's data key, as the run's lookups ask for it. */
+const unwrapDataKey = (stanzas: AgeStanza[], otherKeyTypes: string[], identities: string[], sources: string): Buffer => {
+  const [key] = unwrapDataKeys([{ stanzas, otherKeyTypes }], identities, sources);
+  if (key instanceof SopsProblem) throw key;
+  return key!;
+};
 
 const codeOf = (fn: () => unknown): string => {
   try {
@@ -36,6 +44,27 @@ describe("age data keys", () => {
     expect(codeOf(() => unwrapDataKey(stanzas, [], [other.secret], "SOPS_AGE_KEY"))).toMatch(
       /^SOPS_WRONG_KEY: .*none of the age identities given is one of its recipients \(age1/,
     );
+  });
+
+  it("unwraps several files' keys in one request, each answered on its own (a wrong one among them refused alone)", () => {
+    const [mine, other] = [identity(), identity()];
+    const keys = [randomBytes(32), randomBytes(32)];
+    const got = unwrapDataKeys(
+      [
+        { stanzas: [{ recipient: mine.recipient, enc: encryptTo(mine.recipient, keys[0]!) }], otherKeyTypes: [] },
+        { stanzas: [{ recipient: other.recipient, enc: encryptTo(other.recipient, randomBytes(32)) }], otherKeyTypes: [] },
+        { stanzas: [], otherKeyTypes: ["kms"] },
+        { stanzas: [{ recipient: mine.recipient, enc: encryptTo(mine.recipient, keys[1]!) }], otherKeyTypes: [] },
+      ],
+      [mine.secret],
+      "SOPS_AGE_KEY",
+    );
+    expect(got.map((k) => (k instanceof SopsProblem ? k.code : k.equals(keys[0]!) ? "first" : k.equals(keys[1]!) ? "second" : "other"))).toEqual([
+      "first",
+      "SOPS_WRONG_KEY",
+      "SOPS_KEY_UNSUPPORTED",
+      "second",
+    ]);
   });
 
   it("refuses a payload that is not a data key, a stanza that is not armored, a line that is not an identity", () => {

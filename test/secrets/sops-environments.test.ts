@@ -48,7 +48,7 @@ describe("${sops:} per environment", () => {
       const c = environmentNamed(config, name).config;
       return new EnvFileSecretSource(env, c.secrets.fileRoot, secretScope(c));
     };
-    expect(source("production").lookup({ provider: "sops", name: "token.enc.json" })).toEqual({ ok: true, value: "t00m4nys3cr3tz" });
+    expect(source("production").lookup({ provider: "sops", name: "token.enc.json" })).toMatchObject({ ok: true, value: "t00m4nys3cr3tz" });
     const staging = source("staging").lookup({ provider: "sops", name: "token.enc.json" });
     expect(staging).toMatchObject({ ok: false, reason: "missing", code: "SOPS_NO_IDENTITY" });
     expect(staging.ok ? "" : staging.message).toContain("the variable SOPS_AGE_KEY_STAGING");
