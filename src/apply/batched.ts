@@ -135,6 +135,17 @@ export class Batcher {
     return pending.filter((c) => !carried.has(c.id));
   }
 
+  /** The batch route is unavailable: this group goes direct, and so does the rest of the run. */
+  private async fallBack(why: string, group: readonly PlannedChange[], attempts: ReadonlyMap<string, number>): Promise<void> {
+    if (this.fallback === undefined) {
+      this.fallback = why;
+      this.logger.warn({ reason: why }, "batch route unavailable: falling back to direct calls for the rest of the run");
+    }
+    this.active = false;
+    // eslint-disable-next-line no-restricted-syntax -- bounded by the interface queue each direct call goes through
+    await Promise.all(group.map((c) => this.sender.direct(c, Math.max(1, attempts.get(c.id) ?? 0))));
+  }
+
   private async sendAndSettle(
     items: BatchItem[],
     byId: ReadonlyMap<string, PlannedChange>,
@@ -165,13 +176,7 @@ export class Batcher {
         : { kind: "answered", status: result.kind === "results" ? 200 : 0, retryAfterMs: undefined, body: undefined, text: "" };
     if (result.kind === "unavailable") {
       this.sender.observe(queue, "batch", batchOutcome, group.length);
-      if (this.fallback === undefined) {
-        this.fallback = result.why;
-        this.logger.warn({ reason: result.why }, "batch route unavailable: falling back to direct calls for the rest of the run");
-      }
-      this.active = false;
-      // eslint-disable-next-line no-restricted-syntax -- bounded by the interface queue each direct call goes through
-      await Promise.all(group.map((c) => this.sender.direct(c, Math.max(1, attempts.get(c.id) ?? 0))));
+      await this.fallBack(result.why, group, attempts);
       return;
     }
     // settled together: their state writes share one journal write and fsync

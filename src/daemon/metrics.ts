@@ -7,7 +7,9 @@
  * its own `RunMetrics` (`metrics.for(name)`). A single environment's metrics carry no such
  * label, as before environments existed.
  */
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import { Registry, collectDefaultMetrics } from "prom-client";
+import type { Counter, Gauge, Histogram } from "prom-client";
+import { runInstruments, statusInstruments } from "./metric-instruments.js";
 import type { CallEvent } from "../apply/types.js";
 
 /** What one environment's reconcile loop writes. */
@@ -49,83 +51,12 @@ export class DaemonMetrics implements RunMetrics {
     const registers = [this.registry];
     const env = (this.env = options.environments === true ? ["environment"] : []);
     collectDefaultMetrics({ register: this.registry, prefix: "gatesync_" });
-    this.runDuration = new Histogram({
-      name: "gatesync_run_duration_seconds",
-      help: "Duration of reconcile runs",
-      labelNames: ["result", ...env],
-      buckets: [0.01, 0.05, 0.1, 0.5, 1, 5, 15, 60, 300],
-      registers,
-    });
-    this.runs = new Counter({
-      name: "gatesync_runs_total",
-      help: "Reconcile runs by result: applied (changed something), unchanged (succeeded, changed nothing), noop (nothing to do: no run), partial, invalid, error, source-error, standby",
-      labelNames: ["result", ...env],
-      registers,
-    });
-    this.resources = new Gauge({ name: "gatesync_resources", help: "Resources in the state by status", labelNames: ["status", ...env], registers });
-    this.calls = new Counter({
-      name: "gatesync_interface_calls_total",
-      help: "HTTP calls to the management interfaces",
-      labelNames: ["interface", "operation", "code", ...env],
-      registers,
-    });
-    this.batchSize = new Histogram({
-      name: "gatesync_batch_size",
-      help: "Sub-requests per batch call",
-      labelNames: env,
-      buckets: [1, 5, 10, 25, 50, 100, 250],
-      registers,
-    });
-    this.queueDepth = new Gauge({ name: "gatesync_queue_depth", help: "Calls waiting or running per interface", labelNames: ["interface", ...env], registers });
-    this.interfaceRate = new Gauge({
-      name: "gatesync_interface_rate",
-      help: "Requests per second the apply allows itself per interface (halved by a 429 without Retry-After, growing back)",
-      labelNames: ["interface", ...env],
-      registers,
-    });
-    this.lastSuccess = new Gauge({ name: "gatesync_last_success_timestamp_seconds", help: "Time of the last successful run", labelNames: env, registers });
-    this.commitsBehind = new Gauge({
-      name: "gatesync_commits_behind",
-      help: "Commits of the fetched branch head not applied yet (0 once applied; 1 when the count is unknown)",
-      labelNames: env,
-      registers,
-    });
-    const lastSuccess = this.lastSuccess;
-    const started = Date.now() / 1000;
-    this.lastSuccessAge = new Gauge({
-      name: "gatesync_last_success_age_seconds",
-      help: "Seconds since the last successful run (since the process started, before the first one)",
-      labelNames: env,
-      registers,
-      async collect() {
-        const values = (await lastSuccess.get()).values;
-        if (env.length === 0) {
-          const at = values[0]?.value ?? 0;
-          this.set(Date.now() / 1000 - (at > 0 ? at : started));
-          return;
-        }
-        for (const v of values) this.set(v.labels, Date.now() / 1000 - (v.value > 0 ? v.value : started));
-      },
-    });
-    this.commit = new Gauge({ name: "gatesync_commit_info", help: "The commit in force (value 1)", labelNames: ["commit", ...env], registers });
-    this.leader = new Gauge({
-      name: "gatesync_leader",
-      help: "1 when this replica may apply (with environments: leads the environment)",
-      labelNames: env,
-      registers,
-    });
-    this.synced = new Gauge({
-      name: "gatesync_synced",
-      help: "1 when the last run applied the newest revision in full (or had nothing to do)",
-      labelNames: env,
-      registers,
-    });
-    this.leaderless = new Gauge({
-      name: "gatesync_environment_leaderless",
-      help: "A fleet's lease table as this replica last read it: 1 when no replica leads the environment (none while it cannot be read)",
-      labelNames: ["environment"],
-      registers,
-    });
+    const run = runInstruments(registers, env);
+    ({ runDuration: this.runDuration, runs: this.runs, resources: this.resources, calls: this.calls } = run);
+    ({ batchSize: this.batchSize, queueDepth: this.queueDepth, interfaceRate: this.interfaceRate } = run);
+    const status = statusInstruments(registers, env);
+    ({ lastSuccess: this.lastSuccess, commitsBehind: this.commitsBehind, lastSuccessAge: this.lastSuccessAge, commit: this.commit } = status);
+    ({ leader: this.leader, synced: this.synced, leaderless: this.leaderless } = status);
   }
 
   /** Who leads what, as the fleet's lease table says (every replica exports it; undefined: not readable now). */

@@ -31,9 +31,9 @@ import { withTeamSettings } from "./repository-settings.js";
 import { whereOf } from "./run-record.js";
 import type { ReconcilerOptions } from "./reconciler-options.js";
 
-export type { ReconcilerOptions, RunObserver } from "./reconciler-options.js";
 import type { RepositorySettings } from "./repository-settings.js";
 import { inRunSpan } from "./run-span.js";
+import { scheduleDelay } from "./schedule-delay.js";
 import { LatestSnapshot, commitsBehind, fetchLogged } from "./run-source.js";
 
 /** Ends a run with its result (Reconciler.finish). */
@@ -116,13 +116,6 @@ export class Reconciler {
     this.wake?.();
   }
 
-  private nextDelay(): number {
-    const { intervalMs, jitter } = this.config.schedule;
-    const random = this.opts.random ?? Math.random;
-    const base = this.consecutiveFailures === 0 ? intervalMs : Math.min(intervalMs, (this.opts.retryBaseMs ?? 5_000) * 2 ** (this.consecutiveFailures - 1));
-    return Math.max(0, Math.round(base * (1 + jitter * (2 * random() - 1))));
-  }
-
   private async runLoop(): Promise<void> {
     let reason = "start";
     while (!this.stopping) {
@@ -130,7 +123,7 @@ export class Reconciler {
       this.pendingTraceparent = undefined;
       await this.runOnce(reason, traceparent);
       if (this.stopping) break;
-      const delay = this.nextDelay();
+      const delay = scheduleDelay(this.config.schedule, this.consecutiveFailures, this.opts);
       if (this.pendingReason === undefined) {
         this.nextRunAt = new Date(Date.now() + delay).toISOString();
         // A trigger ends this wait by aborting it: the timer is cleared and the listener on

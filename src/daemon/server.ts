@@ -257,6 +257,16 @@ async function listenOn(server: Server, listen: string): Promise<string> {
   return `http://${address.family === "IPv6" ? `[${address.address}]` : address.address}:${address.port}`;
 }
 
+/** 401 for a page without the pages' token: the browser asks for it (Basic), a script sends it as a bearer token. */
+function askForPagesToken(res: ServerResponse): void {
+  res.writeHead(401, {
+    "www-authenticate": 'Basic realm="gatesync", charset="UTF-8"',
+    "content-type": "text/plain; charset=utf-8",
+    "cache-control": "no-store",
+  });
+  res.end("authentication required: the token server.pagesTokenEnv names, as a bearer token or as the password\n");
+}
+
 export async function startDaemonServer(opts: DaemonServerOptions): Promise<DaemonServer> {
   const limit = opts.maxBodyBytes ?? 1024 * 1024;
   const log = opts.logger.child({ component: "http" });
@@ -276,15 +286,7 @@ export async function startDaemonServer(opts: DaemonServerOptions): Promise<Daem
     const path = new URL(req.url ?? "/", "http://x").pathname;
     if (path !== "/ui/events") answerDeadline(res, opts.answerDeadlineMs ?? 10_000);
     const open = openPaths.has(path) || isEnvironmentSyncPath(path);
-    if (opts.pagesToken !== undefined && !open && !authorised(req, opts.pagesToken)) {
-      res.writeHead(401, {
-        "www-authenticate": 'Basic realm="gatesync", charset="UTF-8"',
-        "content-type": "text/plain; charset=utf-8",
-        "cache-control": "no-store",
-      });
-      res.end("authentication required: the token server.pagesTokenEnv names, as a bearer token or as the password\n");
-      return;
-    }
+    if (opts.pagesToken !== undefined && !open && !authorised(req, opts.pagesToken)) return askForPagesToken(res);
     if (opts.routes?.(req, res) === true) return;
     if (opts.page?.handle(req, res) === true) return;
     route(req, opts, triggers, slots)

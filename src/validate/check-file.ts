@@ -189,8 +189,8 @@ async function resourceVerdict(
   };
 }
 
-/** `syncRead`: on a worker thread, whose only work this is. */
-export async function checkFile(file: FileToRead, ctx: FileCheckContext, checkers: Checkers, syncRead = false): Promise<FileVerdict> {
+/** The file read, the rulesets that apply to it, and how to locate a path in it. */
+async function readForChecks(file: FileToRead, ctx: FileCheckContext, syncRead: boolean) {
   // the rules' findings are kept by content: an environment's values and patches are part of it
   const environmentPart = (ctx.values === undefined ? "" : JSON.stringify(ctx.values)) + (ctx.patches === undefined ? "" : JSON.stringify(ctx.patches));
   let rulesets: DocumentRulesets | undefined;
@@ -206,6 +206,12 @@ export async function checkFile(file: FileToRead, ctx: FileCheckContext, checker
     read.text === undefined ? new Map<string, string>() : new Map([[file.path, read.text]]),
     read.trees === undefined ? undefined : new Map([[file.path, read.trees]]),
   );
+  return { read, rulesets, locate };
+}
+
+/** `syncRead`: on a worker thread, whose only work this is. */
+export async function checkFile(file: FileToRead, ctx: FileCheckContext, checkers: Checkers, syncRead = false): Promise<FileVerdict> {
+  const { read, rulesets, locate } = await readForChecks(file, ctx, syncRead);
   const at = { checkers, locate, rulesets, compact: ctx.compact === true, documentJson: ctx.documentJson === true, appTypeProviders: ctx.appTypeProviders };
   const valued = ctx.values === undefined ? undefined : applyValues(read.documents, ctx.values, file.path, (f, i, p) => locate(f, i, p), read.text);
   const documents: DocumentVerdict[] = [];

@@ -13,7 +13,6 @@ import { isInside, repositoryPath } from "../file-paths.js";
 import { scanReferences } from "../secrets/references.js";
 import type { SecretSource } from "../secrets/resolver.js";
 import { namesASecret } from "../secrets/secret-names.js";
-import type { FileVerdict } from "./check-file.js";
 import type { Locate } from "./findings.js";
 
 /** A literal (no `${…}` reference) in a field of `spec` whose name says it holds a secret, each located. */
@@ -66,7 +65,10 @@ export function sopsFileWarnings(source: SecretSource | undefined, root: string,
  * Each SOPS file among the resource files (a file's `sopsLine`) that lies outside the secrets
  * directory: no `${sops:}` reference of the environment reaches it. Named from `root` as findings are.
  */
-export function strayedSopsFiles(records: Iterable<FileVerdict>, source: SecretSource | undefined, root: string, prefix: string): Diagnostic[] {
+/** What `strayedSopsFiles` reads of a file's verdict (check-file.ts's FileVerdict, whose checks call this module). */
+type CheckedFile = { readonly path: string; readonly absolute: string; readonly sopsLine?: number };
+
+export function strayedSopsFiles(records: Iterable<CheckedFile>, source: SecretSource | undefined, root: string, prefix: string): Diagnostic[] {
   const directory = source?.secretsDirectory?.();
   if (directory === undefined) return [];
   const shown = (p: string): string => repositoryPath(prefix, path.relative(root, p).split(path.sep).join("/"));
