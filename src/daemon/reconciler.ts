@@ -7,8 +7,7 @@
  * - Nothing happens — no HTTP call to the interfaces — when the revision, the config and the
  *   state's serial are unchanged since the last successful run (run-basis.ts: a state another
  *   process wrote is planned and re-asserted), no re-assert is due and nothing is left to retry.
- * - One bad resource never stops the loop: failures are retried on later runs, which come
- *   sooner (with backoff) while anything is failing.
+ * - One bad resource never stops the loop: failures are retried on later runs, sooner (backoff).
  * - Stopping aborts the apply (no new calls start), lets calls in flight finish and waits for
  *   the run to record them.
  */
@@ -105,6 +104,8 @@ export class Reconciler {
 
   /** Runs now, then every interval, until stopped. */
   start(): void {
+    // asked before the loop started (a lease taken in the leases' first round): the first run is that run
+    this.pendingReason = undefined;
     this.opts.source.watch?.(() => this.trigger("file change"));
     this.loop = this.runLoop();
   }
@@ -123,12 +124,10 @@ export class Reconciler {
       this.pendingTraceparent = undefined;
       await this.runOnce(reason, traceparent);
       if (this.stopping) break;
-      const delay = scheduleDelay(this.config.schedule, this.consecutiveFailures, this.opts);
+      const delay = this.nextDelay();
       if (this.pendingReason === undefined) {
         this.nextRunAt = new Date(Date.now() + delay).toISOString();
-        // A trigger ends this wait by aborting it: the timer is cleared and the listener on
-        // the daemon's signal removed (a wait merely raced against the trigger stayed pending,
-        // with its listener, until the interval ended — one per webhook).
+        // a trigger aborts this wait, clearing its timer and listener (a wait merely raced against it stayed pending till the interval's end)
         const woken = new AbortController();
         this.wake = () => woken.abort();
         const waiting = linkedSignal([this.abort.signal, woken.signal]);
@@ -140,6 +139,10 @@ export class Reconciler {
       reason = this.pendingReason ?? "schedule";
       this.pendingReason = undefined;
     }
+  }
+
+  private nextDelay(): number {
+    return scheduleDelay(this.config.schedule, this.consecutiveFailures, this.opts);
   }
 
   /** One run; concurrent callers share the run in progress. */

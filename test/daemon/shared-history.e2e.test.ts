@@ -240,7 +240,8 @@ retries: { max: 2, baseDelayMs: 20, maxDelayMs: 100, timeoutMs: 5000 }
         const other = fleet[leaders.findIndex((f) => !f.leads.includes(name))]!;
         const seen = await until(
           async () => (await call(`${other.url}/environments/${name}/status`)).body as Environment,
-          (s) => s.role === "standby" && s.lastRun !== null && s.synced,
+          // the leader as the lease table read at this replica's last renewal says: within one renewal of the take
+          (s) => s.role === "standby" && s.lastRun !== null && s.synced && s.leader !== null,
           60_000,
         );
         expect(seen.leader).toBe(leader);
