@@ -116,37 +116,20 @@ function planFirstApply(base: Base, d: Desired, record: ResourceRecord | undefin
   // every field of the request: made from it when read (see RequestFields)
   const fields = new RequestFields(d);
   if (record?.status === "failed") notes.push(`the last attempt failed: ${record.error ?? "unknown error"}`);
-  if (record?.status === "in-doubt" && req.update !== undefined) {
-    // an upsert whose write is in doubt: written again, as an update (it may exist now)
-    return {
-      ...base,
-      action: "update",
-      operation: plannedOperation(req.update, address, req.query, reset, ctx.batching),
-      ...(reset ? { quotaReset: true } : {}),
-      fields,
-      notes,
-    };
-  }
-  if (req.create !== undefined) {
-    return {
-      ...base,
-      action: "create",
-      operation: plannedOperation(req.create, address, req.query, reset, ctx.batching),
-      ...(reset ? { quotaReset: true } : {}),
-      fields,
-      notes,
-    };
-  }
-  if (req.update === undefined) throw new InternalError(`${d.id}: its kind can neither be created nor updated`);
-  notes.push("first apply: the interfaces cannot create this object, so it must already exist on the server; its current values cannot be read");
-  return {
+  const sending = (action: "create" | "update", call: NonNullable<typeof req.create>): Draft => ({
     ...base,
-    action: "update",
-    operation: plannedOperation(req.update, address, req.query, reset, ctx.batching),
+    action,
+    operation: plannedOperation(call, address, req.query, reset, ctx.batching),
     ...(reset ? { quotaReset: true } : {}),
     fields,
     notes,
-  };
+  });
+  // an upsert whose write is in doubt: written again, as an update (it may exist now)
+  if (record?.status === "in-doubt" && req.update !== undefined) return sending("update", req.update);
+  if (req.create !== undefined) return sending("create", req.create);
+  if (req.update === undefined) throw new InternalError(`${d.id}: its kind can neither be created nor updated`);
+  notes.push("first apply: the interfaces cannot create this object, so it must already exist on the server; its current values cannot be read");
+  return sending("update", req.update);
 }
 
 /** What was applied and what is desired, both read, when their content hashes differ. */

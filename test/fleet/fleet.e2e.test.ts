@@ -14,7 +14,7 @@ import { doc } from "../helpers/plan.js";
 import { dropTestSchemas, pgUrl, sql, testSchema } from "../helpers/postgres.js";
 import { call, testCredentials, testSandbox } from "../helpers/sandbox.js";
 import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
-import { spawnReplica } from "../helpers/replica.js";
+import { spawnReplica, untilWithLogs } from "../helpers/replica.js";
 import type { Replica } from "../helpers/replica.js";
 
 interface FleetStatus {
@@ -35,16 +35,7 @@ afterAll(async () => {
   await removeTempRepos();
 });
 
-async function until<T>(read: () => Promise<T> | T, ok: (v: T) => boolean, ms = 30_000, what = ""): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await read();
-    if (ok(v)) return v;
-    if (Date.now() > end)
-      throw new Error(`timed out ${what}; last: ${JSON.stringify(v).slice(0, 400)}\n${replicas.map((r) => `--- ${r.name}\n${r.log.slice(-2500)}`).join("\n")}`);
-    await sleep(100);
-  }
-}
+const until = untilWithLogs(replicas);
 
 /** `n` org keys at `rate`, key k0 at `first` when given. */
 const keys = (n: number, rate: number, first = rate): string =>

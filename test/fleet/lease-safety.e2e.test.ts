@@ -23,7 +23,7 @@ import type { SandboxHandle } from "../../src/sandbox/sandbox.js";
 import { LeaseTable } from "../../src/fleet/lease-table.js";
 import { doc } from "../helpers/plan.js";
 import { dropTestSchemas, pgUrl, sql, testSchema } from "../helpers/postgres.js";
-import { spawnReplica } from "../helpers/replica.js";
+import { spawnReplica, untilWithLogs } from "../helpers/replica.js";
 import type { Replica } from "../helpers/replica.js";
 import { call, testCredentials, testSandbox } from "../helpers/sandbox.js";
 import { tcpProxy } from "../helpers/tcp-proxy.js";
@@ -47,16 +47,7 @@ afterAll(async () => {
   await removeTempRepos();
 });
 
-async function until<T>(read: () => Promise<T> | T, ok: (v: T) => boolean, ms = 30_000, what = ""): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await read();
-    if (ok(v)) return v;
-    if (Date.now() > end)
-      throw new Error(`timed out ${what}; last: ${JSON.stringify(v).slice(0, 400)}\n${replicas.map((r) => `--- ${r.name}\n${r.log.slice(-2500)}`).join("\n")}`);
-    await sleep(50);
-  }
-}
+const until = untilWithLogs(replicas, 50);
 
 const keys = (rate: number): string => [0, 1].map((i) => doc("OrgKey", `k${i}`, `keyId: k${i}\nrate: ${i === 0 ? rate : 10}`)).join("---\n");
 

@@ -1,5 +1,6 @@
 /** One replica of `gatesync run` as a child process: what the replica and fleet tests share. */
 import { spawn } from "node:child_process";
+import { setTimeout as sleep } from "node:timers/promises";
 import type { ChildProcess } from "node:child_process";
 import { cliArgs } from "./cli.js";
 
@@ -23,4 +24,23 @@ export function spawnReplica(name: string, config: string, cwd: string, env: Rea
   child.stdout.on("data", take);
   child.stderr.on("data", take);
   return r;
+}
+
+/**
+ * Polls `read` every `pauseMs` until `ok`; after `ms` fails with the last value, `what` was waited
+ * for and the end of each replica's log (what a failed multi-process test needs to be read).
+ */
+export function untilWithLogs(replicas: readonly Replica[], pauseMs = 100) {
+  return async <T>(read: () => Promise<T> | T, ok: (v: T) => boolean, ms = 30_000, what = ""): Promise<T> => {
+    const end = Date.now() + ms;
+    for (;;) {
+      const v = await read();
+      if (ok(v)) return v;
+      if (Date.now() > end)
+        throw new Error(
+          `timed out ${what}; last: ${JSON.stringify(v).slice(0, 400)}\n${replicas.map((r) => `--- ${r.name}\n${r.log.slice(-2500)}`).join("\n")}`,
+        );
+      await sleep(pauseMs);
+    }
+  };
 }
