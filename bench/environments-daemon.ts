@@ -101,13 +101,16 @@ export async function status(url: string): Promise<Status> {
   return (await res.json()) as Status;
 }
 
-export async function until<T>(read: () => Promise<T>, ok: (v: T) => boolean, ms: number, what: string): Promise<T> {
+/** Polls `read` (a failed read counts as not yet) every `pauseMs` until `ok`, for at most `ms`. */
+export async function until<T>(read: () => Promise<T> | T, ok: (v: T) => boolean, ms: number, what: string, pauseMs = 100): Promise<T> {
   const end = Date.now() + ms;
   for (;;) {
-    const v = await read().catch(() => undefined);
+    const v = await Promise.resolve()
+      .then(read)
+      .catch(() => undefined);
     if (v !== undefined && ok(v)) return v;
     if (Date.now() > end) throw new Error(`timed out waiting ${what}`);
-    await sleep(100);
+    await sleep(pauseMs);
   }
 }
 

@@ -7,8 +7,6 @@
  * from the signal to the other replica leading, and to that commit applied at the sandbox.
  * Medians over BENCH_FAILOVER_RUNS runs (default 3); writes bench/results.failover.json.
  */
-import { spawn } from "node:child_process";
-import type { ChildProcess } from "node:child_process";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { cpus, loadavg, tmpdir } from "node:os";
 import path from "node:path";
@@ -18,8 +16,9 @@ import pg from "pg";
 import { startSandbox } from "../src/sandbox/sandbox.js";
 import type { SandboxHandle } from "../src/sandbox/sandbox.js";
 import { databaseUrl, postgresReachable } from "./apply-rate.js";
-import { cli } from "./cold.js";
-import { credentials, env, log } from "./common.js";
+import { spawnDaemon, until as untilIn } from "./environments-daemon.js";
+import type { Daemon } from "./environments-daemon.js";
+import { credentials, log } from "./common.js";
 import { figure } from "./figures.js";
 import type { Figure } from "./figures.js";
 
@@ -27,48 +26,15 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const runs = Number(process.env.BENCH_FAILOVER_RUNS ?? 3);
 type Signal = "SIGKILL" | "SIGSTOP" | "SIGTERM";
 
-interface Replica {
-  readonly child: ChildProcess;
-  readonly url: string;
-}
+/** A replica: `gatesync run` as the manifest runs it (environments-daemon.ts), on the bench's database; polled every 20 ms. */
+type Replica = Daemon;
+const spawnReplica = (config: string): Promise<Replica> => spawnDaemon(config, { DATABASE_URL: databaseUrl });
+const until = <T>(read: () => Promise<T> | T, ok: (v: T) => boolean, ms: number, what: string): Promise<T> => untilIn(read, ok, ms, what, 20);
 
 const keys = (rate: number): string =>
   [0, 1]
     .map((i) => `apiVersion: gatesync.dev/v1\nkind: OrgKey\nmetadata: { name: k${i} }\nspec:\n  keyId: k${i}\n  rate: ${i === 0 ? rate : 10}\n`)
     .join("---\n");
-
-async function spawnReplica(config: string): Promise<Replica> {
-  const child = spawn(process.execPath, [cli, "run", "--config", config], {
-    env: { ...process.env, ...env, DATABASE_URL: databaseUrl, GATESYNC_LOG_LEVEL: "info" },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let out = "";
-  let url: string | undefined;
-  const take = (b: Buffer): void => {
-    out = (out + b.toString()).slice(-20_000);
-    url ??= /"url":"(http:\/\/127\.0\.0\.1:\d+)"/.exec(out)?.[1];
-  };
-  child.stdout.on("data", take);
-  child.stderr.on("data", take);
-  for (let i = 0; i < 600; i++) {
-    if (url !== undefined) return { child, url };
-    if (child.exitCode !== null) break;
-    await sleep(100);
-  }
-  throw new Error(`the replica did not listen:\n${out.slice(-3000)}`);
-}
-
-async function until<T>(read: () => Promise<T> | T, ok: (v: T) => boolean, ms: number, what: string): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await Promise.resolve()
-      .then(read)
-      .catch(() => undefined);
-    if (v !== undefined && ok(v)) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting ${what}`);
-    await sleep(20);
-  }
-}
 
 const leads = async (r: Replica): Promise<boolean> =>
   (((await (await fetch(`${r.url}/status`)).json()) as { fleet?: { leads: string[] } }).fleet?.leads ?? []).includes("solo");

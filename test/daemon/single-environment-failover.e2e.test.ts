@@ -16,7 +16,7 @@ import { doc } from "../helpers/plan.js";
 import { dropTestSchemas, pgUrl, testSchema } from "../helpers/postgres.js";
 import { call, testCredentials, testSandbox } from "../helpers/sandbox.js";
 import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
-import { spawnReplica } from "../helpers/replica.js";
+import { spawnReplica, untilWithLogs } from "../helpers/replica.js";
 import type { Replica } from "../helpers/replica.js";
 
 /** The lease's time and its renewal (FleetLeases' defaults). */
@@ -30,15 +30,7 @@ const replicas: Replica[] = [];
 
 const dump = (): string => replicas.map((r) => `--- ${r.name}\n${r.log.slice(-2500)}`).join("\n");
 
-async function until<T>(read: () => Promise<T> | T, ok: (v: T) => boolean, ms = 30_000, what = ""): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await read();
-    if (ok(v)) return v;
-    if (Date.now() > end) throw new Error(`timed out ${what}; last: ${JSON.stringify(v).slice(0, 300)}\n${dump()}`);
-    await sleep(50);
-  }
-}
+const until = untilWithLogs(replicas, 50);
 
 /** `keyCount` org keys at `rate`. */
 const keys = (rate: number): string => Array.from({ length: keyCount }, (_, i) => doc("OrgKey", `k${i}`, `keyId: k${i}\nrate: ${rate}`)).join("---\n");

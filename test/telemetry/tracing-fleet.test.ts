@@ -7,14 +7,14 @@
  * (a replica's word is untrusted) is dropped: the trigger still runs, as a root of its own.
  */
 import path from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
+
 import { afterAll, describe, expect, it } from "vitest";
 import type { SandboxHandle } from "../../src/sandbox/sandbox.js";
 import { doc } from "../helpers/plan.js";
 import { startReceiver } from "../helpers/otlp-receiver.js";
 import type { ExportedSpan, Receiver } from "../helpers/otlp-receiver.js";
 import { dropTestSchemas, pgUrl, sql, testSchema } from "../helpers/postgres.js";
-import { spawnReplica } from "../helpers/replica.js";
+import { spawnReplica, untilWithLogs } from "../helpers/replica.js";
 import type { Replica } from "../helpers/replica.js";
 import { call, testCredentials, testSandbox } from "../helpers/sandbox.js";
 import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
@@ -36,15 +36,7 @@ afterAll(async () => {
 const syncToken = "tracing-fleet-sync-token";
 const envs = ["e1", "e2"];
 
-async function until<T>(read: () => Promise<T> | T, ok: (v: T) => boolean, what: string, ms = 60_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await read();
-    if (ok(v)) return v;
-    if (Date.now() > end) throw new Error(`timed out ${what}\n${replicas.map((r) => `--- ${r.name}\n${r.log.slice(-2000)}`).join("\n")}`);
-    await sleep(100);
-  }
-}
+const until = untilWithLogs(replicas);
 
 /** Two environments, one sandbox each, on a PostgreSQL state: a fleet's config. */
 async function fleetRepo(): Promise<{ dir: string; schema: string }> {
@@ -94,10 +86,11 @@ describe("a trigger's traceparent across a fleet", () => {
     a = spawnReplica("a", path.join(repo.dir, "gatesync.yaml"), repo.dir, env);
     b = spawnReplica("b", path.join(repo.dir, "gatesync.yaml"), repo.dir, env);
     replicas.push(a, b);
-    await until(() => a.url !== undefined && b.url !== undefined, Boolean, "for both to listen");
+    await until(() => a.url !== undefined && b.url !== undefined, Boolean, 60_000, "for both to listen");
     await until(
       async () => [(await leads(a)).length, (await leads(b)).length],
       ([x, y]) => x === 1 && y === 1,
+      60_000,
       "for a 1/1 split",
     );
 
@@ -108,7 +101,7 @@ describe("a trigger's traceparent across a fleet", () => {
       headers: { authorization: `Bearer ${syncToken}`, traceparent: `00-${traceId}-${parentId}-01` },
     });
     expect(answer.status).toBe(202);
-    const runs = await until(syncRuns, (s) => envs.every((e) => ofEnvironment(s, e).length > 0), "for both environments' sync runs to be exported");
+    const runs = await until(syncRuns, (s) => envs.every((e) => ofEnvironment(s, e).length > 0), 60_000, "for both environments' sync runs to be exported");
     for (const e of envs) expect(ofEnvironment(runs, e)[0], e).toMatchObject({ traceId, parentSpanId: parentId });
   }, 150_000);
 
@@ -124,6 +117,7 @@ describe("a trigger's traceparent across a fleet", () => {
     const run = await until(
       () => syncRuns().find((s) => s.traceId === traceId),
       (s) => s !== undefined,
+      60_000,
       "for the leader's run in the request's trace",
     );
     expect(run).toMatchObject({ parentSpanId: parentId, attributes: { "gatesync.environment": target } });
@@ -138,6 +132,7 @@ describe("a trigger's traceparent across a fleet", () => {
     const runs = await until(
       () => syncRuns().slice(before),
       (s) => envs.every((e) => ofEnvironment(s, e).length > 0),
+      60_000,
       "for both environments' runs",
     );
     for (const e of envs) expect(ofEnvironment(runs, e)[0]!.parentSpanId ?? "", e).toBe("");
@@ -153,6 +148,7 @@ describe("a trigger's traceparent across a fleet", () => {
     const runs = await until(
       () => ofEnvironment(syncRuns(), target!),
       (s) => s.length > before,
+      60_000,
       "for the leader to run the peer's trigger",
     );
     expect(runs[runs.length - 1]!.parentSpanId ?? "").toBe("");

@@ -5,14 +5,14 @@
  * run is a child of that trace.
  */
 import path from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
+
 import { afterAll, describe, expect, it } from "vitest";
 import type { SandboxHandle } from "../../src/sandbox/sandbox.js";
 import { doc } from "../helpers/plan.js";
 import { startReceiver } from "../helpers/otlp-receiver.js";
 import type { Receiver } from "../helpers/otlp-receiver.js";
 import { dropTestSchemas, pgUrl, testSchema } from "../helpers/postgres.js";
-import { spawnReplica } from "../helpers/replica.js";
+import { spawnReplica, untilWithLogs } from "../helpers/replica.js";
 import type { Replica } from "../helpers/replica.js";
 import { call, testCredentials, testSandbox } from "../helpers/sandbox.js";
 import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
@@ -31,15 +31,7 @@ afterAll(async () => {
 
 const syncToken = "tracing-replicas-sync-token";
 
-async function until<T>(read: () => Promise<T> | T, ok: (v: T) => boolean, what: string, ms = 60_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await read();
-    if (ok(v)) return v;
-    if (Date.now() > end) throw new Error(`timed out ${what}\n${replicas.map((r) => `--- ${r.name}\n${r.log.slice(-2000)}`).join("\n")}`);
-    await sleep(100);
-  }
-}
+const until = untilWithLogs(replicas);
 
 const role = async (r: Replica): Promise<string> => ((await call(`${r.url}/status`)).body as { role: string }).role;
 
@@ -69,10 +61,11 @@ server: { listen: "127.0.0.1:0", syncTokenEnv: SYNC_TOKEN }
     };
     const [a, b] = [spawnReplica("a", path.join(dir, "gatesync.yaml"), dir, env), spawnReplica("b", path.join(dir, "gatesync.yaml"), dir, env)];
     replicas.push(a, b);
-    await until(() => a.url !== undefined && b.url !== undefined, Boolean, "for both to listen");
+    await until(() => a.url !== undefined && b.url !== undefined, Boolean, 60_000, "for both to listen");
     const roles = await until(
       async () => [await role(a), await role(b)],
       (r) => r.includes("leader") && r.includes("standby"),
+      60_000,
       "for a leader",
     );
     const standby = roles[0] === "standby" ? a : b;
@@ -87,6 +80,7 @@ server: { listen: "127.0.0.1:0", syncTokenEnv: SYNC_TOKEN }
     const run = await until(
       () => receiver!.spans().find((s) => s.name === "gatesync.run" && s.traceId === traceId),
       (s) => s !== undefined,
+      60_000,
       "for the leader's run in the request's trace",
     );
     expect(run).toMatchObject({ parentSpanId: parentId, attributes: { "gatesync.trigger": "sync", "gatesync.environment": "default" } });
