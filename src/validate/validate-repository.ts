@@ -3,12 +3,12 @@
  * and what was made of each file while it is unchanged (validation-run.ts runs one validation).
  */
 import type { Spec } from "../kinds/kind.js";
-import { FileCache } from "../load/file-cache.js";
 import type { SourceFile } from "../load/list-files.js";
 import type { FileCheckContext, FileVerdict } from "./check-file.js";
 import { LocalFileChecker, PooledFileChecker, defaultThreads, defaultWorkerOptions } from "./file-checker.js";
 import type { WorkerOptions } from "./file-checker.js";
 import { ValidationRun } from "./validation-run.js";
+import { KeptVerdicts, keysOf } from "./kept-verdicts.js";
 import { ErrorCode } from "../errors.js";
 import { defaultBudget } from "../rules/rule-thread.js";
 import type { RepositoryResult, RunHost, ValidateOptions } from "./validation-run.js";
@@ -28,7 +28,7 @@ export class RepositoryValidator implements RunHost {
   private readonly pool: PooledFileChecker | undefined;
   private readonly minFiles: number;
   private readonly stopWhenChecked: boolean;
-  private readonly cache = new FileCache<FileVerdict>();
+  private readonly kept = new KeptVerdicts();
   private readonly merged: MergedSpecs = new WeakMap();
 
   /** Keep what was made of each file for the next run (the daemon); a one-shot command does not. */
@@ -82,9 +82,8 @@ export class RepositoryValidator implements RunHost {
 
   /** @internal The verdicts of files: kept ones where unchanged, the rest checked now. */
   async verdicts(files: readonly SourceFile[], ctx: FileCheckContext): Promise<{ verdicts: FileVerdict[]; read: number }> {
-    // the rulesets by their hashes: a changed ruleset checks every file again
-    const context = JSON.stringify({ ...ctx, rules: [ctx.rules?.openapi?.hash, ctx.rules?.resources?.hash] });
-    const verdicts: Array<FileVerdict | undefined> = files.map((f) => this.cache.get(context, f));
+    const keys = keysOf(ctx);
+    const verdicts = this.reuse ? await this.kept.lookup(files, keys) : files.map(() => undefined);
     const missing = files.filter((_, i) => verdicts[i] === undefined);
     const checker = this.pool !== undefined && missing.length >= this.minFiles ? this.pool : this.local;
     const fresh = await checker.check(missing, ctx);
@@ -95,7 +94,7 @@ export class RepositoryValidator implements RunHost {
       verdicts[i] = v;
       // an unreadable file may become readable without changing size or time; rules stopped past
       // their budget (a loaded machine, too) may finish next time: neither verdict is kept
-      if (this.reuse && !v.diagnostics.some((d) => d.code === "FILE_READ") && !rulesStopped(v)) this.cache.set(context, files[i]!, v);
+      if (this.reuse && !v.diagnostics.some((d) => d.code === "FILE_READ") && !rulesStopped(v)) this.kept.keep(files[i]!, v, keys);
     }
     return { verdicts: verdicts as FileVerdict[], read: missing.length };
   }
@@ -109,9 +108,9 @@ export class RepositoryValidator implements RunHost {
     if (found >= this.minFiles) this.pool?.start();
   }
 
-  /** @internal Every file of the run is checked: files no longer present are forgotten; one-shot workers stop. */
+  /** @internal Every file of the run is checked (`present`: their paths): files no longer present are forgotten; one-shot workers stop. */
   async checked(present: ReadonlySet<string>): Promise<void> {
-    this.cache.retain(present);
+    this.kept.retain(present);
     if (this.stopWhenChecked) await this.pool?.close();
   }
 
