@@ -87,6 +87,7 @@ export class KeptVerdicts {
       else if (other !== undefined && serves(other.value, keys)) pending.push({ index, key: keys.shared, moved: other });
     });
     for (let i = 0; i < pending.length; i += digestsAtOnce) {
+      // eslint-disable-next-line no-restricted-syntax -- local file reads, bounded by digestsAtOnce
       await Promise.all(
         pending.slice(i, i + digestsAtOnce).map(async ({ index, key, moved }) => {
           const file = files[index]!;

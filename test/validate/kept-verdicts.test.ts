@@ -112,7 +112,9 @@ describe("the environments of one daemon", () => {
     expect(production.resources.find((r) => r.name === "v")?.spec.read()).toMatchObject({ rate: 8 });
     expect(staging.resources.find((r) => r.name === "v")?.spec.read()).toMatchObject({ rate: 7 });
     // a patch of production's naming `a` makes `a` production's own; staging still gets the shared verdict
-    const patches = [{ type: "inline", document: { kind: "OrgKey", metadata: { name: "a" }, spec: { rate: 99 } }, at: "environments.production.patches[0]" }] as const;
+    const patches = [
+      { type: "inline", document: { kind: "OrgKey", metadata: { name: "a" }, spec: { rate: 99 } }, at: "environments.production.patches[0]" },
+    ] as const;
     const patched = await validator.validate({ root: dir, ...values("production", 8), patches });
     expect(patched.resources.find((r) => r.name === "a")?.spec.read()).toMatchObject({ rate: 99 });
     const again = await validator.validate({ root: dir, ...values("staging", 7) });
