@@ -69,8 +69,55 @@ interface Pending {
   readonly moved: MovedEntry<FileVerdict>;
 }
 
+/** The files a run checks now (`settle` gives each its verdict, or undefined), and those another run is checking. */
+export interface Claim {
+  /** Indexes (in the files claimed from) of the files this run checks. */
+  readonly mine: readonly number[];
+  /** The verdicts other runs are making of the rest, by index: undefined when theirs does not serve (this run checks it then). */
+  readonly theirs: ReadonlyMap<number, Promise<FileVerdict | undefined>>;
+  settle(index: number, verdict: FileVerdict | undefined): void;
+  /** Ends the claim: a file left unsettled (a failed check) is told undefined. */
+  release(): void;
+}
+
 export class KeptVerdicts {
   private readonly cache = new FileCache<FileVerdict>();
+  /** Files being checked, by shared key and path: environments running side by side check such a file once. */
+  private readonly checking = new Map<string, { readonly absolute: string; readonly verdict: Promise<FileVerdict | undefined> }>();
+
+  /**
+   * The files to check of a run (`files`, none kept): those no other run is checking are this
+   * run's, the rest wait for the other run's verdict — which serves when no value or patch made it.
+   */
+  claim(files: readonly SourceFile[], keys: Keys): Claim {
+    const mine: number[] = [];
+    const theirs = new Map<number, Promise<FileVerdict | undefined>>();
+    const settles = new Map<number, (v: FileVerdict | undefined) => void>();
+    files.forEach((f, index) => {
+      const at = `${keys.shared}\0${f.path}`;
+      const other = this.checking.get(at);
+      if (other !== undefined && other.absolute === f.absolute) {
+        theirs.set(
+          index,
+          other.verdict.then((v) => (v !== undefined && shareable(v) && serves(v, keys) ? v : undefined)),
+        );
+        return;
+      }
+      mine.push(index);
+      const verdict = new Promise<FileVerdict | undefined>((resolve) => settles.set(index, resolve));
+      const entry = { absolute: f.absolute, verdict };
+      this.checking.set(at, entry);
+      void verdict.then(() => {
+        if (this.checking.get(at) === entry) this.checking.delete(at);
+      });
+    });
+    return {
+      mine,
+      theirs,
+      settle: (index, v) => settles.get(index)?.(v),
+      release: () => settles.forEach((resolve) => resolve(undefined)),
+    };
+  }
 
   /** The verdict kept for each of `files` under a context (`keys`), undefined where none serves (the file is to be checked). */
   async lookup(files: readonly SourceFile[], keys: Keys): Promise<Array<FileVerdict | undefined>> {

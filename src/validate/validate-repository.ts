@@ -80,23 +80,56 @@ export class RepositoryValidator implements RunHost {
     await this.pool?.close();
   }
 
-  /** @internal The verdicts of files: kept ones where unchanged, the rest checked now. */
+  /**
+   * @internal The verdicts of files: kept ones where unchanged, the rest checked now — a file
+   * another environment's run is checking meanwhile is waited for, not checked twice.
+   */
   async verdicts(files: readonly SourceFile[], ctx: FileCheckContext): Promise<{ verdicts: FileVerdict[]; read: number }> {
     const keys = keysOf(ctx);
     const verdicts = this.reuse ? await this.kept.lookup(files, keys) : files.map(() => undefined);
-    const missing = files.filter((_, i) => verdicts[i] === undefined);
-    const checker = this.pool !== undefined && missing.length >= this.minFiles ? this.pool : this.local;
-    const fresh = await checker.check(missing, ctx);
-    let k = 0;
-    for (let i = 0; i < files.length; i++) {
-      if (verdicts[i] !== undefined) continue;
-      const v = fresh[k++]!;
-      verdicts[i] = v;
-      // an unreadable file may become readable without changing size or time; rules stopped past
-      // their budget (a loaded machine, too) may finish next time: neither verdict is kept
-      if (this.reuse && !v.diagnostics.some((d) => d.code === "FILE_READ") && !rulesStopped(v)) this.kept.keep(files[i]!, v, keys);
+    const missing = files.flatMap((_, i) => (verdicts[i] === undefined ? [i] : []));
+    const claim = this.reuse
+      ? this.kept.claim(
+          missing.map((i) => files[i]!),
+          keys,
+        )
+      : undefined;
+    let read = 0;
+    const checkNow = async (indexes: readonly number[], settle?: (at: number, v: FileVerdict) => void): Promise<void> => {
+      const checker = this.pool !== undefined && indexes.length >= this.minFiles ? this.pool : this.local;
+      const fresh = await checker.check(
+        indexes.map((i) => files[i]!),
+        ctx,
+      );
+      read += indexes.length;
+      indexes.forEach((i, k) => {
+        const v = fresh[k]!;
+        verdicts[i] = v;
+        // an unreadable file may become readable without changing size or time; rules stopped past
+        // their budget (a loaded machine, too) may finish next time: neither verdict is kept (nor lent)
+        const kept = this.reuse && !v.diagnostics.some((d) => d.code === "FILE_READ") && !rulesStopped(v);
+        if (kept) this.kept.keep(files[i]!, v, keys);
+        settle?.(k, v);
+      });
+    };
+    if (claim === undefined) {
+      await checkNow(missing);
+      return { verdicts: verdicts as FileVerdict[], read };
     }
-    return { verdicts: verdicts as FileVerdict[], read: missing.length };
+    try {
+      const mine = claim.mine.map((k) => missing[k]!);
+      await checkNow(mine, (k, v) => claim.settle(claim.mine[k]!, keptOrNot(v)));
+    } finally {
+      claim.release();
+    }
+    const left: number[] = [];
+    for (const [k, theirs] of claim.theirs) {
+      const v = await theirs;
+      if (v === undefined) left.push(missing[k]!);
+      else verdicts[missing[k]!] = v;
+    }
+    if (left.length > 0) await checkNow(left);
+    return { verdicts: verdicts as FileVerdict[], read };
   }
 
   /**
@@ -148,6 +181,11 @@ export class RepositoryValidator implements RunHost {
 function validationLimitMs(opts: ValidateOptions): number {
   const runMs = opts.rules?.budget.runMs ?? defaultBudget.runMs;
   return runMs + Math.min(runMs, 60_000);
+}
+
+/** A verdict another run may take: one that is kept. */
+function keptOrNot(v: FileVerdict): FileVerdict | undefined {
+  return v.diagnostics.some((d) => d.code === "FILE_READ") || rulesStopped(v) ? undefined : v;
 }
 
 /** Whether a file's rules were stopped past their budget (RULE_TIMEOUT) on any of its documents. */

@@ -128,4 +128,19 @@ describe("the environments of one daemon", () => {
       expect(seen(result)).toEqual(seen(await new RepositoryValidator({ workers: { threads: 0 } }).validate(opts)));
     }
   });
+
+  it("running side by side, check such a file once: one waits for the other's verdict", async () => {
+    const files = Object.fromEntries(Array.from({ length: 8 }, (_, i) => [`k${i}.yaml`, orgKey(`k${i}`)]));
+    const dir = await tempRepo({ ...files, "valued.yaml": orgKey("v", "${var:rate}") });
+    const validator = new RepositoryValidator({ workers: { threads: 0 } });
+    const [staging, production] = await Promise.all([
+      validator.validate({ root: dir, ...values("staging", 7) }),
+      validator.validate({ root: dir, ...values("production", 8) }),
+    ]);
+    // the eight shared files once between them, the valued one by each
+    expect(staging.stats.filesRead + production.stats.filesRead).toBe(8 + 2);
+    expect(production.resources.find((r) => r.name === "v")?.spec.read()).toMatchObject({ rate: 8 });
+    expect(staging.resources.find((r) => r.name === "v")?.spec.read()).toMatchObject({ rate: 7 });
+    expect(seen(production)).toEqual(seen(await new RepositoryValidator({ workers: { threads: 0 } }).validate({ root: dir, ...values("production", 8) })));
+  });
 });
