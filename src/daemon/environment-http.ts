@@ -10,7 +10,7 @@ import { writeReply } from "../http/http-io.js";
 import { scrubDeep } from "../secrets/redaction.js";
 import type { ConfigReloader } from "./config-reload.js";
 import type { EnvironmentUnit } from "./environment-unit.js";
-import { buildStatus } from "./server.js";
+import { buildStatus, buildStatusHead } from "./server.js";
 import type { ServedReconciler } from "./server.js";
 import { handleStateRead } from "./state-endpoint.js";
 import type { EnvironmentSync, ForwardResult, ForwardedReason, TriggerRelay } from "./triggers.js";
@@ -32,15 +32,13 @@ function leadersOf(http: EnvironmentsHttp): { readonly leader: Map<string, strin
   return { leader: new Map(rows.map((r) => [r.environment, r.live ? r.holderName : null])), rows };
 }
 
-/** One environment's `/status`: the status of a daemon of one environment, with its name and leader. */
-async function environmentStatus(unit: EnvironmentUnit, http: EnvironmentsHttp, leader: string | null): Promise<Record<string, unknown>> {
-  const status = await buildStatus({
-    reconciler: unit.reconciler,
-    runs: unit.history,
-    state: unit.snapshots,
-    sourceDescription: http.source,
-    role: () => unit.role(),
-  });
+/**
+ * One environment's `/status`: the status of a daemon of one environment, with its name and
+ * leader; `head`: without its resources (the `/status` of every environment, which reads no record).
+ */
+async function environmentStatus(unit: EnvironmentUnit, http: EnvironmentsHttp, leader: string | null, head = false): Promise<Record<string, unknown>> {
+  const parts = { reconciler: unit.reconciler, runs: unit.history, sourceDescription: http.source, role: () => unit.role() };
+  const status = head ? await buildStatusHead({ ...parts, version: () => unit.snapshots.version() }) : await buildStatus({ ...parts, state: unit.snapshots });
   return { environment: unit.name, leader, ...status, nextRunAt: unit.reconciler.nextRunAt ?? null };
 }
 
@@ -49,7 +47,7 @@ export async function environmentsStatus(http: EnvironmentsHttp & { readonly ser
   const { leader, rows } = leadersOf(http);
   const environments = [];
   for (const u of http.units) {
-    const { resources: _resources, service: _service, source: _source, ...head } = await environmentStatus(u, http, leader.get(u.name) ?? null);
+    const { service: _service, source: _source, ...head } = await environmentStatus(u, http, leader.get(u.name) ?? null, true);
     environments.push(head);
   }
   const leases = http.leases;

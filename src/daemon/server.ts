@@ -12,7 +12,7 @@ import { ConfigError, ErrorCode } from "../errors.js";
 import { answerDeadline, BodyTooLarge, listenError, writeReply } from "../http/http-io.js";
 import type { Reply } from "../http/http-io.js";
 import type { Logger } from "../logger.js";
-import type { StateSnapshot } from "../record/state.js";
+import type { StateSnapshot, StateVersion } from "../record/state.js";
 import { scrubDeep } from "../secrets/redaction.js";
 import type { ConfigStatus } from "./config-reload.js";
 import type { GatesyncConfig } from "../config/config.js";
@@ -123,12 +123,20 @@ export async function buildStatus(
   return { ...scrubDeep(statusHead(opts, state)), resources };
 }
 
+/** `/status` without its resources (the status of every environment): the state's version is read, none of its records. */
+export async function buildStatusHead(
+  opts: Pick<DaemonServerOptions, "reconciler" | "runs" | "sourceDescription" | "role" | "config"> & { readonly version: () => Promise<StateVersion> },
+): Promise<Record<string, unknown>> {
+  await opts.runs.fresh();
+  return scrubDeep(statusHead(opts, await opts.version()));
+}
+
 /** The resources of /status, listed once per snapshot of the state (the snapshot is shared and cached). */
 const resourcesOf = new WeakMap<StateSnapshot, unknown[]>();
 
 function statusHead(
   opts: Pick<DaemonServerOptions, "reconciler" | "runs" | "sourceDescription" | "role" | "config">,
-  state: StateSnapshot,
+  state: StateVersion,
 ): Record<string, unknown> {
   const r = opts.reconciler;
   const newest = opts.runs.newest();

@@ -42,6 +42,8 @@ export interface FileToRead {
 export interface ReadFile extends ParsedFile {
   /** The decoded text, while the caller needs it to locate findings; undefined when unreadable. */
   readonly text: string | undefined;
+  /** The digest of the bytes read (contentDigest): what was made of them serves the same bytes elsewhere (file-cache.ts). */
+  readonly digest?: string;
 }
 
 /**
@@ -76,14 +78,35 @@ export async function readResourceFile(
       hint: "check its permissions",
     });
   }
+  const digest = contentDigest(bytes);
   const decoded = decodeText(bytes, file.path);
-  if ("diagnostic" in decoded) return fail(decoded.diagnostic);
+  if ("diagnostic" in decoded) return { ...fail(decoded.diagnostic), digest };
   const parsed = parseYaml(decoded.text, file.path, limits, typeof keepTrees === "function" ? keepTrees(decoded.text) : keepTrees);
-  return { documents: parsed.documents, diagnostics: parsed.diagnostics, text: decoded.text, ...(parsed.trees === undefined ? {} : { trees: parsed.trees }) };
+  return {
+    documents: parsed.documents,
+    diagnostics: parsed.diagnostics,
+    text: decoded.text,
+    digest,
+    ...(parsed.trees === undefined ? {} : { trees: parsed.trees }),
+  };
 }
 
 function fail(diagnostic: Diagnostic): ReadFile {
   return { documents: [], diagnostics: [diagnostic], text: undefined };
+}
+
+/** A digest of a file's bytes: tells the same content under another path or time (a commit's own checkout). */
+export function contentDigest(bytes: Uint8Array): string {
+  return createHash("sha1").update(bytes).digest("base64url");
+}
+
+/** The digest of the bytes at `absolute` (contentDigest), or undefined when they cannot be read. */
+export async function fileDigest(absolute: string): Promise<string | undefined> {
+  try {
+    return contentDigest(await readFile(absolute));
+  } catch {
+    return undefined;
+  }
 }
 
 /** A file's text for locating a finding, or undefined when it can no longer be read as text. */

@@ -129,6 +129,10 @@ export interface FileVerdict {
   readonly rulesEntry?: string;
   /** The line of the file's SOPS document: a SOPS file among the resource files (secret-warnings.ts). */
   readonly sopsLine?: number;
+  /** The digest of the file's bytes (load/read-file.ts contentDigest), when they were read. */
+  readonly digest?: string;
+  /** `Kind/name` of each document as patches see it (load/patches.ts targetOf): a patch naming one changes the verdict. */
+  readonly targets?: readonly string[];
 }
 
 /** Whether a file's text can hold `$${` once parsed: written out, or made by an escape (`\u0024` in a quoted string). */
@@ -221,7 +225,10 @@ export async function checkFile(file: FileToRead, ctx: FileCheckContext, checker
   // where a value is missing, what the checks say of the reference left in its place is noise
   const unvalued = new Set((valued?.findings ?? []).map((d) => `${d.line}:${d.column}`));
   const besideMissing = (d: Diagnostic): boolean => d.code !== "VALUE_MISSING" && d.line !== undefined && unvalued.has(`${d.line}:${d.column}`);
+  const targets = new Set<string>();
   for (const written of valued?.documents ?? read.documents) {
+    const target = targetOf(written.value);
+    if (target !== undefined) targets.add(target);
     const patched = ctx.patches === undefined ? written.value : applyPatches(written.value, ctx.patches, applied);
     // left out of this environment by a `$patch: delete`
     if (patched === undefined) continue;
@@ -259,5 +266,7 @@ export async function checkFile(file: FileToRead, ctx: FileCheckContext, checker
     ...patchesApplied,
     ...rulesEntry,
     ...(sopsLine === undefined ? {} : { sopsLine }),
+    ...(read.digest === undefined ? {} : { digest: read.digest }),
+    ...(targets.size === 0 ? {} : { targets: [...targets] }),
   };
 }

@@ -3,12 +3,12 @@
  * and what was made of each file while it is unchanged (validation-run.ts runs one validation).
  */
 import type { Spec } from "../kinds/kind.js";
-import { FileCache } from "../load/file-cache.js";
 import type { SourceFile } from "../load/list-files.js";
 import type { FileCheckContext, FileVerdict } from "./check-file.js";
 import { LocalFileChecker, PooledFileChecker, defaultThreads, defaultWorkerOptions } from "./file-checker.js";
 import type { WorkerOptions } from "./file-checker.js";
 import { ValidationRun } from "./validation-run.js";
+import { KeptVerdicts, keysOf } from "./kept-verdicts.js";
 import { ErrorCode } from "../errors.js";
 import { defaultBudget } from "../rules/rule-thread.js";
 import type { RepositoryResult, RunHost, ValidateOptions } from "./validation-run.js";
@@ -28,7 +28,7 @@ export class RepositoryValidator implements RunHost {
   private readonly pool: PooledFileChecker | undefined;
   private readonly minFiles: number;
   private readonly stopWhenChecked: boolean;
-  private readonly cache = new FileCache<FileVerdict>();
+  private readonly kept = new KeptVerdicts();
   private readonly merged: MergedSpecs = new WeakMap();
 
   /** Keep what was made of each file for the next run (the daemon); a one-shot command does not. */
@@ -80,24 +80,56 @@ export class RepositoryValidator implements RunHost {
     await this.pool?.close();
   }
 
-  /** @internal The verdicts of files: kept ones where unchanged, the rest checked now. */
+  /**
+   * @internal The verdicts of files: kept ones where unchanged, the rest checked now — a file
+   * another environment's run is checking meanwhile is waited for, not checked twice.
+   */
   async verdicts(files: readonly SourceFile[], ctx: FileCheckContext): Promise<{ verdicts: FileVerdict[]; read: number }> {
-    // the rulesets by their hashes: a changed ruleset checks every file again
-    const context = JSON.stringify({ ...ctx, rules: [ctx.rules?.openapi?.hash, ctx.rules?.resources?.hash] });
-    const verdicts: Array<FileVerdict | undefined> = files.map((f) => this.cache.get(context, f));
-    const missing = files.filter((_, i) => verdicts[i] === undefined);
-    const checker = this.pool !== undefined && missing.length >= this.minFiles ? this.pool : this.local;
-    const fresh = await checker.check(missing, ctx);
-    let k = 0;
-    for (let i = 0; i < files.length; i++) {
-      if (verdicts[i] !== undefined) continue;
-      const v = fresh[k++]!;
-      verdicts[i] = v;
-      // an unreadable file may become readable without changing size or time; rules stopped past
-      // their budget (a loaded machine, too) may finish next time: neither verdict is kept
-      if (this.reuse && !v.diagnostics.some((d) => d.code === "FILE_READ") && !rulesStopped(v)) this.cache.set(context, files[i]!, v);
+    const keys = keysOf(ctx);
+    const verdicts = this.reuse ? await this.kept.lookup(files, keys) : files.map(() => undefined);
+    const missing = files.flatMap((_, i) => (verdicts[i] === undefined ? [i] : []));
+    const claim = this.reuse
+      ? this.kept.claim(
+          missing.map((i) => files[i]!),
+          keys,
+        )
+      : undefined;
+    let read = 0;
+    const checkNow = async (indexes: readonly number[], settle?: (at: number, v: FileVerdict) => void): Promise<void> => {
+      const checker = this.pool !== undefined && indexes.length >= this.minFiles ? this.pool : this.local;
+      const fresh = await checker.check(
+        indexes.map((i) => files[i]!),
+        ctx,
+      );
+      read += indexes.length;
+      indexes.forEach((i, k) => {
+        const v = fresh[k]!;
+        verdicts[i] = v;
+        // an unreadable file may become readable without changing size or time; rules stopped past
+        // their budget (a loaded machine, too) may finish next time: neither verdict is kept (nor lent)
+        const kept = this.reuse && !v.diagnostics.some((d) => d.code === "FILE_READ") && !rulesStopped(v);
+        if (kept) this.kept.keep(files[i]!, v, keys);
+        settle?.(k, v);
+      });
+    };
+    if (claim === undefined) {
+      await checkNow(missing);
+      return { verdicts: verdicts as FileVerdict[], read };
     }
-    return { verdicts: verdicts as FileVerdict[], read: missing.length };
+    try {
+      const mine = claim.mine.map((k) => missing[k]!);
+      await checkNow(mine, (k, v) => claim.settle(claim.mine[k]!, keptOrNot(v)));
+    } finally {
+      claim.release();
+    }
+    const left: number[] = [];
+    for (const [k, theirs] of claim.theirs) {
+      const v = await theirs;
+      if (v === undefined) left.push(missing[k]!);
+      else verdicts[missing[k]!] = v;
+    }
+    if (left.length > 0) await checkNow(left);
+    return { verdicts: verdicts as FileVerdict[], read };
   }
 
   /**
@@ -109,9 +141,9 @@ export class RepositoryValidator implements RunHost {
     if (found >= this.minFiles) this.pool?.start();
   }
 
-  /** @internal Every file of the run is checked: files no longer present are forgotten; one-shot workers stop. */
+  /** @internal Every file of the run is checked (`present`: their paths): files no longer present are forgotten; one-shot workers stop. */
   async checked(present: ReadonlySet<string>): Promise<void> {
-    this.cache.retain(present);
+    this.kept.retain(present);
     if (this.stopWhenChecked) await this.pool?.close();
   }
 
@@ -149,6 +181,11 @@ export class RepositoryValidator implements RunHost {
 function validationLimitMs(opts: ValidateOptions): number {
   const runMs = opts.rules?.budget.runMs ?? defaultBudget.runMs;
   return runMs + Math.min(runMs, 60_000);
+}
+
+/** A verdict another run may take: one that is kept. */
+function keptOrNot(v: FileVerdict): FileVerdict | undefined {
+  return v.diagnostics.some((d) => d.code === "FILE_READ") || rulesStopped(v) ? undefined : v;
 }
 
 /** Whether a file's rules were stopped past their budget (RULE_TIMEOUT) on any of its documents. */

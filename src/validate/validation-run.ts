@@ -185,7 +185,7 @@ export class ValidationRun {
     );
     this.diagnostics.push(...resolved.diagnostics);
     await this.check(resolved.extra, ctx);
-    await this.validator.checked(new Set([...this.records.values()].map((r) => r.absolute)));
+    await this.validator.checked(new Set(this.records.keys()));
     if (rules?.cacheDir !== undefined) pruneFindingsCache(rules.cacheDir, new Set([...this.records.values()].flatMap((r) => r.rulesEntry ?? [])));
 
     const resources = await this.resourcesOf(resolved.targets, rules, config);

@@ -90,12 +90,19 @@ describe("a daemon of two environments", () => {
   });
 
   it("answers /status for every environment and each one's own below /environments/NAME/", async () => {
-    const all = (await call(`${daemon.url}/status`)).body as { role: string; environments: Array<{ environment: string; leader: string; synced: boolean }> };
+    type Version = { lineage: string; serial: number };
+    const all = (await call(`${daemon.url}/status`)).body as {
+      role: string;
+      environments: Array<{ environment: string; leader: string; synced: boolean; state: Version; resources?: unknown }>;
+    };
     expect(all.role).toBe("single");
     expect(all.environments.map((e) => e.environment)).toEqual(["staging", "production"]);
-    expect(all.environments.every((e) => e.synced && e.leader === "this daemon")).toBe(true);
-    const one = (await call(`${daemon.url}/environments/production/status`)).body as { environment: string; resources: Array<{ id: string }> };
+    expect(all.environments.every((e) => e.synced && e.leader === "this daemon" && e.resources === undefined)).toBe(true);
+    const one = (await call(`${daemon.url}/environments/production/status`)).body as { environment: string; state: Version; resources: Array<{ id: string }> };
     expect(one.environment).toBe("production");
+    // the list reads each state's version alone: the same one the environment's own status reads with its records
+    expect(all.environments[1]!.state).toEqual(one.state);
+    expect(one.state.serial).toBeGreaterThan(0);
     expect(one.resources.map((r) => r.id)).toEqual(["OrgKey/acme", "OrgKey/globex"]);
     expect((await call(`${daemon.url}/environments/nowhere/status`)).status).toBe(404);
   });

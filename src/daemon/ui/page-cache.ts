@@ -12,13 +12,20 @@
  *   is answered 503 with Retry-After at once instead of queueing work on the only thread. Slow
  *   clients given the same page share one buffer.
  */
-import type { StateSnapshot } from "../../record/state.js";
+import type { StateSnapshot, StateVersion } from "../../record/state.js";
+
+interface Cached<T> {
+  at: number;
+  readonly key: string;
+  readonly value: Promise<T>;
+}
 
 export class CachedState {
-  private cached: { at: number; readonly key: string; readonly value: Promise<StateSnapshot> } | undefined;
+  private cached: Cached<StateSnapshot> | undefined;
+  private cachedVersion: Cached<StateVersion> | undefined;
 
   constructor(
-    private readonly state: { read(): Promise<StateSnapshot>; readonly description: string },
+    private readonly state: { read(): Promise<StateSnapshot>; readVersion(): Promise<StateVersion>; readonly description: string },
     /** Changes when the state may have changed (a run finished). */
     private readonly key: () => string,
     private readonly maxAgeMs: () => number = () => 2_000,
@@ -29,22 +36,48 @@ export class CachedState {
   }
 
   read(): Promise<StateSnapshot> {
-    const key = this.key();
-    const now = performance.now();
-    if (this.cached === undefined || this.cached.key !== key || now - this.cached.at > this.maxAgeMs()) {
-      const value = this.state.read();
-      // aged from when the read ends (Infinity while it is under way: it is shared, not repeated)
-      const entry = { at: Number.POSITIVE_INFINITY, key, value };
-      this.cached = entry;
-      value.then(
-        () => (entry.at = performance.now()),
-        () => {
-          // a failed read is not kept: the next reader tries again
-          if (this.cached === entry) this.cached = undefined;
-        },
-      );
-    }
+    this.cached = this.fresh(
+      this.cached,
+      () => this.state.read(),
+      (failed) => {
+        if (this.cached === failed) this.cached = undefined;
+      },
+    );
     return this.cached.value;
+  }
+
+  /**
+   * The state's lineage and serial (the /status of every environment: no record is read): the
+   * snapshot's while it is fresh, else read alone and kept alike.
+   */
+  version(): Promise<StateVersion> {
+    const snapshot = this.cached;
+    if (snapshot !== undefined && this.isFresh(snapshot)) return snapshot.value;
+    this.cachedVersion = this.fresh(
+      this.cachedVersion,
+      () => this.state.readVersion(),
+      (failed) => {
+        if (this.cachedVersion === failed) this.cachedVersion = undefined;
+      },
+    );
+    return this.cachedVersion.value;
+  }
+
+  private isFresh(entry: Cached<unknown>): boolean {
+    return entry.key === this.key() && performance.now() - entry.at <= this.maxAgeMs();
+  }
+
+  /** `entry` while fresh, else a new read (`drop` forgets it if it fails: a failed read is not kept, the next reader tries again). */
+  private fresh<T>(entry: Cached<T> | undefined, read: () => Promise<T>, drop: (failed: Cached<T>) => void): Cached<T> {
+    if (entry !== undefined && this.isFresh(entry)) return entry;
+    const value = read();
+    // aged from when the read ends (Infinity while it is under way: it is shared, not repeated)
+    const next: Cached<T> = { at: Number.POSITIVE_INFINITY, key: this.key(), value };
+    value.then(
+      () => (next.at = performance.now()),
+      () => drop(next),
+    );
+    return next;
   }
 }
 
