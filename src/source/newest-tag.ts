@@ -11,7 +11,7 @@ import { linearTest } from "../linear-regex.js";
 /** Tags read at most: a repository holding more is refused, said, rather than read in part (the newest might be left out). */
 export const maxTags = 20_000;
 /** Characters of a tag name considered; a longer name is passed over (no release is named so). */
-export const maxTagNameChars = 250;
+export const maxTagNameChars = 200;
 /** What `for-each-ref` may print: maxTags lines of a bounded name, two object names and a date. */
 const maxListingBytes = maxTags * (maxTagNameChars + 2 * 64 + 32);
 
@@ -103,7 +103,7 @@ export function parseTagListing(out: string): TagRef[] {
 }
 
 const tooManyTags = (count: number | undefined): SourceError =>
-  new SourceError(ErrorCode.SOURCE_INVALID, `the repository has more tags than gatesync reads (${count ?? "over"} ${maxTags})`, {
+  new SourceError(ErrorCode.SOURCE_INVALID, `the repository has ${count === undefined ? "more" : `${count}`} tags, more than the ${maxTags} gatesync reads`, {
     hint: `a tag-tracking environment reads at most ${maxTags} tags: delete old tags from the remote, or follow a branch`,
   });
 
