@@ -71,3 +71,18 @@ export function trackProblems(doc: Raw, file: string, locate: (p: readonly PathS
       };
     });
 }
+
+/** A branch, tag, pattern or environment name as an answer may carry it (the daemon's `GET /config`): bounded, no control character. */
+const answerName = (v: unknown, max = 200): v is string => typeof v === "string" && v.length > 0 && v.length <= max && /^[A-Za-z0-9._/*?+-]+$/.test(v);
+
+/** What `GET /config` says an environment follows, checked as any answer is; undefined when it says nothing gatesync knows. */
+export function followedRefFrom(raw: unknown): FollowedRef | undefined {
+  if (raw === null || typeof raw !== "object") return undefined;
+  const f = raw as Raw;
+  if (answerName(f.branch)) return { branch: f.branch };
+  if (answerName(f.tag)) return { tag: f.tag };
+  if (answerName(f.promotedFrom, 40)) return { promotedFrom: f.promotedFrom };
+  if (f.defaultBranch === true) return { defaultBranch: true };
+  if (typeof f.commit === "string" && /^[0-9a-f]{7,64}$/.test(f.commit)) return { commit: f.commit };
+  return undefined;
+}

@@ -3,7 +3,9 @@
  * pushed to it — and a daemon of two environments over two sandboxes: `production` follows the
  * newest tag matching `v*` (by semantic version: v1.2.10 over v1.2.9, a prerelease below its
  * release), `staging` follows the branch `release`. Commits on main and tags that do not match
- * reach neither; a tag pushed later is followed.
+ * reach neither; a tag pushed later is followed. The merge-request comment says, per environment,
+ * whether a merge reaches it at once, when tagged, or by promotion (`canary` is promoted from
+ * staging).
  */
 import { execFileSync } from "node:child_process";
 import { mkdir, writeFile } from "node:fs/promises";
@@ -19,10 +21,13 @@ import { gitRemote } from "../helpers/git-remote.js";
 import { doc } from "../helpers/plan.js";
 import { call, testCredentials, testSandbox } from "../helpers/sandbox.js";
 import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
+import { runCli } from "../helpers/cli.js";
 
 const syncToken = "track-sync-token";
+const stateToken = "track-state-token";
 let staging: SandboxHandle;
 let production: SandboxHandle;
+let canary: SandboxHandle;
 let work: string;
 let daemon: Daemon;
 /** Seconds of the next commit's date: each commit a minute after the one before, whatever the clock says. */
@@ -77,6 +82,7 @@ let releaseHead: string;
 beforeAll(async () => {
   staging = await testSandbox();
   production = await testSandbox();
+  canary = await testSandbox();
   const dir = await tempRepo();
   work = gitRemote(dir);
   // v1.2.10 tags the oldest commit: by date v1.2.9 would win, by version v1.2.10 does
@@ -105,13 +111,16 @@ environments:
   production:
     targets: { gateway: { url: ${production.urls.gateway}, credentialEnv: GW_KEY } }
     track: { tag: "v*" }
+  canary:
+    targets: { gateway: { url: ${canary.urls.gateway}, credentialEnv: GW_KEY } }
+    track: { promotedFrom: staging }
 schedule: { interval: 1h }
-server: { listen: "127.0.0.1:0", syncTokenEnv: SYNC_TOKEN }
+server: { listen: "127.0.0.1:0", syncTokenEnv: SYNC_TOKEN, stateTokenEnv: STATE_TOKEN }
 `,
   );
   daemon = await startDaemon({
     config: await loadConfig(operatorFile),
-    env: { GW_KEY: testCredentials.gatewayKey, SYNC_TOKEN: syncToken },
+    env: { GW_KEY: testCredentials.gatewayKey, SYNC_TOKEN: syncToken, STATE_TOKEN: stateToken },
     logger: silentLogger(),
     listen: "127.0.0.1:0",
     watchConfig: false,
@@ -123,6 +132,7 @@ afterAll(async () => {
   await daemon?.stop();
   await staging?.stop();
   await production?.stop();
+  await canary?.stop();
   await removeTempRepos();
 });
 
@@ -156,5 +166,47 @@ describe("track: an environment follows a branch of its own, or the newest match
     expect(daemon.environments.get("staging")?.lastRun?.commit).toBe(next);
     expect(rateIn(staging)).toBe(8);
     expect(rateIn(production)).toBe(4);
+  }, 60_000);
+});
+
+/** The team's gatesync.yaml in a merge request's checkout: the CLI's settings on a laptop (the daemon's say what each environment follows). */
+const teamSettings = `apiVersion: gatesync.dev/v1
+kind: GatesyncConfig
+source: { directory: ./config }
+environments:
+  staging: { targets: { gateway: { url: "http://127.0.0.1:9", credentialEnv: GW_KEY } } }
+  production: { targets: { gateway: { url: "http://127.0.0.1:9", credentialEnv: GW_KEY } } }
+  canary: { targets: { gateway: { url: "http://127.0.0.1:9", credentialEnv: GW_KEY } } }
+`;
+
+describe("the merge-request comment", () => {
+  /** The comment's line for `environment`, planned in a fresh clone of a change, for a merge request into `target`. */
+  async function commentLines(target: string): Promise<Record<string, string>> {
+    const checkout = await tempRepo();
+    execFileSync("git", ["clone", "-q", path.join(work, "..", "origin.git"), checkout], { stdio: "ignore" });
+    await writeFile(path.join(checkout, "config", "keys.yaml"), doc("OrgKey", "acme", "keyId: org-acme\nrate: 5"));
+    await writeFile(path.join(checkout, "gatesync.yaml"), teamSettings);
+    const out = await runCli(["plan", "-c", path.join(checkout, "gatesync.yaml"), "--format", "markdown"], {
+      GW_KEY: testCredentials.gatewayKey,
+      GATESYNC_STATE_URL: daemon.url,
+      GATESYNC_STATE_TOKEN: stateToken,
+      GITHUB_BASE_REF: target,
+    });
+    expect(out.stderr).not.toContain("error");
+    const lines: Record<string, string> = {};
+    for (const name of ["staging", "production", "canary"]) lines[name] = out.stdout.split("\n").find((l) => l.startsWith(`- \`${name}\`:`)) ?? "";
+    return lines;
+  }
+
+  it("says per environment whether a merge reaches it at once, when tagged, or after a promotion and from where", async () => {
+    const intoMain = await commentLines("main");
+    expect(intoMain.staging).toContain("a merge does not reach it: it follows `release`, not `main`");
+    expect(intoMain.production).toContain("a merge reaches it when tagged: it applies the newest tag matching `v*`");
+    expect(intoMain.canary).toContain("a merge waits for promotion from `staging`");
+    // each line still says what would change there
+    expect(intoMain.staging).toMatch(/update/);
+    const intoRelease = await commentLines("release");
+    expect(intoRelease.staging).toContain("a merge reaches it at once (it follows `release`)");
+    expect(intoRelease.production).toContain("when tagged");
   }, 60_000);
 });
