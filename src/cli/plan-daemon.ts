@@ -99,7 +99,11 @@ export function daemonEnvironments(top: GatesyncConfig, view: OperatorSettingsVi
     const config: GatesyncConfig = { ...local.config, orphans: d.orphans, deactivationGuard: d.deactivationGuard };
     const follows = followedRefFrom(d.follows);
     // the path is derived from the name, never taken from the answer: the state token goes there
-    return { environment: { ...local, config }, stateUrl: `${view.origin}${environmentStatePath(d.name, view.implicit)}`, ...(follows === undefined ? {} : { follows }) };
+    return {
+      environment: { ...local, config },
+      stateUrl: `${view.origin}${environmentStatePath(d.name, view.implicit)}`,
+      ...(follows === undefined ? {} : { follows }),
+    };
   });
   const runs = new Set(view.implicit ? [] : view.environments.map((e) => e.name));
   const notRun = only !== undefined ? [] : (top.environments ?? []).map((e) => e.name).filter((n) => !runs.has(n));

@@ -82,7 +82,9 @@ function mergeReaches(
   target: string | undefined,
 ): (name: string) => { reach?: string } {
   const follows = new Map<string, FollowedRef | undefined>(
-    daemon !== undefined ? daemon.environments.map((d) => [d.environment.name, d.follows]) : environments.map((e) => [e.name, followedRef(e.config.source, e.config.track)]),
+    daemon !== undefined
+      ? daemon.environments.map((d) => [d.environment.name, d.follows])
+      : environments.map((e) => [e.name, followedRef(e.config.source, e.config.track)]),
   );
   return (name) => {
     const f = follows.get(name);

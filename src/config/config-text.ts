@@ -77,7 +77,8 @@ export function checkConfigText(
   }
   if (diagnostics.length === 0) diagnostics.push(...selectorProblems(value, file));
   const baseDir = path.dirname(absolute);
-  if (diagnostics.length === 0) diagnostics.push(...environmentProblems(value, baseDir, file, locate), ...leaseProblems(value, file, locate), ...trackProblems(value, file, locate));
+  if (diagnostics.length === 0)
+    diagnostics.push(...environmentProblems(value, baseDir, file, locate), ...leaseProblems(value, file, locate), ...trackProblems(value, file, locate));
   if (diagnostics.length === 0) diagnostics.push(...rulesProblems(rulesFromDocument(value.rules, baseDir, parseDuration), baseDir, file, locate));
   if (diagnostics.length > 0) throw new ValidationFailed(diagnostics);
   return { document: value, locate };

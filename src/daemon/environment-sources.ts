@@ -46,6 +46,7 @@ export class EnvironmentSources {
   }
 
   async closeShared(): Promise<void> {
+    // eslint-disable-next-line no-restricted-syntax -- bounded by the refs the operator's environments follow (one per `track:`), local work only
     await Promise.all([...this.byKey.values()].map((s) => s.closeShared()));
   }
 }

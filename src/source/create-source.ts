@@ -19,7 +19,8 @@ export function createSource(config: GatesyncConfig, env: Readonly<Record<string
   }
   // an environment's `track:` replaces the top level's ref (a promotion's source is the top level's: its runs say what it applies)
   const track = config.track === undefined || "promotedFrom" in config.track ? undefined : config.track;
-  const ref = track === undefined ? { branch: s.branch, tag: s.tag, commit: s.commit } : "branch" in track ? { branch: track.branch } : { tagPattern: track.tag };
+  const ref =
+    track === undefined ? { branch: s.branch, tag: s.tag, commit: s.commit } : "branch" in track ? { branch: track.branch } : { tagPattern: track.tag };
   return new GitSource({
     url: s.url,
     ...definedOnly(ref),

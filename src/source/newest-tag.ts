@@ -120,7 +120,7 @@ export function listTags(opts: { readonly cwd: string; readonly env: Readonly<Re
           try {
             return resolve(parseTagListing(stdout));
           } catch (e) {
-            return reject(e as Error);
+            return reject(e instanceof Error ? e : new Error(String(e)));
           }
         }
         if ((err as { code?: unknown }).code === "ERR_CHILD_PROCESS_STDIO_MAXBUFFER") return reject(tooManyTags(undefined));

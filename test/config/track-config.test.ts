@@ -56,6 +56,8 @@ describe("track: in gatesync.yaml", () => {
     const yaml = config("{ directory: config }", { staging: "{ branch: main }" });
     const found = await problems(yaml);
     const at = positionOf(yaml, "{ branch: main }");
-    expect(found, found.join("\n")).toContain(`environments.staging.track ${at.line}:${at.column} environment staging sets \`track\`, but the source is a directory`);
+    expect(found, found.join("\n")).toContain(
+      `environments.staging.track ${at.line}:${at.column} environment staging sets \`track\`, but the source is a directory`,
+    );
   });
 });

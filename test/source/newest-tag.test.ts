@@ -45,16 +45,42 @@ const follow = (dir: string, origin: string, tagPattern: string): GitSource =>
 
 describe("the newest tag matching a pattern", () => {
   it("is the highest semantic version: numbers compared as numbers, a prerelease below its release", () => {
-    const names = ["v1.2.10", "v1.2.9", "v1.10.0", "v1.2.10-rc.1", "v1.2.10-rc.10", "v1.2.10-rc.2", "v1.2.10-alpha", "v1.2.10-rc", "v99999999999999999999999.0.0"];
+    const names = [
+      "v1.2.10",
+      "v1.2.9",
+      "v1.10.0",
+      "v1.2.10-rc.1",
+      "v1.2.10-rc.10",
+      "v1.2.10-rc.2",
+      "v1.2.10-alpha",
+      "v1.2.10-rc",
+      "v99999999999999999999999.0.0",
+    ];
     const sorted = names
       .map((n) => ({ n, v: versionOf(n, "")! }))
       .sort((a, b) => compareVersions(a.v, b.v))
       .map((x) => x.n);
-    expect(sorted).toEqual(["v1.2.9", "v1.2.10-alpha", "v1.2.10-rc", "v1.2.10-rc.1", "v1.2.10-rc.2", "v1.2.10-rc.10", "v1.2.10", "v1.10.0", "v99999999999999999999999.0.0"]);
+    expect(sorted).toEqual([
+      "v1.2.9",
+      "v1.2.10-alpha",
+      "v1.2.10-rc",
+      "v1.2.10-rc.1",
+      "v1.2.10-rc.2",
+      "v1.2.10-rc.10",
+      "v1.2.10",
+      "v1.10.0",
+      "v99999999999999999999999.0.0",
+    ]);
     // the pattern's literal prefix is not part of the version
-    expect(newestTag([{ name: "release-1.9.0", commit: "a".repeat(40), date: 2 }, { name: "release-1.10.0", commit: "b".repeat(40), date: 1 }], "release-*")?.name).toBe(
-      "release-1.10.0",
-    );
+    expect(
+      newestTag(
+        [
+          { name: "release-1.9.0", commit: "a".repeat(40), date: 2 },
+          { name: "release-1.10.0", commit: "b".repeat(40), date: 1 },
+        ],
+        "release-*",
+      )?.name,
+    ).toBe("release-1.10.0");
   });
 
   it("is the one on the newest commit when the names are not all versions, whatever their order by name", async () => {
