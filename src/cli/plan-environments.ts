@@ -17,7 +17,7 @@ import type { PlanFlags } from "./plan-run.js";
 import { writeChunks } from "./cli-io.js";
 import { computePlanRun, planExitCode, savePlan } from "./plan-run.js";
 import type { DaemonPlanTargets } from "./plan-daemon.js";
-import { openResources } from "./resources.js";
+import { resourcesPerRef } from "./resources.js";
 import { unmovedStateHint } from "./environment-option.js";
 import type { GatesyncConfig } from "../config/config.js";
 import { followedRef } from "../config/track-section.js";
@@ -44,7 +44,7 @@ export async function planEnvironments(
   // with the daemon's environments, each is planned against its own state there
   const stateUrlOf = new Map(daemon?.environments.map((d) => [d.environment.name, d.stateUrl]));
   const reachOf = mergeReaches(environments, daemon, targetBranchOf(io.env));
-  const resources = await openResources(environments[0]!.config, io.env, opts.dir);
+  const resources = resourcesPerRef(io.env, opts.dir);
   const results: EnvironmentPlan[] = [];
   try {
     for (const env of environments) {
@@ -52,7 +52,7 @@ export async function planEnvironments(
       if (unmoved !== undefined) io.stderr(`[${env.name}] note: ${unmoved}\n`);
       const stateUrl = stateUrlOf.get(env.name);
       try {
-        const run = await computePlanRun(env.config, resources, stateUrl === undefined ? opts : { ...opts, stateUrl }, selection, io);
+        const run = await computePlanRun(env.config, await resources.of(env.config), stateUrl === undefined ? opts : { ...opts, stateUrl }, selection, io);
         results.push({ environment: env.name, plan: run.plan, ruleFindings: run.ruleFindings, ...reachOf(env.name) });
       } catch (err) {
         // one environment that cannot be planned does not hide the others' plans

@@ -77,6 +77,7 @@ async function sync(): Promise<void> {
 }
 
 let tagged: { v1_2_9: string; v1_2_10: string; rc: string };
+let operatorFile: string;
 let releaseHead: string;
 
 beforeAll(async () => {
@@ -96,7 +97,7 @@ beforeAll(async () => {
   tagged = { v1_2_10: oldest, v1_2_9: middle, rc: newest };
   releaseHead = await commitRate("release", 7);
   git("checkout", "-q", "main");
-  const operatorFile = path.join(dir, "operator", "gatesync.yaml");
+  operatorFile = path.join(dir, "operator", "gatesync.yaml");
   await mkdir(path.dirname(operatorFile));
   await writeFile(
     operatorFile,
@@ -166,6 +167,17 @@ describe("track: an environment follows a branch of its own, or the newest match
     expect(daemon.environments.get("staging")?.lastRun?.commit).toBe(next);
     expect(rateIn(staging)).toBe(8);
     expect(rateIn(production)).toBe(4);
+  }, 60_000);
+
+  it("`gatesync plan` of the environments plans each at the commit it follows: nothing to change where the daemon applied it", async () => {
+    // one environment: exit code 0, no change (2 would say changes: main's head planned instead of release's)
+    const out = await runCli(["plan", "-c", operatorFile, "--format", "json", "--env", "staging"], { GW_KEY: testCredentials.gatewayKey });
+    expect(out.code, out.stderr).toBe(0);
+    // without --env: staging at release's head, production at v1.3.0 (one fetch each), canary at main's head
+    const all = await runCli(["plan", "-c", operatorFile, "--format", "json"], { GW_KEY: testCredentials.gatewayKey });
+    const plans = (JSON.parse(all.stdout) as { environments: Record<string, { summary: { create: number; update: number } }> }).environments;
+    expect(plans.staging?.summary).toMatchObject({ create: 0, update: 0 });
+    expect(plans.production?.summary).toMatchObject({ create: 0, update: 0 });
   }, 60_000);
 });
 
