@@ -5,13 +5,14 @@
  * release), `staging` follows the branch `release`. Commits on main and tags that do not match
  * reach neither; a tag pushed later is followed. The merge-request comment says, per environment,
  * whether a merge reaches it at once, when tagged, or by promotion (`canary` is promoted from
- * staging).
+ * staging). A reload that changes a `track:` rebuilds the daemon.
  */
 import { execFileSync } from "node:child_process";
-import { mkdir, writeFile } from "node:fs/promises";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/config.js";
+import type { GatesyncConfig } from "../../src/config/config.js";
 import { startDaemon } from "../../src/daemon/daemon.js";
 import type { Daemon } from "../../src/daemon/daemon.js";
 import { silentLogger } from "../../src/logger.js";
@@ -78,6 +79,8 @@ async function sync(): Promise<void> {
 
 let tagged: { v1_2_9: string; v1_2_10: string; rc: string };
 let operatorFile: string;
+/** The configs the daemon asked to be rebuilt with (a reload that changes a `track:`). */
+const restarts: GatesyncConfig[] = [];
 let releaseHead: string;
 
 beforeAll(async () => {
@@ -125,6 +128,10 @@ server: { listen: "127.0.0.1:0", syncTokenEnv: SYNC_TOKEN, stateTokenEnv: STATE_
     logger: silentLogger(),
     listen: "127.0.0.1:0",
     watchConfig: false,
+    onRestart: async (config) => {
+      restarts.push(config);
+      return Promise.resolve();
+    },
   });
   expect((await daemon.firstRun).result).toBe("applied");
 }, 60_000);
@@ -190,6 +197,23 @@ environments:
   production: { targets: { gateway: { url: "http://127.0.0.1:9", credentialEnv: GW_KEY } } }
   canary: { targets: { gateway: { url: "http://127.0.0.1:9", credentialEnv: GW_KEY } } }
 `;
+
+describe("a reload", () => {
+  it("rebuilds the daemon when an environment's `track:` changes (another ref is another source)", async () => {
+    const text = await readFile(operatorFile, "utf8");
+    await writeFile(operatorFile, text.replace('track: { tag: "v*" }', 'track: { tag: "release-*" }'));
+    try {
+      await daemon.reload("test");
+      await eventually(
+        () => restarts.length,
+        (n) => n === 1,
+      );
+      expect(restarts[0]!.environments?.find((e) => e.name === "production")?.track).toEqual({ tag: "release-*" });
+    } finally {
+      await writeFile(operatorFile, text);
+    }
+  });
+});
 
 describe("the merge-request comment", () => {
   /** The comment's line for `environment`, planned in a fresh clone of a change, for a merge request into `target`. */
