@@ -114,7 +114,7 @@ export class GitSource implements Source {
       await this.quiet(["fetch", "--force", "--prune", "--tags", "--quiet", "origin", "+refs/heads/*:refs/remotes/origin/*"]);
       const { commit, tag } = await this.resolve(git);
       // the fetch found the commit already checked out (an announced push that moved nothing)
-      if (this.last?.commit === commit) return this.last;
+      if (this.last?.commit === commit) return tag === this.last.tag ? this.last : (this.last = { ...this.last, ...(tag === undefined ? {} : { tag }) });
       const tree = await this.trees.checkout(commit);
       const root = path.resolve(tree, this.opts.subdirectory ?? ".");
       if (!(await exists(root)))

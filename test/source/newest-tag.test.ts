@@ -89,10 +89,15 @@ describe("the newest tag matching a pattern", () => {
     git("tag", "-a", "-m", "annotated", "deploy-a", commits[1]!);
     git("tag", "other", commits[2]!);
     git("push", "-q", "origin", "--tags");
-    const snapshot = await follow(dir, origin, "deploy-*").fetch();
+    const source = follow(dir, origin, "deploy-*");
+    const snapshot = await source.fetch();
     expect(snapshot.tag).toBe("deploy-a");
     expect(snapshot.commit).toBe(commits[1]);
     expect(await readFile(path.join(snapshot.root, "v.txt"), "utf8")).toBe("two");
+    // a second tag on the same commit (same date: the name decides) is the one reported
+    git("tag", "deploy-c", commits[1]!);
+    git("push", "-q", "origin", "--tags");
+    expect(await source.fetch()).toMatchObject({ commit: commits[1], tag: "deploy-c" });
   });
 
   it("never hands a tag name to git: a name shaped like an option is followed as the tag it is", async () => {
