@@ -12,11 +12,15 @@ import { ConfigError, ErrorCode, StateError } from "../errors.js";
 import { environmentStatePath } from "../daemon/config-endpoint.js";
 import type { OperatorSettingsView } from "../daemon/config-endpoint.js";
 import { daemonUrl, readFromDaemon } from "./plan-state.js";
+import { followedRefFrom } from "../config/track-section.js";
+import type { FollowedRef } from "../config/track-section.js";
 
 /** One environment as the daemon runs it: the checkout's team settings, the daemon's operator settings, and where its state is served. */
 export interface DaemonEnvironment {
   readonly environment: EnvironmentConfig;
   readonly stateUrl: string;
+  /** What the daemon says it applies there (a daemon that does not say: unknown, never the checkout's). */
+  readonly follows?: FollowedRef;
 }
 
 export interface DaemonPlanTargets {
@@ -93,8 +97,13 @@ export function daemonEnvironments(top: GatesyncConfig, view: OperatorSettingsVi
   const environments = run.map((d) => {
     const local = checkoutEnvironment(top, d.name, view.implicit);
     const config: GatesyncConfig = { ...local.config, orphans: d.orphans, deactivationGuard: d.deactivationGuard };
+    const follows = followedRefFrom(d.follows);
     // the path is derived from the name, never taken from the answer: the state token goes there
-    return { environment: { ...local, config }, stateUrl: `${view.origin}${environmentStatePath(d.name, view.implicit)}` };
+    return {
+      environment: { ...local, config },
+      stateUrl: `${view.origin}${environmentStatePath(d.name, view.implicit)}`,
+      ...(follows === undefined ? {} : { follows }),
+    };
   });
   const runs = new Set(view.implicit ? [] : view.environments.map((e) => e.name));
   const notRun = only !== undefined ? [] : (top.environments ?? []).map((e) => e.name).filter((n) => !runs.has(n));

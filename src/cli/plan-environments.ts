@@ -17,9 +17,12 @@ import type { PlanFlags } from "./plan-run.js";
 import { writeChunks } from "./cli-io.js";
 import { computePlanRun, planExitCode, savePlan } from "./plan-run.js";
 import type { DaemonPlanTargets } from "./plan-daemon.js";
-import { openResources } from "./resources.js";
+import { resourcesPerRef } from "./resources.js";
 import { unmovedStateHint } from "./environment-option.js";
 import type { GatesyncConfig } from "../config/config.js";
+import { followedRef } from "../config/track-section.js";
+import type { FollowedRef } from "../config/track-section.js";
+import { mergeReach, targetBranchOf } from "../plan/merge-reach.js";
 
 /** Exit codes from best to worst: the worst environment decides. */
 const severity = [0, 2, 3, 4, 1] as const;
@@ -40,7 +43,8 @@ export async function planEnvironments(
   }
   // with the daemon's environments, each is planned against its own state there
   const stateUrlOf = new Map(daemon?.environments.map((d) => [d.environment.name, d.stateUrl]));
-  const resources = await openResources(environments[0]!.config, io.env, opts.dir);
+  const reachOf = mergeReaches(environments, daemon, targetBranchOf(io.env));
+  const resources = resourcesPerRef(io.env, opts.dir);
   const results: EnvironmentPlan[] = [];
   try {
     for (const env of environments) {
@@ -48,13 +52,13 @@ export async function planEnvironments(
       if (unmoved !== undefined) io.stderr(`[${env.name}] note: ${unmoved}\n`);
       const stateUrl = stateUrlOf.get(env.name);
       try {
-        const run = await computePlanRun(env.config, resources, stateUrl === undefined ? opts : { ...opts, stateUrl }, selection, io);
-        results.push({ environment: env.name, plan: run.plan, ruleFindings: run.ruleFindings });
+        const run = await computePlanRun(env.config, await resources.of(env.config), stateUrl === undefined ? opts : { ...opts, stateUrl }, selection, io);
+        results.push({ environment: env.name, plan: run.plan, ruleFindings: run.ruleFindings, ...reachOf(env.name) });
       } catch (err) {
         // one environment that cannot be planned does not hide the others' plans
         if (!(err instanceof GatesyncError)) throw err;
         const diagnostics: readonly Diagnostic[] = err instanceof ValidationFailed ? err.diagnostics : [err.toDiagnostic()];
-        results.push({ environment: env.name, refused: diagnostics });
+        results.push({ environment: env.name, refused: diagnostics, ...reachOf(env.name) });
       }
     }
   } finally {
@@ -66,6 +70,26 @@ export async function planEnvironments(
   let exit = 0;
   for (const r of results) exit = worse(exit, r.plan === undefined ? 1 : planExitCode(r.plan, opts));
   process.exitCode = exit;
+}
+
+/**
+ * Whether a merge reaches each environment (at once, when tagged, by promotion): what the daemon
+ * says it follows, else (no daemon) the checkout's config.
+ */
+function mergeReaches(
+  environments: readonly EnvironmentConfig[],
+  daemon: DaemonPlanTargets | undefined,
+  target: string | undefined,
+): (name: string) => { reach?: string } {
+  const follows = new Map<string, FollowedRef | undefined>(
+    daemon !== undefined
+      ? daemon.environments.map((d) => [d.environment.name, d.follows])
+      : environments.map((e) => [e.name, followedRef(e.config.source, e.config.track)]),
+  );
+  return (name) => {
+    const f = follows.get(name);
+    return f === undefined ? {} : { reach: mergeReach(f, target) };
+  };
 }
 
 /** Said in the comment and on stderr: environments of the checkout the daemon does not run (it skips them). */

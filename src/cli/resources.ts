@@ -5,6 +5,7 @@
  */
 import path from "node:path";
 import type { GatesyncConfig } from "../config/config.js";
+import { trackKey } from "../config/track-section.js";
 
 export interface CommandResources {
   /** The fields of a plan or apply input that say where the resources are. */
@@ -53,4 +54,32 @@ export async function openResources(
     await source.close();
     throw err;
   }
+}
+
+/**
+ * The resources of several environments planned together: one checkout (`--dir`) or directory
+ * for all, or from a git source one fetch per ref the environments follow (`track:`), each
+ * environment planned at the commit it would apply. A ref that cannot be fetched fails the
+ * environments that follow it only.
+ */
+export function resourcesPerRef(
+  env: Readonly<Record<string, string | undefined>>,
+  dir: string | undefined,
+): { of(config: GatesyncConfig): Promise<CommandResources>; close(): Promise<void> } {
+  const opened = new Map<string, Promise<CommandResources>>();
+  return {
+    of: (config) => {
+      const key = dir !== undefined || config.source.type === "directory" ? "" : (trackKey(config.track) ?? "");
+      const resources = opened.get(key) ?? openResources(config, env, dir);
+      opened.set(key, resources);
+      return resources;
+    },
+    close: async () => {
+      for (const r of opened.values())
+        await r.then(
+          (o) => o.close(),
+          () => undefined,
+        );
+    },
+  };
 }

@@ -16,6 +16,7 @@ import { rulesFromDocument, rulesProblems } from "../rules/rules-config.js";
 import type { SchemaRegistry } from "../validate/schema-registry.js";
 import { parseDuration } from "./duration.js";
 import { environmentProblems } from "./environment-section.js";
+import { trackProblems } from "./track-section.js";
 import { leaseProblems } from "./lease-section.js";
 
 type Raw = Record<string, unknown>;
@@ -76,7 +77,8 @@ export function checkConfigText(
   }
   if (diagnostics.length === 0) diagnostics.push(...selectorProblems(value, file));
   const baseDir = path.dirname(absolute);
-  if (diagnostics.length === 0) diagnostics.push(...environmentProblems(value, baseDir, file, locate), ...leaseProblems(value, file, locate));
+  if (diagnostics.length === 0)
+    diagnostics.push(...environmentProblems(value, baseDir, file, locate), ...leaseProblems(value, file, locate), ...trackProblems(value, file, locate));
   if (diagnostics.length === 0) diagnostics.push(...rulesProblems(rulesFromDocument(value.rules, baseDir, parseDuration), baseDir, file, locate));
   if (diagnostics.length > 0) throw new ValidationFailed(diagnostics);
   return { document: value, locate };

@@ -17,6 +17,7 @@ import type { ScheduleConfig, SecretsConfig, StateConfig, TargetsConfig } from "
 import { environmentsFromDocument, valuesFromDocument } from "./environment-section.js";
 import type { EnvironmentDefinition, EnvironmentValue, PatchSource } from "./environment-section.js";
 import { telemetryFromDocument } from "./telemetry-section.js";
+import type { TrackSetting } from "./track-section.js";
 import type { TelemetryConfig } from "./telemetry-section.js";
 
 export type SourceConfig =
@@ -95,6 +96,8 @@ export interface GatesyncConfig {
   readonly values?: Readonly<Record<string, EnvironmentValue>>;
   /** On an environment's effective config: its overlay patches, in order. */
   readonly patches?: readonly PatchSource[];
+  /** On an environment's effective config: what it applies (`track:`); absent: the top level's git ref. */
+  readonly track?: TrackSetting;
   /** On an environment's effective config (never on the implicit one's): the environment's name. */
   readonly environment?: string;
   /**

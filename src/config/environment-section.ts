@@ -14,6 +14,8 @@ import { notificationsFromDocument } from "./notifications.js";
 import type { NotificationsConfig } from "./notifications.js";
 import { scheduleConfig, secretsConfig, stateConfig, targetsConfig } from "./config-sections.js";
 import type { ScheduleConfig, SecretsConfig, StateConfig, TargetsConfig } from "./config-sections.js";
+import { trackFromDocument } from "./track-section.js";
+import type { TrackSetting } from "./track-section.js";
 
 /** What `${var:NAME}` is replaced with: a string, a number or a boolean. */
 export type EnvironmentValue = string | number | boolean;
@@ -40,6 +42,8 @@ export interface EnvironmentDefinition {
   /** An explicit state; absent: the top-level state, namespaced by the name. */
   readonly state?: StateConfig;
   readonly patches: readonly PatchSource[];
+  /** What it applies (`track:`); absent: the top level's git ref. */
+  readonly track?: TrackSetting;
 }
 
 type Raw = Record<string, unknown>;
@@ -77,6 +81,7 @@ export function environmentsFromDocument(raw: Raw, resolve: (p: string) => strin
   return Object.entries(raw).map(([name, value]) => {
     const e = (value ?? {}) as Raw;
     const notifications = notificationsFromDocument(e.notifications);
+    const track = trackFromDocument(e.track);
     return {
       name,
       values: valuesFromDocument(e.values),
@@ -88,6 +93,7 @@ export function environmentsFromDocument(raw: Raw, resolve: (p: string) => strin
       ...(notifications === undefined ? {} : { notifications }),
       ...(e.orphans === "deactivate" || e.orphans === "report" ? { orphans: e.orphans } : {}),
       ...(e.state === undefined ? {} : { state: stateConfig(e.state as Raw, resolve, file) }),
+      ...(track === undefined ? {} : { track }),
     };
   });
 }

@@ -57,6 +57,7 @@ function effective(config: GatesyncConfig, env: EnvironmentDefinition): Environm
     patches: env.patches,
     ...(selector === undefined ? {} : { selector }),
     ...(notifications === undefined ? {} : { notifications }),
+    ...(env.track === undefined ? {} : { track: env.track }),
   };
   return { name: env.name, implicit: false, values, patches: env.patches, config: effectiveConfig };
 }

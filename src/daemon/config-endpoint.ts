@@ -1,13 +1,16 @@
 /**
  * `GET /config`: the operator's settings a merge-request plan needs to show what the daemon will
  * do (docs/user/merge-requests.md) — which environments the daemon runs, where each one's state
- * is served, its orphan policy and deactivation guard. The team's settings are the merge
+ * is served, its orphan policy and deactivation guard, and what it follows (`track:`: whether a
+ * merge reaches it at once, when tagged, or by promotion). The team's settings are the merge
  * request's own (its checkout); nothing here is a secret or a credential's name or URL. Guarded
  * by the state token, as `GET /state` is.
  */
 import type { IncomingMessage } from "node:http";
 import type { GatesyncConfig } from "../config/config.js";
 import { environmentsOf } from "../config/environments.js";
+import { followedRef } from "../config/track-section.js";
+import type { FollowedRef } from "../config/track-section.js";
 import type { Reply } from "../http/http-io.js";
 import { stateTokenRefusal } from "./state-endpoint.js";
 
@@ -21,6 +24,8 @@ export interface OperatorSettingsView {
     readonly state: string;
     readonly orphans: GatesyncConfig["orphans"];
     readonly deactivationGuard: GatesyncConfig["deactivationGuard"];
+    /** What it applies (its `track:`, else the top level's git ref); absent for a directory source. */
+    readonly follows?: FollowedRef;
   }>;
 }
 
@@ -38,12 +43,16 @@ export function operatorSettingsView(config: GatesyncConfig): OperatorSettingsVi
   const implicit = environments[0]!.implicit;
   return {
     implicit,
-    environments: environments.map((e) => ({
-      name: e.name,
-      state: environmentStatePath(e.name, implicit),
-      orphans: e.config.orphans,
-      deactivationGuard: e.config.deactivationGuard,
-    })),
+    environments: environments.map((e) => {
+      const follows = followedRef(e.config.source, e.config.track);
+      return {
+        name: e.name,
+        state: environmentStatePath(e.name, implicit),
+        orphans: e.config.orphans,
+        deactivationGuard: e.config.deactivationGuard,
+        ...(follows === undefined ? {} : { follows }),
+      };
+    }),
   };
 }
 

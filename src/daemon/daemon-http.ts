@@ -15,7 +15,7 @@ import type { DaemonMetrics } from "./metrics.js";
 import { serverTokens } from "./server-tokens.js";
 import { startDaemonServer } from "./server.js";
 import type { DaemonServer, DaemonServerOptions, ServedReconciler } from "./server.js";
-import type { SharedSource } from "./shared-source.js";
+import type { EnvironmentSources } from "./environment-sources.js";
 
 export interface ServedDaemon {
   readonly config: GatesyncConfig;
@@ -30,14 +30,14 @@ export interface ServedDaemon {
   readonly units: readonly EnvironmentUnit[];
   /** Whether the one environment is the implicit one (served at the root). */
   readonly implicit: boolean;
-  readonly source: SharedSource;
+  readonly source: EnvironmentSources;
   readonly leases: FleetLeases | undefined;
   readonly reloader: ConfigReloader | undefined;
   readonly metrics: DaemonMetrics;
 }
 
 /** What the server and the triggers see: every environment at once. */
-export function allOf(units: readonly EnvironmentUnit[], source: SharedSource): ServedReconciler {
+export function allOf(units: readonly EnvironmentUnit[], source: Pick<EnvironmentSources, "invalidate">): ServedReconciler {
   return {
     trigger: (reason, traceparent) => {
       source.invalidate();

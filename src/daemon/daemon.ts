@@ -24,7 +24,6 @@ import type { Plan } from "../plan/plan.js";
 import type { StateBackend } from "../record/state.js";
 import { withRulesets } from "../rules/prepare-rules.js";
 import { urlCredentials } from "../secrets/credentials.js";
-import { createSource } from "../source/create-source.js";
 import { RepositoryValidator } from "../validate/validate-repository.js";
 import { ConfigReloader } from "./config-reload.js";
 import type { ReloadResult } from "./config-reload.js";
@@ -36,7 +35,8 @@ import { DaemonMetrics } from "./metrics.js";
 import type { Reconciler } from "./reconciler.js";
 import { TeamSettingsReader, settingsFingerprint } from "./repository-settings.js";
 import type { DaemonServer } from "./server.js";
-import { SharedSource, atMost } from "./shared-source.js";
+import { atMost } from "./shared-source.js";
+import { EnvironmentSources } from "./environment-sources.js";
 
 export interface DaemonOptions {
   readonly config: GatesyncConfig;
@@ -56,7 +56,7 @@ export interface DaemonOptions {
   readonly state?: StateBackend;
   /** Reload gatesync.yaml when it changes (default true when the config came from a file). */
   readonly watchConfig?: boolean;
-  /** Rebuilds the daemon for a reloaded config whose source, state, server or environments changed. */
+  /** Rebuilds the daemon for a reloaded config whose source, state, server, environments or their `track:` changed. */
   readonly onRestart?: (config: GatesyncConfig) => Promise<void>;
 }
 
@@ -91,7 +91,8 @@ interface Assembly {
   readonly config: GatesyncConfig;
   readonly environments: readonly EnvironmentConfig[];
   readonly names: readonly string[];
-  readonly source: SharedSource;
+  /** One source per ref the environments follow (their `track:`). */
+  readonly source: EnvironmentSources;
   readonly metrics: DaemonMetrics;
   readonly leases: FleetLeases | undefined;
   readonly units: Map<string, EnvironmentUnit>;
@@ -138,8 +139,7 @@ function assemble(opts: DaemonOptions, config: GatesyncConfig): Assembly {
   for (const e of environments) registerCredentials(e.config, env);
   warnCredentialsInUrl(config, logger);
   const names = environments.map((e) => e.name);
-  // one environment fetches for itself: a snapshot is shared only between environments of one trigger
-  const source = new SharedSource(createSource(config, env), names.length > 1 ? 2_000 : 0);
+  const source = new EnvironmentSources(config, environments, env);
   const units = new Map<string, EnvironmentUnit>();
   const runHere = (envs: readonly string[], reason: string, _from?: string, traceparent?: string): void => {
     source.invalidate();
@@ -239,7 +239,9 @@ class ConfigInForce {
 
   private reconfigure(next: GatesyncConfig, nextHash: string): void {
     const nextEnvs = environmentsOf(next);
-    const same = nextEnvs.map((e) => `${e.name}:${e.implicit}`).join("\n") === this.a.environments.map((e) => `${e.name}:${e.implicit}`).join("\n");
+    // another `track:` is another source: the daemon is rebuilt, as for another source
+    const shape = (e: EnvironmentConfig): string => `${e.name}:${e.implicit}:${JSON.stringify(e.config.track ?? null)}`;
+    const same = nextEnvs.map(shape).join("\n") === this.a.environments.map(shape).join("\n");
     if (!same) {
       this.opts.logger.info("gatesync.yaml changed its environments: restarting the daemon");
       void this.opts.onRestart?.(next);

@@ -19,7 +19,7 @@ import type { RepositoryValidator } from "../validate/validate-repository.js";
 import type { TeamSettingsReader } from "./repository-settings.js";
 import type { DaemonMetrics, RunMetrics } from "./metrics.js";
 import { Reconciler } from "./reconciler.js";
-import type { SharedSource } from "./shared-source.js";
+import type { EnvironmentSources } from "./environment-sources.js";
 import { stateViews } from "./state-views.js";
 import type { CachedState } from "./ui/page-cache.js";
 import { sharedRunHistory } from "./shared-history.js";
@@ -44,7 +44,8 @@ export interface EnvironmentUnit {
 export interface SharedParts {
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly logger: Logger;
-  readonly source: SharedSource;
+  /** The daemon's sources: each environment reads the one of the ref it follows. */
+  readonly source: EnvironmentSources;
   readonly validator: RepositoryValidator;
   readonly dispatcher: Dispatcher;
   readonly metrics: DaemonMetrics;
@@ -128,7 +129,7 @@ export function createEnvironmentUnit(environment: EnvironmentConfig, configHash
   const reconciler = new Reconciler({
     config,
     configHash,
-    source: shared.source,
+    source: shared.source.of(name),
     state,
     validator: shared.validator,
     env: shared.env,
@@ -156,7 +157,7 @@ export function createEnvironmentUnit(environment: EnvironmentConfig, configHash
     history,
     preview,
     state: snapshots,
-    source: shared.source.description,
+    source: shared.source.of(name).description,
     role,
     ...(environment.implicit ? {} : { environments: { current: name, names: shared.names } }),
     onError: (err) => logger.error({ err: (err as Error).message }, "status page failed"),

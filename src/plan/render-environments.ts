@@ -19,6 +19,8 @@ export interface EnvironmentPlan {
   readonly plan?: Plan;
   readonly ruleFindings?: readonly Diagnostic[];
   readonly refused?: readonly Diagnostic[];
+  /** Whether a merge reaches it at once, when tagged or by promotion (merge-reach.ts), when known. */
+  readonly reach?: string;
 }
 
 const cell: Record<Action, string> = {
@@ -60,7 +62,10 @@ export function changeMatrix(results: readonly EnvironmentPlan[]): string {
 /** The comment: a summary line per environment, the matrix, then each environment's plan. */
 export function environmentsMarkdown(results: readonly EnvironmentPlan[], limit = markdownLimit): string {
   const lines = ["### gatesync plan", ""];
-  for (const r of results) lines.push(`- ${codeSpan(r.environment)}: ${r.plan === undefined ? "**not planned** (errors below)" : summaryLine(r.plan)}`);
+  for (const r of results) {
+    const reach = r.reach === undefined ? "" : ` — _a merge ${r.reach}_`;
+    lines.push(`- ${codeSpan(r.environment)}: ${r.plan === undefined ? "**not planned** (errors below)" : summaryLine(r.plan)}${reach}`);
+  }
   let out = `${lines.join("\n")}\n\n${changeMatrix(results)}\n`;
   const share = Math.floor((limit - out.length) / Math.max(1, results.length));
   for (const r of results) {

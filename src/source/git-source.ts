@@ -26,6 +26,7 @@ import { similar } from "../similar.js";
 import { quietGit } from "./quiet-git.js";
 import { boundText } from "../bounded-text.js";
 import { RevisionTrees } from "./revision-trees.js";
+import { listTags, newestTag } from "./newest-tag.js";
 
 /** Characters of a commit's author or subject kept (repository text: it goes to the history and the pages). */
 const maxCommitTextChars = 200;
@@ -34,6 +35,8 @@ export interface GitSourceOptions {
   readonly url: string;
   readonly branch?: string;
   readonly tag?: string;
+  /** A glob over tag names: the newest matching tag is followed (newest-tag.ts); over `branch`, under `tag` and `commit`. */
+  readonly tagPattern?: string;
   readonly commit?: string;
   readonly subdirectory?: string;
   readonly cacheDir: string;
@@ -58,7 +61,7 @@ export class GitSource implements Source {
   private readonly trees: RevisionTrees;
 
   constructor(private readonly opts: GitSourceOptions) {
-    const ref = opts.commit ?? opts.tag ?? opts.branch ?? "HEAD";
+    const ref = opts.commit ?? opts.tag ?? (opts.tagPattern === undefined ? undefined : `the newest tag matching ${opts.tagPattern}`) ?? opts.branch ?? "HEAD";
     this.description = `git ${redactUrl(opts.url)} @ ${ref}${opts.subdirectory !== undefined && opts.subdirectory !== "." ? ` (${opts.subdirectory})` : ""}`;
     // One cache per remote and ref, so two sources never fight over a working tree.
     const key = createHash("sha256").update(`${opts.url}\0${ref}`).digest("hex").slice(0, 16);
@@ -109,26 +112,16 @@ export class GitSource implements Source {
       const git = this.git(this.dir);
       // Forced refspecs: a force-pushed branch replaces what was fetched before.
       await this.quiet(["fetch", "--force", "--prune", "--tags", "--quiet", "origin", "+refs/heads/*:refs/remotes/origin/*"]);
-      const target =
-        this.opts.commit ??
-        (this.opts.tag !== undefined ? `refs/tags/${this.opts.tag}` : `refs/remotes/origin/${this.opts.branch ?? (await this.defaultBranch(git))}`);
-      // the branch is listed only when it cannot be resolved: one git process less on every fetch
-      const commit = (
-        await git.revparse([`${target}^{commit}`]).catch(async (err: unknown) => {
-          const branch = this.opts.commit === undefined && this.opts.tag === undefined ? this.opts.branch : undefined;
-          if (branch !== undefined) await this.checkBranch(git, branch);
-          throw err;
-        })
-      ).trim();
+      const { commit, tag } = await this.resolve(git);
       // the fetch found the commit already checked out (an announced push that moved nothing)
-      if (this.last?.commit === commit) return this.last;
+      if (this.last?.commit === commit) return tag === this.last.tag ? this.last : (this.last = { ...this.last, ...(tag === undefined ? {} : { tag }) });
       const tree = await this.trees.checkout(commit);
       const root = path.resolve(tree, this.opts.subdirectory ?? ".");
       if (!(await exists(root)))
         throw new SourceError(ErrorCode.SOURCE_INVALID, `the sub-directory ${this.opts.subdirectory ?? "."} does not exist at ${commit.slice(0, 12)}`);
       await this.contain(root, tree, commit);
       const told = await this.authorAndSubject(git, commit);
-      this.last = { root, boundary: tree, revision: commit, commit, ...told, hold: () => this.trees.hold(commit) };
+      this.last = { root, boundary: tree, revision: commit, commit, ...told, ...(tag === undefined ? {} : { tag }), hold: () => this.trees.hold(commit) };
       return this.last;
     } catch (err) {
       if (err instanceof SourceError) throw err;
@@ -142,6 +135,32 @@ export class GitSource implements Source {
         hint: "check the URL, the ref and the credentials; the last good commit stays applied",
       });
     }
+  }
+
+  /** The commit the followed ref names now, and the tag's name when a pattern chose it. */
+  private async resolve(git: SimpleGit): Promise<{ commit: string; tag?: string }> {
+    if (this.opts.commit === undefined && this.opts.tag === undefined && this.opts.tagPattern !== undefined) return this.newestTag(this.opts.tagPattern);
+    const target =
+      this.opts.commit ??
+      (this.opts.tag !== undefined ? `refs/tags/${this.opts.tag}` : `refs/remotes/origin/${this.opts.branch ?? (await this.defaultBranch(git))}`);
+    // the branch is listed only when it cannot be resolved: one git process less on every fetch
+    const commit = await git.revparse([`${target}^{commit}`]).catch(async (err: unknown) => {
+      const branch = this.opts.commit === undefined && this.opts.tag === undefined ? this.opts.branch : undefined;
+      if (branch !== undefined) await this.checkBranch(git, branch);
+      throw err;
+    });
+    return { commit: commit.trim() };
+  }
+
+  /** The newest tag matching the pattern (fetched with `--tags`); the name is only reported, never given to git. */
+  private async newestTag(pattern: string): Promise<{ commit: string; tag: string }> {
+    const tags = await listTags({ cwd: this.dir, env: this.processEnv(), timeoutMs: this.opts.timeoutMs ?? 120_000 });
+    const newest = newestTag(tags, pattern);
+    if (newest === undefined)
+      throw new SourceError(ErrorCode.SOURCE_INVALID, `no tag of ${redactUrl(this.opts.url)} matches \`${pattern}\``, {
+        hint: `push a tag matching it (\`git tag ${pattern.replaceAll("*", "1.0.0").replaceAll("?", "1")} && git push --tags\`), or change the environment's \`track: { tag: … }\``,
+      });
+    return { commit: newest.commit, tag: newest.name };
   }
 
   /** An unknown branch is the user's typo, not git's "ambiguous argument": said with the remote's branches. */
@@ -192,6 +211,8 @@ export class GitSource implements Source {
 
   private async unchanged(last: SourceSnapshot): Promise<boolean> {
     if (this.opts.commit !== undefined) return true;
+    // a pattern's newest tag is known once the tags are fetched: nothing to ask the remote first
+    if (this.opts.tagPattern !== undefined && this.opts.tag === undefined) return false;
     if (this.opts.branch === undefined && this.opts.tag === undefined) return false;
     const ref = this.opts.tag !== undefined ? `refs/tags/${this.opts.tag}` : `refs/heads/${this.opts.branch}`;
     const out = await this.git(this.dir).listRemote(["origin", ref, `${ref}^{}`]);

@@ -13,6 +13,8 @@ export interface SourceSnapshot {
   /** The commit's author (name) and subject line, for git sources: repository text, bounded (record/history.ts). */
   readonly author?: string;
   readonly subject?: string;
+  /** The tag the commit was chosen by (an environment tracking `{ tag: PATTERN }`): repository text, bounded (newest-tag.ts). */
+  readonly tag?: string;
   /**
    * Keeps this revision's files where `root` says until the returned function is called: a git
    * source checks each revision out in a directory of its own and removes one that is neither

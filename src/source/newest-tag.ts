@@ -1,0 +1,131 @@
+/**
+ * `track: { tag: PATTERN }` (docs/user/environments.md): the newest tag of the repository whose
+ * name matches a glob. Tag names are the repository's (anyone who can push writes them): how
+ * many are read and how long each may be are bounded, the glob is matched by the linear-time
+ * engine (linear-regex.ts), and a name is never handed to git — the commit it points to is.
+ */
+import { execFile } from "node:child_process";
+import { ErrorCode, SourceError } from "../errors.js";
+import { linearTest } from "../linear-regex.js";
+
+/** Tags read at most: a repository holding more is refused, said, rather than read in part (the newest might be left out). */
+export const maxTags = 20_000;
+/** Characters of a tag name considered; a longer name is passed over (no release is named so). */
+export const maxTagNameChars = 200;
+/** What `for-each-ref` may print: maxTags lines of a bounded name, two object names and a date. */
+const maxListingBytes = maxTags * (maxTagNameChars + 2 * 64 + 32);
+
+/** A tag that points (directly or through an annotated tag) at a commit. */
+export interface TagRef {
+  readonly name: string;
+  readonly commit: string;
+  /** The tagged commit's committer date, in seconds. */
+  readonly date: number;
+}
+
+/** `*` any characters (`/` too), `?` one; everything else literal; the whole name must match. */
+export function globMatcher(pattern: string): (name: string) => boolean {
+  const source = [...pattern].map((c) => (c === "*" ? ".*" : c === "?" ? "." : c.replace(/[\\^$.|+()[\]{}]/g, "\\$&"))).join("");
+  const test = linearTest(`^(?:${source})$`);
+  return (name) => test(name);
+}
+
+/** Numbers of a semantic version compared as decimal strings: no overflow on a crafted `1.99999999999999999999.0`. */
+const compareNumbers = (a: string, b: string): number => (a.length !== b.length ? a.length - b.length : a < b ? -1 : a > b ? 1 : 0);
+
+interface Version {
+  readonly core: readonly [string, string, string];
+  readonly pre: readonly string[];
+}
+
+const versionPattern = /^v?(0|[1-9]\d{0,40})\.(0|[1-9]\d{0,40})\.(0|[1-9]\d{0,40})(?:-([0-9A-Za-z.-]{1,100}))?(?:\+[0-9A-Za-z.-]{1,100})?$/;
+
+/** The version a tag names, after the pattern's literal prefix (`release-*` over `release-1.2.3`), a `v` allowed. */
+export function versionOf(name: string, prefix: string): Version | undefined {
+  if (!name.startsWith(prefix)) return undefined;
+  const m = versionPattern.exec(name.slice(prefix.length));
+  if (m === null) return undefined;
+  return { core: [m[1]!, m[2]!, m[3]!], pre: m[4] === undefined ? [] : m[4].split(".") };
+}
+
+/** Semantic version precedence (semver.org §11): cores by number, then a prerelease below its release, identifiers one by one. */
+export function compareVersions(a: Version, b: Version): number {
+  for (let i = 0; i < 3; i++) {
+    const c = compareNumbers(a.core[i]!, b.core[i]!);
+    if (c !== 0) return c;
+  }
+  if (a.pre.length === 0 || b.pre.length === 0) return b.pre.length - a.pre.length;
+  for (let i = 0; i < Math.min(a.pre.length, b.pre.length); i++) {
+    const x = a.pre[i]!;
+    const y = b.pre[i]!;
+    const xn = /^\d+$/.test(x);
+    const yn = /^\d+$/.test(y);
+    const c = xn && yn ? compareNumbers(x, y) : xn ? -1 : yn ? 1 : x < y ? -1 : x > y ? 1 : 0;
+    if (c !== 0) return c;
+  }
+  return a.pre.length - b.pre.length;
+}
+
+/**
+ * The newest of the tags matching `pattern`: by semantic version when every matching name is
+ * one, else by the tagged commit's date (then by name, so the choice never depends on the order
+ * git listed them in). Undefined when none matches.
+ */
+export function newestTag(tags: readonly TagRef[], pattern: string): TagRef | undefined {
+  const matches = globMatcher(pattern);
+  const matching = tags.filter((t) => t.name.length <= maxTagNameChars && matches(t.name));
+  if (matching.length === 0) return undefined;
+  const prefix = pattern.split(/[*?]/)[0]!;
+  const versions = matching.map((t) => versionOf(t.name, prefix));
+  const byName = (a: TagRef, b: TagRef): number => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+  if (versions.every((v) => v !== undefined)) {
+    const ordered = matching.map((t, i) => ({ t, v: versions[i]! })).sort((a, b) => compareVersions(a.v, b.v) || a.t.date - b.t.date || byName(a.t, b.t));
+    return ordered[ordered.length - 1]!.t;
+  }
+  return [...matching].sort((a, b) => a.date - b.date || byName(a, b))[matching.length - 1];
+}
+
+const hex = /^[0-9a-f]{40}([0-9a-f]{24})?$/;
+
+/** Parses `for-each-ref`'s lines (name, object, peeled object, dates, types; NUL-separated): tags of commits only. */
+export function parseTagListing(out: string): TagRef[] {
+  const lines = out.split("\n").filter((l) => l !== "");
+  if (lines.length > maxTags) throw tooManyTags(lines.length);
+  const tags: TagRef[] = [];
+  for (const line of lines) {
+    const [ref, object, peeled, type, peeledType, date, peeledDate] = line.split("\0");
+    const annotated = peeled !== undefined && peeled !== "";
+    const commit = annotated ? peeled : object;
+    if (ref === undefined || commit === undefined || !hex.test(commit) || (annotated ? peeledType : type) !== "commit") continue;
+    tags.push({ name: ref.replace(/^refs\/tags\//, ""), commit, date: Number(annotated ? peeledDate : date) || 0 });
+  }
+  return tags;
+}
+
+const tooManyTags = (count: number | undefined): SourceError =>
+  new SourceError(ErrorCode.SOURCE_INVALID, `the repository has ${count === undefined ? "more" : `${count}`} tags, more than the ${maxTags} gatesync reads`, {
+    hint: `a tag-tracking environment reads at most ${maxTags} tags: delete old tags from the remote, or follow a branch`,
+  });
+
+/** Every tag of the checkout's repository (fetched with `--tags`), bounded in count and bytes. */
+export function listTags(opts: { readonly cwd: string; readonly env: Readonly<Record<string, string>>; readonly timeoutMs: number }): Promise<TagRef[]> {
+  const format = "%(refname)%00%(objectname)%00%(*objectname)%00%(objecttype)%00%(*objecttype)%00%(committerdate:unix)%00%(*committerdate:unix)";
+  return new Promise((resolve, reject) => {
+    execFile(
+      "git",
+      ["for-each-ref", `--format=${format}`, "refs/tags/"],
+      { cwd: opts.cwd, env: opts.env, timeout: opts.timeoutMs, maxBuffer: maxListingBytes },
+      (err, stdout, stderr) => {
+        if (err === null) {
+          try {
+            return resolve(parseTagListing(stdout));
+          } catch (e) {
+            return reject(e instanceof Error ? e : new Error(String(e)));
+          }
+        }
+        if ((err as { code?: unknown }).code === "ERR_CHILD_PROCESS_STDIO_MAXBUFFER") return reject(tooManyTags(undefined));
+        reject(new Error(err.killed ? `git for-each-ref was stopped after ${opts.timeoutMs} ms` : stderr.trim() || "git for-each-ref failed"));
+      },
+    );
+  });
+}
