@@ -13,6 +13,7 @@ import type { SecretLookup, SecretSource } from "./resolver.js";
 import { envRefusal, fileRefusal } from "./scope.js";
 import { SopsFiles, splitSopsName } from "./sops-source.js";
 import type { SopsFinding } from "./sops-findings.js";
+import type { ValueParse } from "./sops-tree.js";
 import { isSealedPlaceholder, sealedPlaceholder } from "./sealed-values.js";
 import type { SecretScope } from "./scope.js";
 
@@ -34,15 +35,16 @@ export class EnvFileSecretSource implements SecretSource {
   /**
    * `withoutIdentity: "placeholder"` (a plan that sends nothing: `gatesync plan`): a SOPS value
    * no age identity is given for resolves to its placeholder (sealed-values.ts) instead of
-   * SOPS_NO_IDENTITY, so the plan compares it by its encrypted form.
+   * SOPS_NO_IDENTITY, so the plan compares it by its encrypted form. `sopsParse`: the value-only
+   * parse SOPS files are read with where it is sure (load/fast-yaml.ts oneDocumentFast).
    */
   constructor(
     private readonly env: Readonly<Record<string, string | undefined>>,
     private readonly fileRoot: string,
     private readonly scope?: SecretScope,
-    private readonly options: { readonly withoutIdentity?: "refuse" | "placeholder" } = {},
+    private readonly options: { readonly withoutIdentity?: "refuse" | "placeholder"; readonly sopsParse?: ValueParse } = {},
   ) {
-    this.#sops = new SopsFiles(env, scope?.sopsKeys);
+    this.#sops = new SopsFiles(env, scope?.sopsKeys, options.sopsParse);
   }
 
   lookup(ref: SecretRef): SecretLookup {

@@ -7,8 +7,6 @@
  */
 import { createDecipheriv, createHash } from "node:crypto";
 import type { Node as YamlNode } from "yaml";
-import { parseFast } from "../load/fast-yaml.js";
-import { defaultReadLimits } from "../load/parsed-yaml.js";
 import { loadYamlLibrary } from "../yaml-library.js";
 import { looksEncrypted, macAdditionalData, parseEncrypted, readMetadata, shouldBeEncrypted, SopsProblem } from "./sops-format.js";
 import type { SopsMetadata } from "./sops-format.js";
@@ -48,12 +46,16 @@ function toNode(node: YamlNode | null, depth: number): SopsNode {
 
 /**
  * A SOPS file's text (YAML or JSON) read into its tree and metadata, nothing decrypted: by the
- * value-only parse where it is sure (load/fast-yaml.ts, a tenth of the time: 50 files were
- * ~100 ms of a plan), else — and for a file with something to warn about, located — by `yaml`.
+ * value-only parse `fast` where it is sure (load/fast-yaml.ts, handed in: a tenth of the time,
+ * and 50 files were ~100 ms of a plan), else — and for a file with something to warn about,
+ * located — by `yaml`.
  */
-export function parseSopsFile(text: string): SopsFile {
-  return parsedFast(text) ?? parsedFully(text);
+export function parseSopsFile(text: string, fast?: ValueParse): SopsFile {
+  return (fast === undefined ? undefined : parsedFast(text, fast)) ?? parsedFully(text);
 }
+
+/** A text's one document as plain values, or undefined where it is not sure (load/fast-yaml.ts oneDocumentFast). */
+export type ValueParse = (text: string) => unknown;
 
 function parsedFully(text: string): SopsFile {
   const yaml = loadYamlLibrary();
@@ -76,13 +78,12 @@ function parsedFully(text: string): SopsFile {
  * key JavaScript orders before the others (the MAC covers the order) or that may be no string,
  * anything unusual, any finding (it needs its position).
  */
-function parsedFast(text: string): SopsFile | undefined {
-  const docs = parseFast(text, defaultReadLimits);
-  const value = docs?.length === 1 ? docs[0]!.value : undefined;
+function parsedFast(text: string, fast: ValueParse): SopsFile | undefined {
+  const value = fast(text);
   if (value === null || typeof value !== "object" || Array.isArray(value) || !("sops" in value)) return undefined;
   const root = fromValue(value, 0);
   if (root === undefined || !("map" in root)) return undefined;
-  const meta = readMetadata((value).sops);
+  const meta = readMetadata(value.sops);
   const tree = { map: root.map.filter(([k]) => k !== "sops") };
   return hasFinding(tree, meta, []) ? undefined : { tree, meta, findings: [] };
 }

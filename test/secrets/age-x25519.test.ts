@@ -37,7 +37,7 @@ async function both(files: string[][], identities: string[]): Promise<string[]> 
 function flipped(enc: string, at: number): string {
   const lines = enc.trim().split("\n");
   const bytes = Buffer.from(lines.slice(1, -1).join(""), "base64");
-  bytes[at] ^= 0x01;
+  bytes.writeUInt8(bytes.readUInt8(at) ^ 0x01, at);
   const body = bytes.toString("base64").match(/.{1,64}/g)!;
   return [lines[0], ...body, lines.at(-1), ""].join("\n");
 }

@@ -7,8 +7,10 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { oneDocumentFast } from "../../src/load/fast-yaml.js";
 import { SopsProblem } from "../../src/secrets/sops-format.js";
 import { leavesOf, parseSopsFile } from "../../src/secrets/sops-tree.js";
+import type { SopsFile } from "../../src/secrets/sops-tree.js";
 
 const fixtures = path.resolve(import.meta.dirname, "../fixtures/sops");
 
@@ -21,16 +23,33 @@ const metadata = {
 const yamlOf = (body: string): string =>
   `${body}sops:\n  lastmodified: "${metadata.lastmodified}"\n  mac: ${metadata.mac}\n  encrypted_regex: ${metadata.encrypted_regex}\n`;
 
-const keysOf = (text: string): string[] => leavesOf(parseSopsFile(text).tree).map((l) => l.path.join("."));
+/** The file as both parses read it: the value-only one (where it answers) and `yaml`'s must agree. */
+function parsed(text: string): SopsFile {
+  const fast = parseSopsFile(text, oneDocumentFast);
+  const full = parseSopsFile(text);
+  // the selectors are compiled tests (functions): compared by the keys they are given
+  const plain = (f: SopsFile): unknown => ({
+    ...f,
+    meta: { ...f.meta, encryptedRegex: f.meta.encryptedRegex?.("a"), unencryptedRegex: f.meta.unencryptedRegex?.("a") },
+  });
+  expect(plain(fast)).toEqual(plain(full));
+  return fast;
+}
+
+const keysOf = (text: string): string[] => leavesOf(parsed(text).tree).map((l) => l.path.join("."));
 
 const refused = (text: string): string => {
-  try {
-    parseSopsFile(text);
-  } catch (error) {
-    if (error instanceof SopsProblem) return error.code;
-    throw error;
-  }
-  return "read";
+  const codes = [oneDocumentFast, undefined].map((fast) => {
+    try {
+      parseSopsFile(text, fast);
+    } catch (error) {
+      if (error instanceof SopsProblem) return error.code;
+      throw error;
+    }
+    return "read";
+  });
+  expect(codes[0]).toBe(codes[1]);
+  return codes[0]!;
 };
 
 describe("a SOPS file's text read into its tree", () => {
@@ -47,8 +66,9 @@ describe("a SOPS file's text read into its tree", () => {
   });
 
   it("gives the sops-written fixtures' values in their order, with their metadata", () => {
-    const yaml = parseSopsFile(readFileSync(path.join(fixtures, "example.age.yaml"), "utf8"));
-    const json = parseSopsFile(readFileSync(path.join(fixtures, "example.age.json"), "utf8"));
+    const yaml = parsed(readFileSync(path.join(fixtures, "example.age.yaml"), "utf8"));
+    const json = parsed(readFileSync(path.join(fixtures, "example.age.json"), "utf8"));
+    for (const other of ["token.enc.json", "message.enc.yaml"]) parsed(readFileSync(path.join(fixtures, other), "utf8"));
     expect(leavesOf(yaml.tree).map((l) => l.path.join("."))).toEqual([
       "myapp1",
       "app2.db.user",
