@@ -4,6 +4,7 @@
  * wanted); when the repository cannot be read or does not validate, nothing is marked, and
  * the listing says why.
  */
+import { oneDocumentFast } from "../load/fast-yaml.js";
 import type { GatesyncConfig } from "../config/config.js";
 import { hasErrors } from "../errors.js";
 import { resourceId } from "../kinds/resource.js";
@@ -39,7 +40,10 @@ export async function declaredIdsOf(config: GatesyncConfig, io: CliIo, dir: stri
         limits: config.limits,
         ...valuesOptionsOf(config),
         appTypeProviders: new Set(config.targets.portal?.appTypeProviders ?? []),
-        secrets: { source: new SecretResolver(new EnvFileSecretSource(io.env, config.secrets.fileRoot, secretScope(config))), missing: "warning" },
+        secrets: {
+          source: new SecretResolver(new EnvFileSecretSource(io.env, config.secrets.fileRoot, secretScope(config), { sopsParse: oneDocumentFast })),
+          missing: "warning",
+        },
       });
       if (hasErrors(result.diagnostics)) return { declared: undefined, why: "the repository does not validate" };
       return { declared: new Set(result.resources.map(resourceId)) };

@@ -1,3 +1,4 @@
+import { oneDocumentFast } from "../load/fast-yaml.js";
 import { realpathSync } from "node:fs";
 import path from "node:path";
 import type { GatesyncConfig } from "../config/config.js";
@@ -43,7 +44,12 @@ export async function validateDirectory(
     repositoryPrefix: prefix,
     ...(config === undefined ? {} : { limits: config.limits, ...valuesOptionsOf(config), ...batchRouteOf(config) }),
     ...(config?.targets.portal === undefined ? {} : { appTypeProviders: new Set(config.targets.portal.appTypeProviders) }),
-    secrets: { source: new SecretResolver(new EnvFileSecretSource(env, fileRoot, config === undefined ? undefined : secretScope(config))), missing: "warning" },
+    secrets: {
+      source: new SecretResolver(
+        new EnvFileSecretSource(env, fileRoot, config === undefined ? undefined : secretScope(config), { sopsParse: oneDocumentFast }),
+      ),
+      missing: "warning",
+    },
   });
   // files named from the repository's root, in every format: the paths a user opens and CI annotates
   return { ...result, diagnostics: inRepository(result.diagnostics, prefix), valid: !hasErrors(result.diagnostics) };

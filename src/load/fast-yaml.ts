@@ -14,6 +14,7 @@
  */
 import { Schema, Type, loadAll } from "js-yaml";
 import type { LoadOptions, State } from "js-yaml";
+import { defaultReadLimits } from "./parsed-yaml.js";
 import type { ParsedDocument, ReadLimits } from "./parsed-yaml.js";
 import { implicitKeyLimit, needsFullParse } from "./fast-yaml-guards.js";
 
@@ -192,4 +193,14 @@ function walkJson(value: unknown, maxDepth: number): { keys: number } | undefine
     for (const child of children) stack.push([child, depth + 1]);
   }
   return { keys };
+}
+
+/**
+ * The value of a text of one document, or undefined (none, several, or not sure): the parse of
+ * SOPS files (secrets/sops-tree.ts), handed to the secret source by the commands that make one,
+ * since secrets/ imports no folder.
+ */
+export function oneDocumentFast(text: string): unknown {
+  const documents = parseFast(text, defaultReadLimits);
+  return documents?.length === 1 && documents[0]!.index === 0 ? documents[0]!.value : undefined;
 }

@@ -11,6 +11,7 @@ import { repositoryPath } from "../file-paths.js";
 import type { GatesyncConfig } from "../config/config.js";
 import type { Resource } from "../kinds/resource.js";
 import { EnvFileSecretSource } from "../secrets/env-file-source.js";
+import { oneDocumentFast } from "../load/fast-yaml.js";
 import { registerCredentials } from "../config/credentials.js";
 import { secretScope } from "../config/credentials.js";
 import type { StateBackend, StateSnapshot } from "../record/state.js";
@@ -142,7 +143,9 @@ export async function runPlan(input: PlanRunInput): Promise<PlanRun> {
   // one resolver for the run: validation and the desired set look each reference up once between them;
   // a plan that sends nothing compares SOPS values it cannot decrypt by their encrypted form
   const withoutIdentity = input.keep === "plan" ? "placeholder" : "refuse";
-  const secrets = new SecretResolver(new EnvFileSecretSource(env, config.secrets.fileRoot, secretScope(config), { withoutIdentity }));
+  const secrets = new SecretResolver(
+    new EnvFileSecretSource(env, config.secrets.fileRoot, secretScope(config), { withoutIdentity, sopsParse: oneDocumentFast }),
+  );
   const appTypeProviders = new Set(config.targets.portal?.appTypeProviders ?? []);
   const request = input.selection ?? emptyRequest;
   // checked first: a mistyped flag is reported before any work

@@ -1,8 +1,8 @@
 /**
- * Unwrapping SOPS data keys with age, by the `age-encryption` package: its API is asynchronous,
- * so a run's keys are unwrapped here before its lookups where the run can wait (validation's
- * prefetch), and in the age thread (sops-age-worker.ts) for a lookup that finds its key not
- * unwrapped. The one implementation of both.
+ * Unwrapping SOPS data keys with age, by the `age-encryption` package, for identities other than
+ * X25519 ones (those age-x25519.ts unwraps with node:crypto): its API is asynchronous, so a run's
+ * keys are unwrapped here before its lookups where the run can wait (validation's prefetch), and
+ * in the age thread (sops-age-worker.ts) for a lookup that finds its key not unwrapped.
  */
 import { armor, Decrypter } from "age-encryption";
 

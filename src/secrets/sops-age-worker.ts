@@ -1,6 +1,7 @@
 /**
- * The thread that unwraps SOPS data keys (age-unwrap.ts) for a lookup that finds its file's key
- * not unwrapped: secret lookups are synchronous (resolver.ts), so sops-age.ts waits for this
+ * The thread that unwraps SOPS data keys with `age-encryption` (age-unwrap.ts) for a lookup that
+ * finds its file's key not unwrapped and holds an identity that is no X25519 one (age-x25519.ts
+ * unwraps those on the lookup's thread): secret lookups are synchronous (resolver.ts), so sops-age.ts waits for this
  * thread's answer on a shared flag (Atomics.wait) and takes it from the port at once.
  */
 import { workerData } from "node:worker_threads";

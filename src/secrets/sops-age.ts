@@ -1,9 +1,11 @@
 /**
  * age identities the way SOPS users give them — `SOPS_AGE_KEY` (one or more
  * `AGE-SECRET-KEY-1…` lines) and `SOPS_AGE_KEY_FILE` (default ~/.config/sops/age/keys.txt) —
- * and the unwrapping of SOPS files' data keys with them (age-unwrap.ts): awaited before a run's
- * lookups where the run can wait, else in a thread of its own (sops-age-worker.ts) — the
- * `age-encryption` package's API is asynchronous, a secret lookup is not.
+ * and the unwrapping of SOPS files' data keys with them: with X25519 identities on this thread,
+ * synchronously, by node:crypto (age-x25519.ts); with any other identity type by the
+ * `age-encryption` package (age-unwrap.ts), awaited before a run's lookups where the run can
+ * wait, else in a thread of its own (sops-age-worker.ts) — its API is asynchronous, a secret
+ * lookup is not.
  */
 import { readFileSync } from "node:fs";
 import path from "node:path";
@@ -12,6 +14,7 @@ import type { MessagePort, Worker } from "node:worker_threads";
 import { startWorker } from "../worker-module.js";
 import { registerSecret } from "./redaction.js";
 import type { UnwrapAnswer, UnwrapRequest } from "./age-unwrap.js";
+import { unwrapX25519 } from "./age-x25519.js";
 import { SopsProblem } from "./sops-format.js";
 import type { AgeStanza } from "./sops-format.js";
 
@@ -115,11 +118,14 @@ function unwrapping(files: readonly WrappedKey[], identities: readonly string[],
 
 /**
  * The 32-byte data keys of files, each unwrapped with one of `identities` or a SopsProblem saying
- * why not: one request to the age thread for all of them, waited for (a lookup cannot await).
+ * why not: here, or (an identity type other than X25519) in one request to the age thread for
+ * all of them, waited for (a lookup cannot await).
  */
 export function unwrapDataKeys(files: readonly WrappedKey[], identities: readonly string[], sources: string): Keys {
   const { request, settle } = unwrapping(files, identities, sources);
   if (request === undefined) return settle([]);
+  const here = unwrapX25519(request);
+  if (here !== undefined) return settle(here);
   try {
     return settle((thread ??= new AgeThread()).unwrap(request));
   } catch (error) {
@@ -132,6 +138,8 @@ export function unwrapDataKeys(files: readonly WrappedKey[], identities: readonl
 export async function unwrapDataKeysHere(files: readonly WrappedKey[], identities: readonly string[], sources: string): Promise<Keys> {
   const { request, settle } = unwrapping(files, identities, sources);
   if (request === undefined) return settle([]);
+  const here = unwrapX25519(request);
+  if (here !== undefined) return settle(here);
   const { unwrapAll } = await import("./age-unwrap.js");
   return settle(await unwrapAll(request));
 }

@@ -33,11 +33,16 @@ interface Walk {
   readonly out: LocatedFinding[];
 }
 
+/** What is wrong with the value at `keys` (mapping keys only), if anything: the one rule of both walks (this one, sops-tree.ts's). */
+export function findingOf(meta: SopsMetadata, keys: readonly string[], value: unknown): LocatedFinding["code"] | undefined {
+  if (value === null || value === "" || (typeof value !== "string" && typeof value !== "number" && typeof value !== "boolean")) return undefined;
+  if (shouldBeEncrypted(meta, keys)) return typeof value === "string" && looksEncrypted(value) ? undefined : "SOPS_PLAINTEXT";
+  if (typeof value === "string" && namesASecret(keys[keys.length - 1] ?? "")) return "SECRET_LITERAL";
+  return undefined;
+}
+
 function leaf(walk: Walk, node: YamlNode, value: unknown, keys: readonly string[], shown: readonly string[]): void {
-  if (value === null || value === "" || (typeof value !== "string" && typeof value !== "number" && typeof value !== "boolean")) return;
-  let code: LocatedFinding["code"] | undefined;
-  if (shouldBeEncrypted(walk.meta, keys)) code = typeof value === "string" && looksEncrypted(value) ? undefined : "SOPS_PLAINTEXT";
-  else if (typeof value === "string" && namesASecret(keys[keys.length - 1] ?? "")) code = "SECRET_LITERAL";
+  const code = findingOf(walk.meta, keys, value);
   if (code === undefined) return;
   const { line, col } = walk.lines.linePos(node.range?.[0] ?? 0);
   walk.out.push({ code, line, column: col, keyPath: shown });

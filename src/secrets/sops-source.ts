@@ -11,7 +11,7 @@ import type { AgeKeySettings, WrappedKey } from "./sops-age.js";
 import { SopsProblem } from "./sops-format.js";
 import type { SopsCode } from "./sops-format.js";
 import { checkSopsStructure, decryptSopsFile, leavesOf, nodeAt, parseSopsFile } from "./sops-tree.js";
-import type { SopsFile, SopsNode } from "./sops-tree.js";
+import type { SopsFile, SopsNode, ValueParse } from "./sops-tree.js";
 import { describeFinding } from "./sops-findings.js";
 import type { SopsFinding } from "./sops-findings.js";
 
@@ -50,9 +50,11 @@ export class SopsFiles {
   readonly #warned = new Set<string>();
   #identities: string[] | undefined;
 
+  /** `fast`: the value-only parse of a file's text (sops-tree.ts parseSopsFile); without it, `yaml` reads every file. */
   constructor(
     private readonly env: Readonly<Record<string, string | undefined>>,
     private readonly keys?: AgeKeySettings,
+    private readonly fast?: ValueParse,
   ) {}
 
   /**
@@ -144,7 +146,7 @@ export class SopsFiles {
 
   private read(real: string): Read {
     let read = this.#files.get(real);
-    if (read === undefined) this.#files.set(real, (read = readFile(real)));
+    if (read === undefined) this.#files.set(real, (read = readFile(real, this.fast)));
     return read;
   }
 }
@@ -162,11 +164,11 @@ function fingerprint(keyPath: readonly string[], encrypted: unknown): string {
 
 const wrappedKey = (r: Read): WrappedKey => ({ stanzas: r.file!.meta.age, otherKeyTypes: r.file!.meta.otherKeyTypes });
 
-function readFile(real: string): Read {
+function readFile(real: string, fast: ValueParse | undefined): Read {
   let file: SopsFile | undefined;
   try {
     if (statSync(real).size > maxSopsFileBytes) return { invalid: new SopsProblem("SOPS_INVALID", `the file is larger than ${maxSopsFileBytes} bytes`) };
-    file = parseSopsFile(readFileSync(real, "utf8"));
+    file = parseSopsFile(readFileSync(real, "utf8"), fast);
     checkSopsStructure(file);
     return { file };
   } catch (error) {
