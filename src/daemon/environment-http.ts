@@ -147,9 +147,6 @@ export function environmentSync(
   };
 }
 
-/** How long a standby waits for the leaders to acknowledge a trigger it carries to them. */
-export const forwardAckTimeoutMs = 2_000;
-
 /**
  * Triggers at any replica on a PostgreSQL state: each environment's leader runs them (this
  * replica, when it leads them all, at once); 202 once every environment's leader took it, else
@@ -163,7 +160,7 @@ export function fleetRelay(leases: FleetLeases, names: readonly string[]): Trigg
       if (out.missing.length > 0) {
         return {
           ok: false,
-          why: `no leader acknowledged it within ${forwardAckTimeoutMs} ms (${out.missing.join(", ")}: none leads it now, or its leader is reconnecting)`,
+          why: `no leader acknowledged it within ${leases.ackTimeoutMs} ms (${out.missing.join(", ")}: none leads it now, or its leader is reconnecting)`,
         };
       }
       return { ok: true, leader: [...new Set(out.leaders.values())].sort().join(", "), ms: out.ms };

@@ -175,7 +175,12 @@ async function inSpan<T>(t: Installed, name: string, options: SpanOptions, work:
  * costs a small part of a span (no ids, sampling, processor or export of its own). With no call
  * open under `key` (a post-apply check's health write), the step is a leaf span of the phase.
  */
-export async function withCallEvent<T>(name: string, key: string, attributes: Readonly<Record<string, AttributeValue | undefined>>, work: () => Promise<T>): Promise<T> {
+export async function withCallEvent<T>(
+  name: string,
+  key: string,
+  attributes: Readonly<Record<string, AttributeValue | undefined>>,
+  work: () => Promise<T>,
+): Promise<T> {
   if (installed === undefined) return work();
   const call = shapeNow().calls.get(key);
   if (call === undefined) return withSpan(name, { attributes, leaf: true }, async () => work());

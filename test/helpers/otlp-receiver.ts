@@ -80,8 +80,7 @@ export async function startReceiver(answer: "ok" | "500" | "hang"): Promise<Rece
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     bodies,
     headers,
-    spans: () =>
-      parsed().flatMap((b) => b.resourceSpans.flatMap((r) => r.scopeSpans.flatMap((s) => s.spans.map(readSpan)))),
+    spans: () => parsed().flatMap((b) => b.resourceSpans.flatMap((r) => r.scopeSpans.flatMap((s) => s.spans.map(readSpan)))),
     resource: () => attributesOf(parsed()[0]?.resourceSpans[0]?.resource.attributes),
     resourceOf: (index) => attributesOf(parsed()[index]?.resourceSpans[0]?.resource.attributes),
     stop: async () => {
