@@ -157,6 +157,10 @@ export function fleetRelay(leases: FleetLeases, names: readonly string[]): Trigg
     isLeader: () => names.every((n) => leases.leads(n)),
     forward: async (reason: ForwardedReason, traceparent: string | undefined): Promise<ForwardResult> => {
       const out = await leases.forward(names, reason, traceparent);
+      if (out.missing.length > 0 && !out.sent) {
+        // (a replica just started, or reconnecting: /status says standby for any replica that does not lead)
+        return { ok: false, why: `its lease connection to PostgreSQL is not up, so it could not carry it to a leader (${out.missing.join(", ")})` };
+      }
       if (out.missing.length > 0) {
         return {
           ok: false,

@@ -21,7 +21,7 @@ import { doc } from "../helpers/plan.js";
 import { dropTestSchemas, pgUrl, sql, testSchema } from "../helpers/postgres.js";
 import { call, testCredentials, testSandbox } from "../helpers/sandbox.js";
 import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
-import { spawnReplica } from "../helpers/replica.js";
+import { listening, spawnReplica } from "../helpers/replica.js";
 import type { Replica } from "../helpers/replica.js";
 
 const secret = "standby-hook-secret";
@@ -252,6 +252,8 @@ describe("triggers received by a standby replica", () => {
         () => status(lone),
         (s) => s.role === "standby",
       );
+      // its lease connection up (a replica that does not lead says standby before): it carries the trigger, and nobody takes it
+      await until(() => listening(lone), Boolean);
       const commit = push(50);
       const refused = await hook(lone, "d-lone");
       expect(refused.status).toBe(503);
