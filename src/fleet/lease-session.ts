@@ -34,8 +34,8 @@ export interface LeaseTiming {
    * How long a trigger carried to a leader waits for its acknowledgement: as long as a leader may
    * still lead after the trigger was sent (its last renewal, sent before, plus the lease less the
    * margin: its own fence). A leader slower than that to hear it — its event loop held up, its
-   * connection lost — leads no more when it does, and ignores it; one merely slower than a
-   * renewal still takes it (a fixed 2 s refused triggers a loaded leader went on to take).
+   * connection lost — leads no more when it does, and ignores it; one merely slow (a loaded
+   * machine) still takes it, and a shorter wait would refuse a trigger that was run.
    */
   readonly ackMs: number;
 }
