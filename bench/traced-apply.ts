@@ -95,8 +95,10 @@ for (const batch of [true, false].filter((b) => modes.includes(b ? "batched" : "
   await applyOnce(batch, endpoint);
   received = 0;
   for (let i = 0; i < runs; i++) {
-    off.push(await applyOnce(batch, undefined));
+    // which goes first alternates: neither arm always follows the other's clean-up (a traced arm's export, its garbage)
+    if (i % 2 === 0) off.push(await applyOnce(batch, undefined));
     on.push(await applyOnce(batch, endpoint));
+    if (i % 2 === 1) off.push(await applyOnce(batch, undefined));
   }
   const [wallOff, wallOn] = [median(off.map((r) => r.wall)), median(on.map((r) => r.wall))];
   const [cpuOff, cpuOn] = [median(off.map((r) => r.cpu)), median(on.map((r) => r.cpu))];
