@@ -24,7 +24,7 @@ import type { CallOutcome } from "./http-client.js";
 import type { Verdict } from "./retry.js";
 import type { Progress, ResourceOutcome } from "./types.js";
 import { heldPayload, holdsPayload } from "../record/lazy-record.js";
-import { withSpan } from "../telemetry/spans.js";
+import { withCallEvent } from "../telemetry/spans.js";
 
 export type FinalVerdict = Exclude<Verdict, { kind: "retry" }>;
 
@@ -85,14 +85,14 @@ export class Recorder {
     return this.opts.snapshot.resources.get(c.id)?.status === "in-doubt" ? { kind: "success", note: settle.note } : verdict;
   }
 
-  /** Writes `record`; a direct call's write in a span of its own, below the call (a batch's writes share one: batchStateWrites). */
+  /** Writes `record`; a direct call's write an event on the call's span (a batch's writes share a span: batchStateWrites). */
   private async write(record: ResourceRecord, viaBatch: boolean): Promise<void> {
     try {
-      // under the call it records (an intent before the request leaves, the outcome once it settles)
+      // on the call it records (an intent before the request leaves, the outcome once it settles); a health write, a span of its own
       const attributes = { "gatesync.resource": record.id, "gatesync.record.status": record.status };
       await (viaBatch
         ? this.opts.state.write(record)
-        : withSpan("gatesync.state.write", { attributes, leaf: true, under: record.id }, async () => this.opts.state.write(record)));
+        : withCallEvent("gatesync.state.write", record.id, attributes, async () => this.opts.state.write(record)));
     } catch (err) {
       this.opts.halt.abort();
       this.stateFailure ??=

@@ -10,7 +10,6 @@ import { leaseDefaults } from "../config/lease-section.js";
 import { FleetLeases } from "../fleet/leases.js";
 import type { Logger } from "../logger.js";
 import { postgresUrl } from "../record/open-backend.js";
-import { forwardAckTimeoutMs } from "./environment-http.js";
 import type { EnvironmentUnit } from "./environment-unit.js";
 import type { DaemonMetrics } from "./metrics.js";
 
@@ -41,7 +40,6 @@ export function leasesFor(parts: LeasedEnvironments): FleetLeases | undefined {
     renewMs: lease.renewMs,
     logger: parts.logger,
     ownUrl: parts.ownUrl,
-    ackTimeoutMs: forwardAckTimeoutMs,
     onAcquire: (e) => {
       units.get(e)?.metrics.setLeader(true);
       units.get(e)?.notifier?.leaderChanged(true);

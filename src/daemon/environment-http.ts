@@ -145,9 +145,6 @@ export function environmentSync(
   };
 }
 
-/** How long a standby waits for the leaders to acknowledge a trigger it carries to them. */
-export const forwardAckTimeoutMs = 2_000;
-
 /**
  * Triggers at any replica on a PostgreSQL state: each environment's leader runs them (this
  * replica, when it leads them all, at once); 202 once every environment's leader took it, else
@@ -158,10 +155,14 @@ export function fleetRelay(leases: FleetLeases, names: readonly string[]): Trigg
     isLeader: () => names.every((n) => leases.leads(n)),
     forward: async (reason: ForwardedReason, traceparent: string | undefined): Promise<ForwardResult> => {
       const out = await leases.forward(names, reason, traceparent);
+      if (out.missing.length > 0 && !out.sent) {
+        // (a replica just started, or reconnecting: /status says standby for any replica that does not lead)
+        return { ok: false, why: `its lease connection to PostgreSQL is not up, so it could not carry it to a leader (${out.missing.join(", ")})` };
+      }
       if (out.missing.length > 0) {
         return {
           ok: false,
-          why: `no leader acknowledged it within ${forwardAckTimeoutMs} ms (${out.missing.join(", ")}: none leads it now, or its leader is reconnecting)`,
+          why: `no leader acknowledged it within ${leases.ackTimeoutMs} ms (${out.missing.join(", ")}: none leads it now, or its leader is reconnecting)`,
         };
       }
       return { ok: true, leader: [...new Set(out.leaders.values())].sort().join(", "), ms: out.ms };

@@ -39,6 +39,8 @@ export interface ForwardOutcome {
   readonly leaders: ReadonlyMap<string, string>;
   /** Environments no leader acknowledged in time. */
   readonly missing: readonly string[];
+  /** Whether the trigger went out to the fleet: false when this replica's lease connection was down (or not up yet). */
+  readonly sent: boolean;
   readonly ms: number;
 }
 
@@ -130,17 +132,19 @@ export async function forwardTrigger(
   const leaders = new Map(mine.map((e) => [e, p.name]));
   const rest = environments.filter((e) => !leaders.has(e));
   const ms = (): number => Math.round(performance.now() - t0);
-  if (rest.length === 0) return { leaders, missing: [], ms: ms() };
-  if (p.send === undefined) return { leaders, missing: rest, ms: ms() };
+  if (rest.length === 0) return { leaders, missing: [], sent: true, ms: ms() };
+  if (p.send === undefined) return { leaders, missing: rest, sent: false, ms: ms() };
   const nonce = randomUUID();
   const acked = p.pending.expect(nonce, rest, p.ackTimeoutMs);
+  let sent = true;
   try {
     const trace = traceparent === undefined ? {} : { traceparent };
     await p.send({ kind: "trigger", schema: p.schema, environments: rest, reason, nonce, from: p.name, ...trace });
   } catch {
+    sent = false;
     p.pending.cancel(nonce);
   }
   const answer = await acked;
   for (const [e, who] of answer.leaders) leaders.set(e, who);
-  return { leaders, missing: answer.missing, ms: ms() };
+  return { leaders, missing: answer.missing, sent, ms: ms() };
 }

@@ -30,18 +30,28 @@ export interface LeaseTiming {
   readonly statementTimeoutMs: number;
   /** The local deadline ends this long before the lease's end on the database's clock. */
   readonly marginMs: number;
+  /**
+   * How long a trigger carried to a leader waits for its acknowledgement: as long as a leader may
+   * still lead after the trigger was sent (its last renewal, sent before, plus the lease less the
+   * margin: its own fence). A leader slower than that to hear it — its event loop held up, its
+   * connection lost — leads no more when it does, and ignores it; one merely slow (a loaded
+   * machine) still takes it, and a shorter wait would refuse a trigger that was run.
+   */
+  readonly ackMs: number;
 }
 
 export function leaseTiming(ttlMs: number, renewMs: number): LeaseTiming {
   const queryTimeoutMs = Math.max(200, Math.floor(ttlMs / 2));
+  // clocks run at slightly different rates, and a renewal is dated when sent, not when run
+  const marginMs = Math.max(renewMs, ttlMs / 5);
   return {
     ttlMs,
     renewMs,
     queryTimeoutMs,
     // a little before the client gives up: the statement's end is then known on both sides
     statementTimeoutMs: queryTimeoutMs - Math.max(50, Math.floor(queryTimeoutMs / 10)),
-    // clocks run at slightly different rates, and a renewal is dated when sent, not when run
-    marginMs: Math.max(renewMs, ttlMs / 5),
+    marginMs,
+    ackMs: ttlMs - marginMs,
   };
 }
 

@@ -17,8 +17,6 @@ export interface FleetLeasesOptions {
   readonly ttlMs: number;
   /** How often leases are renewed (`state.lease.renewEvery`, 1 s by default; at most a third of the duration). */
   readonly renewMs: number;
-  /** How long a forwarded trigger waits for the leaders' acknowledgements (default 2 s). */
-  readonly ackTimeoutMs?: number;
   readonly onAcquire?: (environment: string) => void;
   readonly onLose?: (environment: string) => void;
   /** A trigger another replica received, for environments this one leads. */

@@ -88,6 +88,11 @@ export class FleetLeases {
     return this.roundDone;
   }
 
+  /** How long a trigger this replica carries waits for the leaders' acknowledgements (lease-session.ts: from the lease times). */
+  get ackTimeoutMs(): number {
+    return this.timing.ackMs;
+  }
+
   /** Whether this replica leads `environment` now. */
   leads(environment: string): boolean {
     const h = this.held.get(environment);
@@ -309,7 +314,7 @@ export class FleetLeases {
       leads: (e) => this.leads(e),
       runHere: (mine) => this.opts.onTrigger?.(mine, reason, this.name, traceparent),
       pending: this.pending,
-      ackTimeoutMs: this.opts.ackTimeoutMs ?? 2_000,
+      ackTimeoutMs: this.timing.ackMs,
       send: client === undefined ? undefined : (m) => this.notify(client, m),
     });
   }

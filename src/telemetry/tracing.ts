@@ -82,7 +82,7 @@ async function startSdk(env: Env, settings: TracingSettings, version: string): P
 /**
  * The batch processor's limits where OTEL_BSP_* leave them unset. An export serializes its spans
  * on the process's one thread (some 9 µs a span): in batches of 2,048 (the SDK's 512 would
- * export four times during an apply of 1,000 direct changes) they leave with the 5 s timer,
+ * export twice during an apply of 1,000 direct changes) they leave with the 5 s timer,
  * after such an apply rather than inside it. The queue, 4,096 spans, bounds the memory a
  * collector that is down costs (some 8 MB); beyond it spans are dropped.
  */

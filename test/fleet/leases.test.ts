@@ -99,9 +99,10 @@ describe("fleet leases", () => {
     expect(out.missing).toEqual([]);
     expect([...out.leaders.values()].sort()).toEqual(["a", "b"]);
     expect([...ea, ...eb].filter((e) => e.startsWith("webhook:")).sort()).toEqual(["webhook:one", "webhook:two"]);
-    // an environment no replica leads is missing (answered 503 by the daemon)
+    // an environment no replica leads is missing (answered 503 by the daemon): sent, and unacknowledged for as long as a leader could still lead
     const none = await a.forward(["nobody"], "sync");
-    expect(none.missing).toEqual(["nobody"]);
+    expect([none.missing, none.sent]).toEqual([["nobody"], true]);
+    expect(none.ms).toBeGreaterThanOrEqual(a.ackTimeoutMs - 5);
   });
 
   it("ends the sessions of the replica whose expired lease it took over, releasing a state lock that replica still held", async () => {

@@ -13,6 +13,16 @@ export interface ExportedSpan {
   readonly parentSpanId?: string;
   readonly name: string;
   readonly kind: number;
+  /** Nanoseconds since the epoch (OTLP/JSON writes them as strings). */
+  readonly startTimeUnixNano: string;
+  readonly endTimeUnixNano: string;
+  readonly attributes: Record<string, unknown>;
+  readonly events: readonly ExportedEvent[];
+}
+
+export interface ExportedEvent {
+  readonly name: string;
+  readonly timeUnixNano: string;
   readonly attributes: Record<string, unknown>;
 }
 
@@ -37,9 +47,18 @@ function plain(value: Record<string, unknown>): unknown {
 }
 const attributesOf = (list: AttributeList | undefined): Record<string, unknown> => Object.fromEntries((list ?? []).map((a) => [a.key, plain(a.value)]));
 
+type OtlpEvent = Omit<ExportedEvent, "attributes"> & { attributes?: AttributeList };
+type OtlpSpan = Omit<ExportedSpan, "attributes" | "events"> & { attributes: AttributeList; events?: OtlpEvent[] };
 interface OtlpBody {
-  resourceSpans: { resource: { attributes: AttributeList }; scopeSpans: { spans: (Omit<ExportedSpan, "attributes"> & { attributes: AttributeList })[] }[] }[];
+  resourceSpans: { resource: { attributes: AttributeList }; scopeSpans: { spans: OtlpSpan[] }[] }[];
 }
+
+/** A span as sent, its attributes and its events' attributes as plain values. */
+const readSpan = (sp: OtlpSpan): ExportedSpan => ({
+  ...sp,
+  attributes: attributesOf(sp.attributes),
+  events: (sp.events ?? []).map((e) => ({ ...e, timeUnixNano: String(e.timeUnixNano), attributes: attributesOf(e.attributes) })),
+});
 
 /** An OTLP/HTTP receiver on loopback: `answer` says what it does with each export (ok, 500, or never answer). */
 export async function startReceiver(answer: "ok" | "500" | "hang"): Promise<Receiver> {
@@ -61,10 +80,7 @@ export async function startReceiver(answer: "ok" | "500" | "hang"): Promise<Rece
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     bodies,
     headers,
-    spans: () =>
-      parsed().flatMap((b) =>
-        b.resourceSpans.flatMap((r) => r.scopeSpans.flatMap((s) => s.spans.map((sp) => ({ ...sp, attributes: attributesOf(sp.attributes) })))),
-      ),
+    spans: () => parsed().flatMap((b) => b.resourceSpans.flatMap((r) => r.scopeSpans.flatMap((s) => s.spans.map(readSpan)))),
     resource: () => attributesOf(parsed()[0]?.resourceSpans[0]?.resource.attributes),
     resourceOf: (index) => attributesOf(parsed()[index]?.resourceSpans[0]?.resource.attributes),
     stop: async () => {

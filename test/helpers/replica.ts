@@ -27,6 +27,12 @@ export function spawnReplica(name: string, config: string, cwd: string, env: Rea
 }
 
 /**
+ * Whether the replica's lease connection is up and listening for triggers (its log says so): a
+ * replica that does not lead says `standby` on /status before then, and cannot carry a trigger yet.
+ */
+export const listening = (r: Replica): boolean => r.log.includes("fleet: connected; listening for triggers");
+
+/**
  * Polls `read` every `pauseMs` until `ok`; after `ms` fails with the last value, `what` was waited
  * for and the end of each replica's log (what a failed multi-process test needs to be read).
  */

@@ -3,7 +3,8 @@
  * `gatesync apply` reached the sandbox the test fills that file system to the last byte. The
  * apply stops starting calls, prints the summary of what reached the servers and exits 1 with
  * STATE_IO naming the file, the cause and the remedy. After space is freed, the next applies
- * converge with nothing created twice. Mounting needs root (CI runs as root); where it is
+ * converge with nothing created twice. Traced (issue 48), the write that failed is an event on
+ * its call's span saying why. Mounting needs root (CI runs as root); where it is
  * refused the test is skipped, saying why.
  */
 import { execFileSync } from "node:child_process";
@@ -15,6 +16,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, describe, expect, it } from "vitest";
 import { harness } from "../helpers/apply.js";
 import { assertNoDuplicates, assertStateMatches, converge, externalCalls, gatesyncChild } from "../helpers/convergence.js";
+import { startReceiver } from "../helpers/otlp-receiver.js";
 import { removeTempRepos } from "../helpers/temp-repo.js";
 
 const mountPoint = mkdtempSync(path.join(tmpdir(), "gatesync-tmpfs-"));
@@ -67,8 +69,9 @@ describe("a full disk under the state", () => {
         statePath,
         sandbox: { faults: { latencyMs: 150, interfaces: ["gateway", "portal", "dashboard", "llm"] } },
       });
+      const receiver = await startReceiver("ok");
       try {
-        const child = gatesyncChild(h);
+        const child = gatesyncChild(h, "apply", { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: "50" });
         let exited = false;
         const filled = (async () => {
           while (!exited && externalCalls(h) < 3) await sleep(1);
@@ -87,6 +90,15 @@ describe("a full disk under the state", () => {
         );
         expect(stderr).toMatch(/hint: free space on that file system, then run again/);
         expect(externalCalls(h)).toBeLessThan(13);
+        // the write the full disk refused, on the span of the call it recorded: why, and how long it took
+        const failedWrites = receiver
+          .spans()
+          .flatMap((s) => s.events.map((e) => ({ call: s, ...e })))
+          .filter((e) => e.name === "gatesync.state.write" && e.attributes["error.type"] !== undefined);
+        expect(failedWrites.length).toBeGreaterThan(0);
+        expect(failedWrites[0]!.call.kind).toBe(3); // SPAN_KIND_CLIENT
+        expect(failedWrites[0]!.attributes).toMatchObject({ "gatesync.resource": failedWrites[0]!.call.attributes["gatesync.resource"] });
+        expect(String(failedWrites[0]!.attributes["exception.message"])).toMatch(/full|SQLITE_(FULL|IOERR)/i);
         assertNoDuplicates(h);
         // still full: the state reads as last committed
         await assertStateMatches(h);
@@ -96,6 +108,7 @@ describe("a full disk under the state", () => {
         expect(done.applies).toBeGreaterThanOrEqual(1);
       } finally {
         await h.stop();
+        await receiver.stop();
         await rm(filler, { force: true });
       }
     },

@@ -101,13 +101,16 @@ describe("tracing a CLI apply (OTLP/HTTP)", () => {
       expect(call.attributes["http.request.method"]).toMatch(/^(GET|POST|PUT|PATCH)$/);
       expect(call.attributes["http.response.status_code"]).toBeTypeOf("number");
     }
-    // each call's state writes below it: the intent of a create before it leaves, every outcome once it settles
+    // each call's state writes are events on it, in its time: the intent of a create before it leaves, every outcome once it settles
     const product = calls.find((c) => c.attributes["url.template"] === operations.createProduct.path)!;
-    expect(
-      children(product)
-        .filter((s) => s.name === "gatesync.state.write")
-        .map((s) => s.attributes["gatesync.record.status"]),
-    ).toEqual(["in-doubt", "applied"]);
+    const writes = product.events.filter((e) => e.name === "gatesync.state.write");
+    expect(writes.map((e) => e.attributes["gatesync.record.status"])).toEqual(["in-doubt", "applied"]);
+    for (const w of writes) {
+      expect(w.attributes).toMatchObject({ "gatesync.resource": product.attributes["gatesync.resource"] });
+      expect(w.attributes["gatesync.duration_ms"]).toBeTypeOf("number");
+      expect(BigInt(w.timeUnixNano) >= BigInt(product.startTimeUnixNano) && BigInt(w.timeUnixNano) <= BigInt(product.endTimeUnixNano)).toBe(true);
+    }
+    expect(children(product)).toEqual([]);
     const batch = calls.filter((c) => c.attributes["url.template"] === operations.batch.path);
     expect(batch.length).toBeGreaterThan(0);
     // a batch's outcomes share one commit and one span beside it, counting its records (its intents, before it left, another)

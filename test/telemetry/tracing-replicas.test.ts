@@ -12,7 +12,7 @@ import { doc } from "../helpers/plan.js";
 import { startReceiver } from "../helpers/otlp-receiver.js";
 import type { Receiver } from "../helpers/otlp-receiver.js";
 import { dropTestSchemas, pgUrl, testSchema } from "../helpers/postgres.js";
-import { spawnReplica, untilWithLogs } from "../helpers/replica.js";
+import { listening, spawnReplica, untilWithLogs } from "../helpers/replica.js";
 import type { Replica } from "../helpers/replica.js";
 import { call, testCredentials, testSandbox } from "../helpers/sandbox.js";
 import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
@@ -69,6 +69,8 @@ server: { listen: "127.0.0.1:0", syncTokenEnv: SYNC_TOKEN }
       "for a leader",
     );
     const standby = roles[0] === "standby" ? a : b;
+    // a replica that does not lead is `standby` on /status before its lease connection is up: until then it carries no trigger
+    await until(() => listening(standby), Boolean, 60_000, "for the standby to listen for triggers");
 
     const traceId = "6e0c63257de34c92bf9efcd03927272e";
     const parentId = "a3ce929d0e0e4736";
