@@ -72,7 +72,7 @@ export async function daemonSettings(base: string, token: string | undefined): P
 function checkoutEnvironment(top: GatesyncConfig, name: string, implicit: boolean): EnvironmentConfig {
   if (implicit) return environmentsOf({ ...top, environments: [] })[0]!;
   const own = environmentsOf(top).find((e) => !e.implicit && e.name === name);
-  return own ?? environmentsOf({ ...top, environments: [{ name, values: {}, patches: [] }] })[0]!;
+  return own ?? environmentsOf({ ...top, environments: [{ name, values: {}, patches: [], tracking: { soakMs: 0, promotion: "manual" } }] })[0]!;
 }
 
 /**

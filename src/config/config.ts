@@ -7,6 +7,7 @@ import { SchemaRegistry } from "../validate/schema-registry.js";
 import { checkConfigText, readConfigFile } from "./config-text.js";
 import { parseDuration } from "./duration.js";
 import { historyFromDocument } from "./history-section.js";
+import type { TrackSettings } from "./track-section.js";
 import { notificationsFromDocument } from "./notifications.js";
 import { rulesFromDocument } from "../rules/rules-config.js";
 import type { RulesConfig } from "../rules/rules-config.js";
@@ -64,6 +65,8 @@ export interface GatesyncConfig {
     readonly syncTokenEnv?: string;
     readonly stateTokenEnv?: string;
     readonly pagesTokenEnv?: string;
+    /** The variable holding the token of POST /environments/NAME/promote (docs/user/promotion.md). */
+    readonly promoteTokenEnv?: string;
   };
   /** Where `${file:}` resolves, and which variables `${env:}` may read (nothing else resolves). */
   readonly secrets: SecretsConfig;
@@ -95,6 +98,8 @@ export interface GatesyncConfig {
   readonly values?: Readonly<Record<string, EnvironmentValue>>;
   /** On an environment's effective config: its overlay patches, in order. */
   readonly patches?: readonly PatchSource[];
+  /** On an environment's effective config: what it applies — the branch, or revisions promoted from another (track-section.ts). */
+  readonly tracking?: TrackSettings;
   /** On an environment's effective config (never on the implicit one's): the environment's name. */
   readonly environment?: string;
   /**
@@ -184,6 +189,7 @@ export function configFromDocument(doc: Raw, file: string | undefined, baseDir: 
       ...(typeof sv.syncTokenEnv === "string" ? { syncTokenEnv: sv.syncTokenEnv } : {}),
       ...(typeof sv.stateTokenEnv === "string" ? { stateTokenEnv: sv.stateTokenEnv } : {}),
       ...(typeof sv.pagesTokenEnv === "string" ? { pagesTokenEnv: sv.pagesTokenEnv } : {}),
+      ...(typeof sv.promoteTokenEnv === "string" ? { promoteTokenEnv: sv.promoteTokenEnv } : {}),
     },
     secrets: secretsConfig((doc.secrets ?? {}) as Raw, resolve),
     limits: {

@@ -13,6 +13,8 @@ import { parseSelector } from "../label-selector.js";
 import { notificationsFromDocument } from "./notifications.js";
 import type { NotificationsConfig } from "./notifications.js";
 import { scheduleConfig, secretsConfig, stateConfig, targetsConfig } from "./config-sections.js";
+import { trackFromDocument, trackProblems } from "./track-section.js";
+import type { TrackSettings } from "./track-section.js";
 import type { ScheduleConfig, SecretsConfig, StateConfig, TargetsConfig } from "./config-sections.js";
 
 /** What `${var:NAME}` is replaced with: a string, a number or a boolean. */
@@ -40,6 +42,8 @@ export interface EnvironmentDefinition {
   /** An explicit state; absent: the top-level state, namespaced by the name. */
   readonly state?: StateConfig;
   readonly patches: readonly PatchSource[];
+  /** What it applies: `track`, `soak`, `promotion` (track-section.ts). */
+  readonly tracking: TrackSettings;
 }
 
 type Raw = Record<string, unknown>;
@@ -81,6 +85,7 @@ export function environmentsFromDocument(raw: Raw, resolve: (p: string) => strin
       name,
       values: valuesFromDocument(e.values),
       patches: patchSources(e.patches, name, resolve),
+      tracking: trackFromDocument(e),
       ...(e.targets === undefined ? {} : { targets: targetsConfig(e.targets as Raw) }),
       ...(typeof e.selector === "string" ? { selector: e.selector } : {}),
       ...(e.schedule === undefined ? {} : { schedule: scheduleConfig(e.schedule as Raw) }),
@@ -111,6 +116,7 @@ export function environmentProblems(
   const resolve = (p: string): string => path.resolve(baseDir, p);
   const top = stateConfig((doc.state ?? { backend: "sqlite" }) as Raw, resolve, file);
   const states = new Map<string, string>();
+  problems.push(...trackProblems(doc.environments as Raw, file, locate));
   for (const [name, value] of Object.entries(doc.environments as Raw)) {
     const e = (value ?? {}) as Raw;
     const key = stateKey(e.state === undefined ? namespacedState(top, name) : stateConfig(e.state as Raw, resolve, file));

@@ -55,6 +55,7 @@ function effective(config: GatesyncConfig, env: EnvironmentDefinition): Environm
     state: env.state ?? namespacedState(config.state, env.name),
     values,
     patches: env.patches,
+    tracking: env.tracking,
     ...(selector === undefined ? {} : { selector }),
     ...(notifications === undefined ? {} : { notifications }),
   };
