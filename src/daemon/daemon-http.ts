@@ -12,7 +12,7 @@ import type { ConfigReloader } from "./config-reload.js";
 import { environmentRoutes, environmentSync, environmentsStatus, fleetRelay } from "./environment-http.js";
 import type { EnvironmentUnit } from "./environment-unit.js";
 import type { DaemonMetrics } from "./metrics.js";
-import { serverTokens } from "./server-tokens.js";
+import { promoteTokenOf, serverTokens } from "./server-tokens.js";
 import { startDaemonServer } from "./server.js";
 import type { DaemonServer, DaemonServerOptions, ServedReconciler } from "./server.js";
 import type { SharedSource } from "./shared-source.js";
@@ -100,5 +100,10 @@ function belowEnvironments(served: ServedDaemon, every: ServedReconciler, stateT
       leases,
     ),
     routes: environmentRoutes({ ...http, ...(stateToken === undefined ? {} : { stateToken }) }),
+    promote: {
+      ...promoteTokenOf(served.config, served.env),
+      names: units.map((u) => u.name),
+      promote: (name, ask) => units.find((u) => u.name === name)!.promote(ask),
+    },
   };
 }

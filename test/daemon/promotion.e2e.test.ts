@@ -1,0 +1,139 @@
+/**
+ * Promotion end to end (docs/user/promotion.md): a daemon over a real git repository and two
+ * sandboxes, production promoted from staging with a 1 s soak in staging. A merge reaches staging
+ * only; once its checks passed and it soaked, a promotion applies it to production; a revision
+ * still soaking, and one whose post-apply check fails in staging, are refused with that reason;
+ * the dry run shows the plan against production's state and applies nothing; the promotion route
+ * refuses the sync and state tokens and no token. With `promotion: auto`, production takes each
+ * verified revision by itself.
+ */
+import { afterAll, describe, expect, it } from "vitest";
+import { eventually } from "../helpers/daemon-process.js";
+import { doc } from "../helpers/plan.js";
+import { promotionDaemon, stateToken, syncToken } from "../helpers/promotion-daemon.js";
+import type { PromotionDaemon } from "../helpers/promotion-daemon.js";
+import { removeTempRepos } from "../helpers/temp-repo.js";
+
+const key = (rate: number): Record<string, string> => ({ "config/keys.yaml": doc("OrgKey", "acme", `keyId: org-acme\nrate: ${rate}`) });
+const api = (expectStatus: number): Record<string, string> => ({
+  "config/api.yaml": `${doc(
+    "ApiDefinition",
+    "petstore",
+    `apiId: petstore-v1\ndefinition:\n  openapi: 3.0.3\n  info: { title: petstore, version: "1" }\n  servers: [{ url: "http://up.internal:8080" }]\n  paths:\n    /pets:\n      get:\n        responses:\n          "200": { description: ok, content: { application/json: { example: [] } } }`,
+  )}  query: { listenPath: /petstore/, mockResponse: true }\n  verify:\n    - path: pets\n      expectStatus: ${expectStatus}\n`,
+});
+
+const rateIn = (d: PromotionDaemon, where: "staging" | "production"): number | undefined => d[where].inspect.store.orgKeys.get("org-acme")?.session.rate as number | undefined;
+const errorOf = (body: unknown): string => (body as { error?: string }).error ?? "";
+
+let manual: PromotionDaemon | undefined;
+let auto: PromotionDaemon | undefined;
+
+afterAll(async () => {
+  await manual?.stop();
+  await auto?.stop();
+  await removeTempRepos();
+});
+
+describe("promotion from staging to production", () => {
+  it("a merge reaches staging only; after its checks and soak a promotion applies it to production", async () => {
+    manual = await promotionDaemon(key(10));
+    const d = manual;
+    await eventually(
+      () => rateIn(d, "staging"),
+      (r) => r === 10,
+    );
+    // nothing is promoted yet: production applies nothing
+    expect(rateIn(d, "production")).toBeUndefined();
+    // staging verifies its revision at the end of its soak, by itself
+    const dry = await eventually(
+      () => d.promote({ dryRun: true }),
+      (a) => a.status === 200,
+    );
+    expect(dry.body).toMatchObject({ environment: "production", from: "staging", dryRun: true, changes: 1 });
+    expect((dry.body as { plan: string }).plan).toContain("OrgKey/acme");
+    expect(rateIn(d, "production")).toBeUndefined();
+    const first = (dry.body as { revision: string }).revision;
+    const promoted = await d.promote({ revision: first.slice(0, 10) });
+    expect(promoted.status).toBe(202);
+    expect(promoted.body).toMatchObject({ revision: first, dryRun: false });
+    await eventually(
+      () => rateIn(d, "production"),
+      (r) => r === 10,
+    );
+
+    const second = await d.push(key(20), "raise acme's rate");
+    await d.sync();
+    await eventually(
+      () => rateIn(d, "staging"),
+      (r) => r === 20,
+    );
+    const soaking = await d.promote({ revision: second });
+    expect(soaking.status).toBe(409);
+    expect(errorOf(soaking.body)).toMatch(
+      new RegExp(`production cannot take ${second.slice(0, 12)}: ${second.slice(0, 12)} (is soaking in staging|ended its soak)`),
+    );
+    // a merge reaches staging only
+    expect(rateIn(d, "production")).toBe(10);
+    await eventually(
+      () => d.promote({ revision: second }),
+      (a) => a.status === 202,
+    );
+    await eventually(
+      () => rateIn(d, "production"),
+      (r) => r === 20,
+    );
+  });
+
+  it("refuses a revision whose post-apply check failed in staging, naming the check", async () => {
+    const d = manual!;
+    const failing = await d.push(api(404), "petstore with a check that fails");
+    await d.sync();
+    await eventually(
+      () => d.daemon.environments.get("staging")?.lastRun,
+      (r) => r?.commit === failing && r.result !== undefined,
+    );
+    const refused = await eventually(
+      () => d.promote({ revision: failing }),
+      (a) => a.status === 409 && errorOf(a.body).includes("failed"),
+    );
+    expect(errorOf(refused.body)).toBe(
+      `production cannot take ${failing.slice(0, 12)}: ${failing.slice(0, 12)} failed in staging: post-apply check failed: ApiDefinition/petstore`,
+    );
+    expect(d.production.inspect.calls().log.some((c) => c.path.includes("petstore"))).toBe(false);
+  });
+
+  it("refuses the sync token, the state token and no token; without a revision it names the newest candidate", async () => {
+    const d = manual!;
+    for (const token of [syncToken, stateToken, null]) {
+      const answer = await d.promote({}, token);
+      expect(answer.status).toBe(401);
+      expect(errorOf(answer.body)).toBe("invalid or missing promotion token");
+    }
+    const staging = await d.promote({ dryRun: true }, undefined, "staging");
+    expect(staging.status).toBe(409);
+    expect(errorOf(staging.body)).toBe("staging is not promoted from another environment");
+    expect((await d.promote({ revision: "not a sha" })).status).toBe(409);
+  });
+});
+
+describe("promotion: auto", () => {
+  it("promotes each verified revision by itself", async () => {
+    auto = await promotionDaemon(key(30), "auto");
+    const d = auto;
+    await eventually(
+      () => rateIn(d, "production"),
+      (r) => r === 30,
+    );
+    await d.push(key(40), "raise acme's rate again");
+    await d.sync();
+    await eventually(
+      () => rateIn(d, "staging"),
+      (r) => r === 40,
+    );
+    await eventually(
+      () => rateIn(d, "production"),
+      (r) => r === 40,
+    );
+  });
+});
