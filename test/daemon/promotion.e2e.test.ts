@@ -23,7 +23,8 @@ const api = (expectStatus: number): Record<string, string> => ({
   )}  query: { listenPath: /petstore/, mockResponse: true }\n  verify:\n    - path: pets\n      expectStatus: ${expectStatus}\n`,
 });
 
-const rateIn = (d: PromotionDaemon, where: "staging" | "production"): number | undefined => d[where].inspect.store.orgKeys.get("org-acme")?.session.rate as number | undefined;
+const rateIn = (d: PromotionDaemon, where: "staging" | "production"): number | undefined =>
+  d[where].inspect.store.orgKeys.get("org-acme")?.session.rate as number | undefined;
 const errorOf = (body: unknown): string => (body as { error?: string }).error ?? "";
 
 let manual: PromotionDaemon | undefined;
@@ -114,6 +115,33 @@ describe("promotion from staging to production", () => {
     expect(staging.status).toBe(409);
     expect(errorOf(staging.body)).toBe("staging is not promoted from another environment");
     expect((await d.promote({ revision: "not a sha" })).status).toBe(409);
+  });
+});
+
+describe("rollback", () => {
+  it("--steps 1 puts production's previous values back, says it first, and production stays there; the run after has nothing to do", async () => {
+    const d = manual!;
+    const dry = await d.promote({ rollback: { steps: 1 }, dryRun: true });
+    expect(dry.status).toBe(200);
+    expect(dry.body).toMatchObject({ environment: "production", from: "production", rollback: true, changes: 1, cannotUndo: [] });
+    expect(rateIn(d, "production")).toBe(20);
+    const back = await d.promote({ rollback: { steps: 1 } });
+    expect(back.status).toBe(202);
+    await eventually(
+      () => rateIn(d, "production"),
+      (r) => r === 10,
+    );
+    const production = d.daemon.environments.get("production")!;
+    await eventually(
+      () => production.lastRun,
+      (r) => r?.reason === "rollback" && r.result === "applied",
+    );
+    expect((await production.runOnce("test")).result).toBe("noop");
+    expect(rateIn(d, "production")).toBe(10);
+    // a revision production never verified is not a rollback target
+    const refused = await d.promote({ rollback: {}, revision: "0123456789abcdef0123456789abcdef01234567" });
+    expect(refused.status).toBe(409);
+    expect(errorOf(refused.body)).toContain("was not applied in production");
   });
 });
 
