@@ -118,7 +118,8 @@ export async function rollbackAction(env: string, opts: RollbackOptions, io: Cli
   if (opts.autoApprove !== true) {
     if (!io.isTty) throw new UsageError("a rollback asks before it starts: pass --auto-approve when no one is there to answer");
     if (!(await ask(`Roll ${env} back to ${short(plan.revision)}? Only 'yes' is accepted: `, new AbortController().signal))) {
-      io.stdout("rollback cancelled\n");
+      io.stderr("rollback cancelled: nothing changed\n");
+      process.exitCode = 1;
       return;
     }
   }

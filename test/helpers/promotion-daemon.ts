@@ -11,6 +11,7 @@ import { startDaemon } from "../../src/daemon/daemon.js";
 import type { Daemon } from "../../src/daemon/daemon.js";
 import { silentLogger } from "../../src/logger.js";
 import type { SandboxHandle } from "../../src/sandbox/sandbox.js";
+import { eventually } from "./daemon-process.js";
 import { git } from "./git-repo.js";
 import { gitRemote } from "./git-remote.js";
 import { call, testCredentials, testSandbox } from "./sandbox.js";
@@ -95,4 +96,31 @@ export async function promotionDaemon(repository: Record<string, string>, promot
       await production.stop();
     },
   };
+}
+
+/** Waits until production may take staging's newest revision (staging verified it). */
+export async function candidateReady(d: PromotionDaemon): Promise<void> {
+  await eventually(
+    () => d.promote({ dryRun: true }),
+    (a) => a.status === 200,
+  );
+}
+
+/**
+ * Production on a second revision (acme's rate raised, globex created) promoted after the first,
+ * both verified there: a rollback has a step to go back, and a create it cannot undo.
+ */
+export async function promotedTwice(d: PromotionDaemon, files: Record<string, string>): Promise<void> {
+  await d.push(files, "raise acme's rate, add globex");
+  await d.sync();
+  await eventually(
+    () => d.promote({ dryRun: true }),
+    (a) => a.status === 200 && (a.body as { changes: number }).changes > 0,
+  );
+  const promoted = await d.promote({});
+  if (promoted.status !== 202) throw new Error(`promotion answered ${promoted.status}: ${promoted.text}`);
+  await eventually(
+    () => d.promote({ rollback: { steps: 1 }, dryRun: true }),
+    (a) => a.status === 200,
+  );
 }
