@@ -178,15 +178,8 @@ export function createEnvironmentUnit(environment: EnvironmentConfig, configHash
   const { canApply, role } = leadershipOf(name, shared);
   const leads = (): boolean => canApply === undefined || canApply();
   const replica = shared.leases === undefined ? {} : { replica: shared.leases.name };
-  const history = sharedRunHistory({
-    state,
-    config: () => reconciler.configInForce.config,
-    synced: () => reconciler.synced,
-    metrics,
-    leads,
-    logger,
-    ...replica,
-  });
+  const inForce = { config: () => reconciler.configInForce.config, synced: () => reconciler.synced };
+  const history = sharedRunHistory({ state, ...inForce, metrics, leads, logger, ...replica });
   const notifier = createNotifier(config, { env: shared.env, logger, registry: shared.metrics.registry, ownUrl: shared.ownUrl });
   const verifier = verifierOf(name, { state, history, reconciler: () => reconciler, leads, logger }, shared);
   const reconciler = new Reconciler({

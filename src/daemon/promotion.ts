@@ -14,7 +14,11 @@ import type { SourceView } from "../promote/gates.js";
 import { runPlan } from "../plan/run-plan.js";
 import { renderText } from "../plan/render.js";
 import type { Plan } from "../plan/plan.js";
-import type { EnvironmentUnit } from "./environment-unit.js";
+import type { GatesyncConfig } from "../config/config.js";
+import type { Notifier } from "../notify/notifier.js";
+import type { StateBackend } from "../record/state.js";
+import type { Reconciler } from "./reconciler.js";
+import type { RunHistory } from "./ui/run-history.js";
 import type { SharedSource } from "./shared-source.js";
 import { runFactOf } from "./verifier.js";
 
@@ -40,8 +44,18 @@ export interface PromotionAnswer {
   readonly cannotUndo: readonly string[];
 }
 
+/** What promotion reads and writes of an environment (environment-unit.ts makes it). */
+export interface PromotionUnit {
+  readonly name: string;
+  readonly config: GatesyncConfig;
+  readonly state: StateBackend;
+  readonly history: Pick<RunHistory, "fresh" | "entries">;
+  readonly reconciler: Pick<Reconciler, "configInForce" | "trigger">;
+  readonly notifier: Notifier | undefined;
+}
+
 export interface PromotionParts {
-  readonly unit: (name: string) => EnvironmentUnit | undefined;
+  readonly unit: (name: string) => PromotionUnit | undefined;
   readonly source: SharedSource;
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly validator: Parameters<typeof runPlan>[0]["validator"];
@@ -50,7 +64,7 @@ export interface PromotionParts {
 const short = (revision: string): string => revision.slice(0, 12);
 
 /** What the rules read of an environment: its verifications and its runs, newest first. */
-export async function sourceViewOf(unit: EnvironmentUnit): Promise<SourceView> {
+export async function sourceViewOf(unit: PromotionUnit): Promise<SourceView> {
   await unit.history.fresh();
   const verified = (await readVerifications(unit.state, 50)).map((v) => ({ revision: v.record.revision, at: Date.parse(v.record.finishedAt) }));
   const soakMs = unit.reconciler.configInForce.config.tracking?.soakMs ?? 0;
@@ -66,7 +80,7 @@ function resolveRevision(asked: string, view: SourceView): string {
 }
 
 /** The unit to promote to, and the environment its candidates come from (itself for a rollback). */
-function targetOf(parts: PromotionParts, name: string, rollback: boolean): { unit: EnvironmentUnit; from: EnvironmentUnit } {
+function targetOf(parts: PromotionParts, name: string, rollback: boolean): { unit: PromotionUnit; from: PromotionUnit } {
   const unit = parts.unit(name);
   if (unit === undefined) throw new PromotionError(`there is no environment ${name}`);
   const fromName = promotedFromOf(unit.config.tracking);
@@ -78,7 +92,7 @@ function targetOf(parts: PromotionParts, name: string, rollback: boolean): { uni
 }
 
 /** The revision a rollback goes to: the given one, or `steps` verified revisions back from the one in force. */
-async function rollbackRevision(unit: EnvironmentUnit, view: SourceView, ask: PromotionAsk): Promise<string> {
+async function rollbackRevision(unit: PromotionUnit, view: SourceView, ask: PromotionAsk): Promise<string> {
   if (ask.revision !== undefined) return resolveRevision(ask.revision, view);
   const inForce = (await readPromotions(unit.state, 1))[0]?.record.revision;
   const earlier = [...new Set(view.verified.map((v) => v.revision))].filter((r) => r !== inForce);
@@ -119,7 +133,7 @@ export async function promote(parts: PromotionParts, name: string, ask: Promotio
 }
 
 /** The plan of `revision`'s files against the target's state, with its config in force. */
-async function planOf(parts: PromotionParts, unit: EnvironmentUnit, revision: string): Promise<Plan> {
+async function planOf(parts: PromotionParts, unit: PromotionUnit, revision: string): Promise<Plan> {
   await parts.source.fetch();
   const snapshot = await parts.source.at(revision);
   const release = snapshot.hold?.();
@@ -152,7 +166,7 @@ function cannotUndo(plan: Plan, revision: string): string[] {
   });
 }
 
-async function record(unit: EnvironmentUnit, answer: PromotionAnswer, actor: PromotionActor, trigger = true): Promise<void> {
+async function record(unit: PromotionUnit, answer: PromotionAnswer, actor: PromotionActor, trigger = true): Promise<void> {
   const now = new Date().toISOString();
   const row: PromotionRecord = {
     kind: "promotion",
