@@ -31,6 +31,7 @@ import { PromotedSource } from "./promoted-source.js";
 import { autoPromote, promote } from "./promotion.js";
 import type { PromotionAnswer, PromotionAsk, PromotionParts } from "./promotion.js";
 import { Verifier } from "./verifier.js";
+import { promotionPanels } from "./promotion-status.js";
 import type { StatusPage } from "./ui/status-page.js";
 
 export interface EnvironmentUnit {
@@ -216,6 +217,7 @@ export function createEnvironmentUnit(environment: EnvironmentConfig, configHash
     state: snapshots,
     source: shared.source.description,
     role,
+    ...(promotedFromOf(config.tracking) === undefined ? {} : { promotion: promotionPanels(promotionParts(shared), name) }),
     ...(environment.implicit ? {} : { environments: { current: name, names: shared.names } }),
     onError: (err) => logger.error({ err: (err as Error).message }, "status page failed"),
   });

@@ -12,6 +12,7 @@ import { eventually } from "../helpers/daemon-process.js";
 import { doc } from "../helpers/plan.js";
 import { promotionDaemon, stateToken, syncToken } from "../helpers/promotion-daemon.js";
 import type { PromotionDaemon } from "../helpers/promotion-daemon.js";
+import { call } from "../helpers/sandbox.js";
 import { removeTempRepos } from "../helpers/temp-repo.js";
 
 const key = (rate: number): Record<string, string> => ({ "config/keys.yaml": doc("OrgKey", "acme", `keyId: org-acme\nrate: ${rate}`) });
@@ -142,6 +143,15 @@ describe("rollback", () => {
     const refused = await d.promote({ rollback: {}, revision: "0123456789abcdef0123456789abcdef01234567" });
     expect(refused.status).toBe(409);
     expect(errorOf(refused.body)).toContain("was not applied in production");
+    // the status page says where production stands and what to run
+    const page = (await call(`${d.daemon.url}/environments/production/`)).text;
+    expect(page).toContain("Promotion from staging");
+    expect(page).toMatch(
+      /<code>[0-9a-f]{10}<\/code> rolled back to .* \(rollback with PROMOTE_TOKEN\) <span class="warn">stays until the next promotion<\/span>/,
+    );
+    expect(page).toContain("promotion: manual (a person runs gatesync promote)");
+    expect(page).toContain("gatesync rollback production --steps 1");
+    expect((await call(`${d.daemon.url}/environments/staging/`)).text).not.toContain("Promotion from");
   });
 });
 
