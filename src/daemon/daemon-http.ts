@@ -103,7 +103,15 @@ function belowEnvironments(served: ServedDaemon, every: ServedReconciler, stateT
     promote: {
       ...promoteTokenOf(served.config, served.env),
       names: units.map((u) => u.name),
-      promote: (name, ask) => units.find((u) => u.name === name)!.promote(ask),
+      promote: async (name, ask) => {
+        const answer = await units.find((u) => u.name === name)!.promote(ask);
+        // the row is in the shared state: its leader, on another replica, is asked to run now rather than at its schedule
+        if (!ask.dryRun && leases !== undefined && !leases.leads(name))
+          void fleetRelay(leases, [name])
+            .forward("sync", undefined)
+            .catch(() => undefined);
+        return answer;
+      },
     },
   };
 }
