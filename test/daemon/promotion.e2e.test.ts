@@ -12,6 +12,7 @@ import { eventually } from "../helpers/daemon-process.js";
 import { doc } from "../helpers/plan.js";
 import { promotionDaemon, stateToken, syncToken } from "../helpers/promotion-daemon.js";
 import type { PromotionDaemon } from "../helpers/promotion-daemon.js";
+import { runCli } from "../helpers/cli.js";
 import { call } from "../helpers/sandbox.js";
 import { removeTempRepos } from "../helpers/temp-repo.js";
 
@@ -152,6 +153,13 @@ describe("rollback", () => {
     expect(page).toContain("promotion: manual (a person runs gatesync promote)");
     expect(page).toContain("gatesync rollback production --steps 1");
     expect((await call(`${d.daemon.url}/environments/staging/`)).text).not.toContain("Promotion from");
+    // gatesync history lists them from the state, with the runs
+    const history = await runCli(["history", "-c", d.operatorFile, "--env", "production"], d.env);
+    expect(history.code).toBe(0);
+    expect(history.stdout).toMatch(
+      /Promotions and verifications:\n {2}#\d+ \S+ rolled back to [0-9a-f]{12} from production \(rollback with PROMOTE_TOKEN\)\n {2}#\d+ \S+ promoted [0-9a-f]{12} from staging \(promote with PROMOTE_TOKEN\)/,
+    );
+    expect(history.stdout).toMatch(/verified [0-9a-f]{12} after a soak of 0 ms/);
   });
 });
 
