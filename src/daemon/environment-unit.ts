@@ -140,6 +140,7 @@ export const promotionParts = (shared: SharedParts): PromotionParts => ({
   source: shared.source,
   env: shared.env,
   validator: shared.validator,
+  teamSettings: shared.teamSettings,
 });
 
 /** The environments promoted from `name` with `promotion: auto`: asked to run when it verifies a revision. */

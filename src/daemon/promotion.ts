@@ -19,6 +19,8 @@ import type { Notifier } from "../notify/notifier.js";
 import type { StateBackend } from "../record/state.js";
 import type { Reconciler } from "./reconciler.js";
 import type { RunHistory } from "./ui/run-history.js";
+import { withTeamSettings } from "./repository-settings.js";
+import type { TeamSettingsReader } from "./repository-settings.js";
 import type { SharedSource } from "./shared-source.js";
 import { runFactOf } from "./verifier.js";
 
@@ -59,6 +61,8 @@ export interface PromotionParts {
   readonly source: SharedSource;
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly validator: Parameters<typeof runPlan>[0]["validator"];
+  /** The team settings of a commit (its values, patches, rules), as the environment's runs put them over the operator's. */
+  readonly teamSettings: TeamSettingsReader;
 }
 
 const short = (revision: string): string => revision.slice(0, 12);
@@ -138,8 +142,9 @@ async function planOf(parts: PromotionParts, unit: PromotionUnit, revision: stri
   const snapshot = await parts.source.at(revision);
   const release = snapshot.hold?.();
   try {
+    const operator = unit.reconciler.configInForce.config;
     const run = await runPlan({
-      config: unit.reconciler.configInForce.config,
+      config: withTeamSettings(operator, await parts.teamSettings.read(operator, snapshot)),
       root: snapshot.root,
       boundary: snapshot.boundary,
       validator: parts.validator,
