@@ -151,6 +151,12 @@ function wakePromoted(shared: SharedParts, name: string): void {
   }
 }
 
+/** Whether promotion reads this environment's verifications: it is promoted from another, or another from it. */
+function promotionReads(shared: SharedParts, name: string): boolean {
+  const fromOf = (other: string): string | undefined => promotedFromOf(shared.unitOf(other)?.reconciler.configInForce.config.tracking);
+  return fromOf(name) !== undefined || shared.names.some((other) => fromOf(other) === name);
+}
+
 function verifierOf(
   name: string,
   parts: { state: StateBackend; history: RunHistory; reconciler: () => Reconciler; leads: () => boolean; logger: Logger },
@@ -164,7 +170,8 @@ function verifierOf(
       await parts.history.settled();
       return parts.history.entries();
     },
-    leads: parts.leads,
+    // only where promotion reads the rows: a source of another environment, or one promoted (its rollbacks)
+    leads: () => parts.leads() && promotionReads(shared, name),
     trigger: (reason) => parts.reconciler().trigger(reason),
     onVerified: () => wakePromoted(shared, name),
     logger: parts.logger.child({ component: "verification" }),
