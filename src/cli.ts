@@ -12,6 +12,7 @@ import { addRunCommand } from "./cli/run-command.js";
 import { addSandboxCommand } from "./cli/sandbox-command.js";
 import { addStateCommand } from "./cli/state-command.js";
 import { addHistoryCommand } from "./cli/history-command.js";
+import { addPromoteCommands } from "./cli/promote-command.js";
 import type { CliIo } from "./cli/cli-io.js";
 import { addValidateCommand } from "./cli/validate-command.js";
 import { GatesyncError, ValidationFailed } from "./errors.js";
@@ -59,6 +60,7 @@ export function buildProgram(io: CliIo = defaultIo): Command {
   addApplyCommand(program, io);
   addStateCommand(program, io);
   addHistoryCommand(program, io);
+  addPromoteCommands(program, io);
   addRunCommand(program, io);
   addSandboxCommand(program, io);
   addDemoCommand(program, io);

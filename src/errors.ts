@@ -70,6 +70,9 @@ export const ErrorCode = {
   SOURCE_FETCH: "SOURCE_FETCH",
   SOURCE_INVALID: "SOURCE_INVALID",
   SOURCE_CHANGED: "SOURCE_CHANGED",
+  SOURCE_NOT_PROMOTED: "SOURCE_NOT_PROMOTED",
+  // promotion (docs/user/promotion.md)
+  PROMOTION_REFUSED: "PROMOTION_REFUSED",
   // state, plan, apply, sandbox
   STATE_CORRUPT: "STATE_CORRUPT",
   STATE_LOCKED: "STATE_LOCKED",
@@ -161,6 +164,13 @@ export class ConfigError extends GatesyncError {
 export class SourceError extends GatesyncError {
   constructor(code: Family<"SOURCE_"> | typeof ErrorCode.PATH_ESCAPE, message: string, opts?: Options) {
     super(code, message, opts);
+  }
+}
+
+/** A promotion or rollback the rules refuse (docs/user/promotion.md): the message names the gate. */
+export class PromotionError extends GatesyncError {
+  constructor(message: string, opts?: Options) {
+    super(ErrorCode.PROMOTION_REFUSED, message, opts);
   }
 }
 

@@ -56,6 +56,9 @@ async function valuesOf(option: Option, configFile: string | undefined, reposito
 /** Arguments that name a resource (`state resolve [resources...]`, `state adopt <resource>`). */
 const namesResources = (command: Command): boolean => command.registeredArguments.some((a) => a.name() === "resources" || a.name() === "resource");
 
+/** Arguments that name an environment (`promote <env>`, `rollback <env>`). */
+const namesEnvironment = (command: Command): boolean => command.registeredArguments.some((a) => a.name() === "env");
+
 async function wordsAt(position: Position, current: string, repository: RepositoryWords): Promise<string[]> {
   const { command, awaiting, configFile } = position;
   if (awaiting !== undefined) return valuesOf(awaiting, configFile, repository);
@@ -66,7 +69,8 @@ async function wordsAt(position: Position, current: string, repository: Reposito
   const subcommands = visible(command).map((c) => c.name());
   const choices = command.registeredArguments[0]?.argChoices ?? [];
   const resources = namesResources(command) ? await repository.addresses(configFile) : [];
-  return [...subcommands, ...choices, ...resources];
+  const environments = namesEnvironment(command) ? await repository.environments(configFile) : [];
+  return [...subcommands, ...choices, ...resources, ...environments];
 }
 
 /** The candidates for the last of `words` (the words after `gatesync`, the last one being completed, possibly empty). */

@@ -71,6 +71,17 @@ export const helpExamples: Readonly<Record<string, readonly HelpExample[]>> = {
     { line: "gatesync history", says: "the environment's last runs, newest first: trigger, commit with author and subject, outcome, counts, replica" },
     { line: "gatesync history --format json --limit 5", says: "the newest 5, as JSON" },
   ],
+  promote: [
+    {
+      line: "gatesync promote production --dry-run",
+      says: "the plan promoting the newest revision staging verified would apply, against production's state (the daemon: GATESYNC_DAEMON_URL)",
+    },
+    { line: "gatesync promote production", says: "promote it, with the token in GATESYNC_PROMOTE_TOKEN: production applies it now" },
+  ],
+  rollback: [
+    { line: "gatesync rollback production --steps 1 --dry-run", says: "the plan going back one verified revision would apply, and what it cannot undo" },
+    { line: "gatesync rollback production --steps 1 --auto-approve", says: "go back: production stays on that revision until the next promotion" },
+  ],
   sandbox: [
     { line: "gatesync sandbox --fixtures sandbox-fixtures.yaml", says: "a local gateway on 127.0.0.1:8080, with the objects the interfaces cannot create" },
     {

@@ -1,6 +1,9 @@
 /** The action of `gatesync history` (history-command.ts declares it), loaded when it runs. */
 import { openStateBackend } from "../record/open-backend.js";
 import { runEntryOf } from "../daemon/run-record.js";
+import type { HistoryEntry } from "../record/history.js";
+import { describeActor, readPromotions, readVerifications } from "../record/promotion-history.js";
+import type { PromotionRecord, VerificationRecord } from "../record/promotion-history.js";
 import type { RunEntry } from "../daemon/run-record.js";
 import type { CliIo } from "./cli-io.js";
 import { environmentConfig } from "./environment-option.js";
@@ -31,14 +34,29 @@ function runText(e: RunEntry): string {
   return lines.join("\n");
 }
 
+/** Promotions and verifications (docs/user/promotion.md), one line each. */
+function promotionText(promotions: ReadonlyArray<HistoryEntry<PromotionRecord>>, verifications: ReadonlyArray<HistoryEntry<VerificationRecord>>): string {
+  const lines = [
+    ...promotions.map(
+      (e) =>
+        `#${e.seq} ${e.record.finishedAt} ${e.record.rollback ? "rolled back to" : "promoted"} ${e.record.revision.slice(0, 12)} from ${e.record.from} (${describeActor(e.record.actor)})`,
+    ),
+    ...verifications.map((e) => `#${e.seq} ${e.record.finishedAt} verified ${e.record.revision.slice(0, 12)} after a soak of ${e.record.soakMs} ms`),
+  ];
+  return lines.length === 0 ? "" : `Promotions and verifications:\n${lines.map((l) => `  ${l}\n`).join("")}`;
+}
+
 export async function historyAction(opts: HistoryOptions, io: CliIo): Promise<void> {
   const config = await environmentConfig(opts.config, opts.env, "history");
   const state = openStateBackend(config, io.env);
   try {
     const runs = (await state.readHistory({ kind: "run", limit: opts.limit })).flatMap((e) => runEntryOf(e) ?? []);
-    if (opts.format === "json") io.stdout(`${JSON.stringify({ state: state.description, runs: runs.map(runJson) }, null, 2)}\n`);
-    else if (runs.length === 0) io.stdout(`no run recorded in ${state.description} yet\n`);
-    else io.stdout(`${runs.map(runText).join("\n")}\n`);
+    const [promotions, verifications] = [await readPromotions(state, opts.limit), await readVerifications(state, opts.limit)];
+    if (opts.format === "json") {
+      const rows = { promotions: promotions.map((e) => ({ seq: e.seq, ...e.record })), verifications: verifications.map((e) => ({ seq: e.seq, ...e.record })) };
+      io.stdout(`${JSON.stringify({ state: state.description, runs: runs.map(runJson), ...rows }, null, 2)}\n`);
+    } else if (runs.length === 0) io.stdout(`no run recorded in ${state.description} yet\n${promotionText(promotions, verifications)}`);
+    else io.stdout(`${runs.map(runText).join("\n")}\n${promotionText(promotions, verifications)}`);
   } finally {
     await state.close();
   }

@@ -76,7 +76,7 @@ export async function daemonSettings(base: string, token: string | undefined): P
 function checkoutEnvironment(top: GatesyncConfig, name: string, implicit: boolean): EnvironmentConfig {
   if (implicit) return environmentsOf({ ...top, environments: [] })[0]!;
   const own = environmentsOf(top).find((e) => !e.implicit && e.name === name);
-  return own ?? environmentsOf({ ...top, environments: [{ name, values: {}, patches: [] }] })[0]!;
+  return own ?? environmentsOf({ ...top, environments: [{ name, values: {}, patches: [], promotion: { soakMs: 0, mode: "manual" } }] })[0]!;
 }
 
 /**

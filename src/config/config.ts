@@ -7,6 +7,7 @@ import { SchemaRegistry } from "../validate/schema-registry.js";
 import { checkConfigText, readConfigFile } from "./config-text.js";
 import { parseDuration } from "./duration.js";
 import { historyFromDocument } from "./history-section.js";
+import type { PromotionSettings } from "./promotion-section.js";
 import { notificationsFromDocument } from "./notifications.js";
 import { rulesFromDocument } from "../rules/rules-config.js";
 import type { RulesConfig } from "../rules/rules-config.js";
@@ -65,6 +66,8 @@ export interface GatesyncConfig {
     readonly syncTokenEnv?: string;
     readonly stateTokenEnv?: string;
     readonly pagesTokenEnv?: string;
+    /** The variable holding the token of POST /environments/NAME/promote (docs/user/promotion.md). */
+    readonly promoteTokenEnv?: string;
   };
   /** Where `${file:}` resolves, and which variables `${env:}` may read (nothing else resolves). */
   readonly secrets: SecretsConfig;
@@ -98,6 +101,8 @@ export interface GatesyncConfig {
   readonly patches?: readonly PatchSource[];
   /** On an environment's effective config: what it applies (`track:`); absent: the top level's git ref. */
   readonly track?: TrackSetting;
+  /** On an environment's effective config: how a revision moves here (`soak`, `promotion`). */
+  readonly promotion?: PromotionSettings;
   /** On an environment's effective config (never on the implicit one's): the environment's name. */
   readonly environment?: string;
   /**
@@ -187,6 +192,7 @@ export function configFromDocument(doc: Raw, file: string | undefined, baseDir: 
       ...(typeof sv.syncTokenEnv === "string" ? { syncTokenEnv: sv.syncTokenEnv } : {}),
       ...(typeof sv.stateTokenEnv === "string" ? { stateTokenEnv: sv.stateTokenEnv } : {}),
       ...(typeof sv.pagesTokenEnv === "string" ? { pagesTokenEnv: sv.pagesTokenEnv } : {}),
+      ...(typeof sv.promoteTokenEnv === "string" ? { promoteTokenEnv: sv.promoteTokenEnv } : {}),
     },
     secrets: secretsConfig((doc.secrets ?? {}) as Raw, resolve),
     limits: {

@@ -3,7 +3,7 @@
  * — and the secret scope the config gives resources. What a credential or a scope does is
  * `secrets/`; this file only reads the config for it.
  */
-import { hashKeyVariable, registerCredentialValues, stateTokenVariable } from "../secrets/credentials.js";
+import { hashKeyVariable, registerCredentialValues, stateTokenVariable, promoteTokenVariable } from "../secrets/credentials.js";
 import type { CredentialFile, CredentialVariable } from "../secrets/credentials.js";
 import { defaultAgeKeys } from "../secrets/sops-age.js";
 import type { AgeKeySettings } from "../secrets/sops-age.js";
@@ -24,11 +24,13 @@ export function credentialVariables(config: GatesyncConfig): CredentialVariable[
     [config.server.webhookSecretEnv, "server.webhookSecretEnv"],
     [config.server.syncTokenEnv, "server.syncTokenEnv"],
     [config.server.stateTokenEnv, "server.stateTokenEnv"],
+    [config.server.promoteTokenEnv, "server.promoteTokenEnv"],
     // the environment's age identities: every other environment's resources are refused them too
     [config.secrets.sopsAgeKeyEnv, "secrets.sopsAgeKeyEnv"],
     [config.telemetry?.traces?.headersEnv, "telemetry.traces.headersEnv"],
     // the token a merge-request plan fetches the daemon's state with (plan --state-url)
     [stateTokenVariable, "the state token of plan --state-url (GATESYNC_STATE_TOKEN)"],
+    [promoteTokenVariable, "the promotion token of gatesync promote (GATESYNC_PROMOTE_TOKEN)"],
     [hashKeyVariable, "the hash key (GATESYNC_HASH_KEY)"],
   ];
   const own = [

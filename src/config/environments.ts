@@ -55,6 +55,7 @@ function effective(config: GatesyncConfig, env: EnvironmentDefinition): Environm
     state: env.state ?? namespacedState(config.state, env.name),
     values,
     patches: env.patches,
+    promotion: env.promotion,
     ...(selector === undefined ? {} : { selector }),
     ...(notifications === undefined ? {} : { notifications }),
     ...(env.track === undefined ? {} : { track: env.track }),

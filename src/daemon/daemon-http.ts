@@ -12,7 +12,7 @@ import type { ConfigReloader } from "./config-reload.js";
 import { environmentRoutes, environmentSync, environmentsStatus, fleetRelay } from "./environment-http.js";
 import type { EnvironmentUnit } from "./environment-unit.js";
 import type { DaemonMetrics } from "./metrics.js";
-import { serverTokens } from "./server-tokens.js";
+import { promoteTokenOf, serverTokens } from "./server-tokens.js";
 import { startDaemonServer } from "./server.js";
 import type { DaemonServer, DaemonServerOptions, ServedReconciler } from "./server.js";
 import type { EnvironmentSources } from "./environment-sources.js";
@@ -100,5 +100,18 @@ function belowEnvironments(served: ServedDaemon, every: ServedReconciler, stateT
       leases,
     ),
     routes: environmentRoutes({ ...http, ...(stateToken === undefined ? {} : { stateToken }) }),
+    promote: {
+      ...promoteTokenOf(served.config, served.env),
+      names: units.map((u) => u.name),
+      promote: async (name, ask) => {
+        const answer = await units.find((u) => u.name === name)!.promote(ask);
+        // the row is in the shared state: its leader, on another replica, is asked to run now rather than at its schedule
+        if (!ask.dryRun && leases !== undefined && !leases.leads(name))
+          void fleetRelay(leases, [name])
+            .forward("sync", undefined)
+            .catch(() => undefined);
+        return answer;
+      },
+    },
   };
 }

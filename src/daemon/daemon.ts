@@ -182,6 +182,7 @@ function sharedParts(opts: DaemonOptions, a: Assembly, dispatcher: SharedParts["
       opts.onRun?.(report, plan);
       a.first.ran(environment, report);
     },
+    unitOf: (name) => a.units.get(name),
   };
 }
 
@@ -284,12 +285,17 @@ interface Running {
 async function stopDaemon(logger: Logger, r: Running): Promise<void> {
   r.inForce.reloader?.stop();
   for (const u of r.list) await u.reconciler.stop();
+  for (const u of r.list) u.verifier.stop();
   await r.a.leases?.stop();
   await r.server?.close();
   for (const u of r.list) await u.notifier?.close();
   await r.a.source.closeShared();
   await r.dispatcher.close();
   // each environment's last history row is written before its state closes
-  for (const u of r.list) await u.history.settled().then(() => u.state.close());
+  for (const u of r.list)
+    await u.history
+      .settled()
+      .then(async () => u.verifier.settled())
+      .then(async () => u.state.close());
   logger.info("daemon stopped");
 }

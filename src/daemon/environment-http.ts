@@ -100,7 +100,7 @@ export function environmentRoutes(http: EnvironmentsHttp): (req: IncomingMessage
     const m = /^\/environments\/([^/]+)(\/.*)?$/.exec(url.pathname);
     // the trigger of one environment is the server's (environmentSync): it names the environments
     // only to a client holding the sync token, so not here, before any token is checked
-    if (m === null || m[2] === "/sync") return false;
+    if (m === null || m[2] === "/sync" || m[2] === "/promote") return false;
     let name: string;
     try {
       name = decodeURIComponent(m[1]!);

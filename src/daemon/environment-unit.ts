@@ -25,6 +25,13 @@ import type { CachedState } from "./ui/page-cache.js";
 import { sharedRunHistory } from "./shared-history.js";
 import type { RunHistory } from "./ui/run-history.js";
 import { statusPage } from "./ui/status-page.js";
+import { promotedFromOf } from "../config/promotion-section.js";
+import type { Source } from "../source/source.js";
+import { PromotedSource } from "./promoted-source.js";
+import { autoPromote, promote } from "./promotion.js";
+import type { PromotionAnswer, PromotionAsk, PromotionParts } from "./promotion.js";
+import { Verifier } from "./verifier.js";
+import { promotionPanels } from "./promotion-status.js";
 import type { StatusPage } from "./ui/status-page.js";
 
 export interface EnvironmentUnit {
@@ -37,6 +44,10 @@ export interface EnvironmentUnit {
   readonly metrics: RunMetrics;
   readonly notifier: Notifier | undefined;
   readonly page: StatusPage;
+  /** Verification of its revisions (promotion: docs/user/promotion.md). */
+  readonly verifier: Verifier;
+  /** A promotion or rollback to this environment (promotion.ts; POST /environments/NAME/promote). */
+  readonly promote: (ask: PromotionAsk) => Promise<PromotionAnswer>;
   /** `leader`, `standby` (a fleet) or `single`. */
   role(): string;
 }
@@ -66,6 +77,8 @@ export interface SharedParts {
   readonly retryBaseMs?: number;
   readonly ownUrl: () => string | undefined;
   readonly onRun: (environment: string, report: RunReport, plan: Plan | undefined) => void;
+  /** Every environment of the daemon by name (a promoted one reads its source's rows). */
+  readonly unitOf: (name: string) => EnvironmentUnit | undefined;
 }
 
 /**
@@ -107,6 +120,65 @@ function leadershipOf(name: string, shared: SharedParts): { readonly canApply: (
   return { canApply, role };
 }
 
+/** Where the environment's revisions come from: the shared source, or (`track: { promotedFrom }`) its promotions. */
+function sourceOf(environment: EnvironmentConfig, state: StateBackend, shared: SharedParts): Source {
+  const from = promotedFromOf(environment.config.track);
+  if (from === undefined) return shared.source.of(environment.name);
+  const parts = promotionParts(shared);
+  const auto = environment.config.promotion?.mode === "auto";
+  return new PromotedSource({
+    inner: shared.source.of(environment.name),
+    state,
+    name: environment.name,
+    from,
+    ...(auto ? { autoPromote: () => autoPromote(parts, environment.name) } : {}),
+  });
+}
+
+/** What promotions read: every unit, the shared source, the validator. */
+export const promotionParts = (shared: SharedParts): PromotionParts => ({
+  unit: shared.unitOf,
+  sourceOf: (name) => shared.source.of(name),
+  env: shared.env,
+  validator: shared.validator,
+  teamSettings: shared.teamSettings,
+});
+
+/** The environments promoted from `name` with `promotion: auto`: asked to run when it verifies a revision. */
+function wakePromoted(shared: SharedParts, name: string): void {
+  for (const other of shared.names) {
+    const config = shared.unitOf(other)?.reconciler.configInForce.config;
+    if (promotedFromOf(config?.track) === name && config?.promotion?.mode === "auto") shared.unitOf(other)?.reconciler.trigger("candidate");
+  }
+}
+
+/** Whether promotion reads this environment's verifications: it is promoted from another, or another from it. */
+function promotionReads(shared: SharedParts, name: string): boolean {
+  const fromOf = (other: string): string | undefined => promotedFromOf(shared.unitOf(other)?.reconciler.configInForce.config.track);
+  return fromOf(name) !== undefined || shared.names.some((other) => fromOf(other) === name);
+}
+
+function verifierOf(
+  name: string,
+  parts: { state: StateBackend; history: RunHistory; reconciler: () => Reconciler; leads: () => boolean; logger: Logger },
+  shared: SharedParts,
+): Verifier {
+  return new Verifier({
+    state: parts.state,
+    bound: () => parts.reconciler().configInForce.config.history,
+    soakMs: () => parts.reconciler().configInForce.config.promotion?.soakMs ?? 0,
+    runs: async () => {
+      await parts.history.settled();
+      return parts.history.entries();
+    },
+    // only where promotion reads the rows: a source of another environment, or one promoted (its rollbacks)
+    leads: () => parts.leads() && promotionReads(shared, name),
+    trigger: (reason) => parts.reconciler().trigger(reason),
+    onVerified: () => wakePromoted(shared, name),
+    logger: parts.logger.child({ component: "verification" }),
+  });
+}
+
 export function createEnvironmentUnit(environment: EnvironmentConfig, configHash: string, shared: SharedParts): EnvironmentUnit {
   const { name, config } = environment;
   // the implicit environment logs as a daemon of one environment always did: without the name
@@ -116,20 +188,14 @@ export function createEnvironmentUnit(environment: EnvironmentConfig, configHash
   const { canApply, role } = leadershipOf(name, shared);
   const leads = (): boolean => canApply === undefined || canApply();
   const replica = shared.leases === undefined ? {} : { replica: shared.leases.name };
-  const history = sharedRunHistory({
-    state,
-    config: () => reconciler.configInForce.config,
-    synced: () => reconciler.synced,
-    metrics,
-    leads,
-    logger,
-    ...replica,
-  });
+  const inForce = { config: () => reconciler.configInForce.config, synced: () => reconciler.synced };
+  const history = sharedRunHistory({ state, ...inForce, metrics, leads, logger, ...replica });
   const notifier = createNotifier(config, { env: shared.env, logger, registry: shared.metrics.registry, ownUrl: shared.ownUrl });
+  const verifier = verifierOf(name, { state, history, reconciler: () => reconciler, leads, logger }, shared);
   const reconciler = new Reconciler({
     config,
     configHash,
-    source: shared.source.of(name),
+    source: sourceOf(environment, state, shared),
     state,
     validator: shared.validator,
     env: shared.env,
@@ -145,6 +211,7 @@ export function createEnvironmentUnit(environment: EnvironmentConfig, configHash
     ...(notifier === undefined ? {} : { onRunStart: (where: { commit?: string }) => notifier.runStarted(where.commit) }),
     onRun: (report, plan) => {
       history.runFinished(report, plan);
+      verifier.runEnded();
       notifier?.runFinished(report);
       shared.onRun(name, report, plan);
     },
@@ -159,9 +226,11 @@ export function createEnvironmentUnit(environment: EnvironmentConfig, configHash
     state: snapshots,
     source: shared.source.of(name).description,
     role,
+    ...(promotedFromOf(config.track) === undefined ? {} : { promotion: promotionPanels(promotionParts(shared), name) }),
     ...(environment.implicit ? {} : { environments: { current: name, names: shared.names } }),
     onError: (err) => logger.error({ err: (err as Error).message }, "status page failed"),
   });
   metrics.setLeader(canApply === undefined || canApply());
-  return { name, config, state, snapshots, reconciler, history, metrics, notifier, page, role };
+  const promoteHere = (ask: PromotionAsk): Promise<PromotionAnswer> => promote(promotionParts(shared), name, ask);
+  return { name, config, state, snapshots, reconciler, history, metrics, notifier, page, verifier, promote: promoteHere, role };
 }

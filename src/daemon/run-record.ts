@@ -53,6 +53,8 @@ export interface RunRecord extends HistoryRecord {
   readonly report: RunReport;
   /** The changes it planned, at most `maxListed`. */
   readonly changes: ReadonlyArray<{ readonly id: string; readonly action: Action }>;
+  /** Resources whose post-apply checks failed in this run, at most `maxListed` (a promotion's gate reads it). */
+  readonly unhealthy?: readonly string[];
 }
 
 export type RunEntry = HistoryEntry<RunRecord>;
@@ -86,6 +88,11 @@ export function boundReport(report: RunReport): RunReport {
     skipped: cut(s.skipped),
   };
   return { ...bounded, summary: { ...rest, ...lists, health: [], failed: cut(s.failed).map(message), inDoubt: cut(s.inDoubt).map(message) } };
+}
+
+/** The resources whose post-apply checks failed in a run, at most `maxListed`. */
+export function unhealthyOf(report: RunReport): string[] {
+  return cut((report.summary?.health ?? []).filter((h) => !h.ok).map((h) => h.id));
 }
 
 /** The counts of a report and its planned changes, before any list is cut. */

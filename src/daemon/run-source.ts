@@ -3,7 +3,7 @@
  * stays applied), the newest snapshot with its files kept while it is the newest, and how many
  * commits the applied one is behind.
  */
-import { GatesyncError } from "../errors.js";
+import { ErrorCode, GatesyncError } from "../errors.js";
 import type { Logger } from "../logger.js";
 import type { Source, SourceSnapshot } from "../source/source.js";
 import { inFetchSpan } from "./run-span.js";
@@ -14,6 +14,11 @@ export async function fetchLogged(source: Source, reason: string, log: Logger): 
     return await inFetchSpan(async () => source.fetch({ announced: reason === "webhook" }));
   } catch (err) {
     const code = err instanceof GatesyncError ? err.code : undefined;
+    // an environment waiting for its first promotion is not broken (promoted-source.ts)
+    if (code === ErrorCode.SOURCE_NOT_PROMOTED) {
+      log.info({ code, source: source.description }, "nothing promoted yet: the environment waits for its first promotion");
+      throw err;
+    }
     log.error(
       { err: (err as Error).message, ...(code === undefined ? {} : { code }), source: source.description },
       "source fetch failed; the last good commit stays applied",

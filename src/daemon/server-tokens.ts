@@ -50,3 +50,13 @@ function warnUnsetTriggers(config: GatesyncConfig, values: { webhookSecret: stri
     }
   }
 }
+
+/** The token of POST /environments/NAME/promote and the variable holding it (recorded as who promoted); an empty value is unset. */
+export function promoteTokenOf(
+  config: GatesyncConfig,
+  env: Readonly<Record<string, string | undefined>>,
+): { token: string | undefined; variable: string | undefined } {
+  const variable = config.server.promoteTokenEnv;
+  const value = variable === undefined ? undefined : env[variable];
+  return { token: value === undefined || value === "" ? undefined : value, variable };
+}

@@ -26,6 +26,8 @@ import { handleConfigRead } from "./config-endpoint.js";
 import { ReadSlots, handleEnvironmentSync, handleSync, handleWebhook, isEnvironmentSyncPath } from "./triggers.js";
 import type { EnvironmentSync, TriggerContext, TriggerRelay } from "./triggers.js";
 import { ReplayGuard, safeEqual } from "./webhook.js";
+import { handlePromote, promotePath } from "./promote-endpoint.js";
+import type { PromoteRoute } from "./promote-endpoint.js";
 
 /** A recorded health as the status endpoint lists it: its verdict and when it was checked. */
 const healthSummary = (health: { readonly ok: boolean; readonly checkedAt: string }): { ok: boolean; checkedAt: string } => ({
@@ -77,6 +79,8 @@ export interface DaemonServerOptions {
   readonly routes?: (req: IncomingMessage, res: ServerResponse) => boolean;
   /** With environments: what `POST /environments/NAME/sync` runs (its token checked as for `/sync`). */
   readonly environmentSync?: EnvironmentSync;
+  /** With environments: `POST /environments/NAME/promote` (promote-endpoint.ts), with a token of its own. */
+  readonly promote?: PromoteRoute;
 }
 
 export interface DaemonServer {
@@ -249,8 +253,11 @@ async function route(req: IncomingMessage, opts: DaemonServerOptions, triggers: 
       return post(() => handleWebhook(req, triggers, slots));
     case "/sync":
       return post(() => handleSync(req, triggers));
-    default:
+    default: {
+      const promoted = promotePath.exec(path)?.[1];
+      if (promoted !== undefined) return handlePromote(req, promoted, opts.promote);
       return handleEnvironmentSync(path, method, req, opts.environmentSync, triggers);
+    }
   }
 }
 

@@ -5,6 +5,7 @@
  * file change) said the source moved since. Each run holds its revision's files (SourceSnapshot.hold):
  * the environments run side by side (`atMost`), and a fetch never moves the files a run reads.
  */
+import { ErrorCode, SourceError } from "../errors.js";
 import type { FetchRequest, Source, SourceSnapshot } from "../source/source.js";
 
 export class SharedSource implements Source {
@@ -52,6 +53,13 @@ export class SharedSource implements Source {
       this.invalidate();
       for (const l of this.listeners) l();
     });
+  }
+
+  /** A commit's files: the revision in force of an environment promoted from another (promoted-source.ts). */
+  at(commit: string): Promise<SourceSnapshot> {
+    if (this.inner.at === undefined)
+      return Promise.reject(new SourceError(ErrorCode.SOURCE_INVALID, `${this.description} has no commits: promotion needs a git source`));
+    return this.inner.at(commit);
   }
 
   commitsBetween(from: string, to: string): Promise<number | undefined> {

@@ -135,6 +135,9 @@ server:
   # the merge-request plan job reads the daemon's state (GET /state) with this token:
   # docs/user/merge-requests.md (set it on the daemon, and as GATESYNC_STATE_TOKEN in CI)
   stateTokenEnv: GATESYNC_STATE_TOKEN
+  # gatesync promote / gatesync rollback send this token (POST /environments/NAME/promote):
+  # docs/user/promotion.md (the sync and state tokens cannot promote)
+  promoteTokenEnv: GATESYNC_PROMOTE_TOKEN
 secrets:
   fileRoot: ./secrets
   # the only variables resources may read with \${env:NAME}

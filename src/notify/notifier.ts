@@ -120,6 +120,11 @@ export class Notifier {
     this.pendingCommit = undefined;
   }
 
+  /** A revision was promoted to this environment (or it was rolled back): daemon/promotion.ts. */
+  promoted(event: { readonly revision: string; readonly summary: string }): void {
+    this.notify({ event: "promoted", at: new Date().toISOString(), revision: event.revision, commit: event.revision, summary: event.summary });
+  }
+
   leaderChanged(leader: boolean): void {
     this.notify({
       event: "leader-changed",

@@ -1,15 +1,17 @@
 /**
  * The environment's history, kept in its state beside the records (docs/user/state.md): rows
- * newest first, each of a `kind` — the daemon's runs today (daemon/run-record.ts says what a
- * run row holds); verifications and promotions are further kinds beside them, which readers of
- * runs pass over — bounded by the operator's `history: { keep, maxAge }`. It survives restarts
+ * newest first, each of a `kind` — the daemon's runs (daemon/run-record.ts says what a run row
+ * holds), and the verifications and promotions of revisions (promotion-history.ts), which readers
+ * of runs pass over — bounded by the operator's `history: { keep, maxAge }`, except that the newest
+ * row of each kind always stays: an environment promoted from another never forgets the revision
+ * in force, however many runs followed its promotion. It survives restarts
  * and fail-overs, and every replica reads the same rows: a standby shows the leader's runs.
  * Rows never change the records or the serial, so appending one needs no state lock.
  */
 import type { HistoryBound } from "../config/history-section.js";
 
 /** The kinds of rows this gatesync writes. */
-export type HistoryKind = "run";
+export type HistoryKind = "run" | "verification" | "promotion";
 
 /** What every row holds; the rest is its kind's. */
 export interface HistoryRecord {

@@ -51,11 +51,13 @@ export async function appendPostgresHistory(
       [record.kind, record.startedAt, record.finishedAt, draft.foldKey ?? null, JSON.stringify(record)],
     )
   ).rows[0]!;
-  // the newest `keep` rows stay (the one just written among them), and of those the ones not too old
-  await client.query(`DELETE FROM ${s}.history WHERE seq < (SELECT seq FROM ${s}.history ORDER BY seq DESC LIMIT 1 OFFSET $1) OR last_at < $2`, [
-    bound.keep - 1,
-    keptSince(bound, new Date()),
-  ]);
+  // the newest `keep` rows stay (the one just written among them), and of those the ones not too old;
+  // the newest of each kind stays whatever its age (history.ts: the promotion in force)
+  await client.query(
+    `DELETE FROM ${s}.history WHERE (seq < (SELECT seq FROM ${s}.history ORDER BY seq DESC LIMIT 1 OFFSET $1) OR last_at < $2)
+      AND seq NOT IN (SELECT max(seq) FROM ${s}.history GROUP BY kind)`,
+    [bound.keep - 1, keptSince(bound, new Date())],
+  );
   return entryOfRow({ ...row, seq: Number(row.seq) }, corrupt);
 }
 

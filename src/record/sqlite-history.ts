@@ -22,8 +22,10 @@ const foldSql = `UPDATE history SET repeats = repeats + 1, last_at = ?, record =
   RETURNING seq, started_at, last_at, repeats, record`;
 const insertSql = `INSERT INTO history (kind, started_at, last_at, repeats, fold_key, record) VALUES (?, ?, ?, 0, ?, ?)
   RETURNING seq, started_at, last_at, repeats, record`;
-// the newest `keep` rows stay (the one just written among them), and of those the ones not too old
-const pruneSql = "DELETE FROM history WHERE seq < (SELECT seq FROM history ORDER BY seq DESC LIMIT 1 OFFSET ?) OR last_at < ?";
+// the newest `keep` rows stay (the one just written among them), and of those the ones not too old;
+// the newest of each kind stays whatever its age (history.ts: the promotion in force)
+const pruneSql = `DELETE FROM history WHERE (seq < (SELECT seq FROM history ORDER BY seq DESC LIMIT 1 OFFSET ?) OR last_at < ?)
+  AND seq NOT IN (SELECT max(seq) FROM history GROUP BY kind)`;
 
 /**
  * Commits without waiting for the disk (`synchronous = NORMAL` for this transaction alone, the

@@ -11,6 +11,8 @@ export const hashKeyVariable = "GATESYNC_HASH_KEY";
 
 /** The variable `gatesync plan --state-url` reads its bearer token from. */
 export const stateTokenVariable = "GATESYNC_STATE_TOKEN";
+/** The variable `gatesync promote` and `gatesync rollback` read the promotion token from when gatesync.yaml names none (`server.promoteTokenEnv`). */
+export const promoteTokenVariable = "GATESYNC_PROMOTE_TOKEN";
 
 export interface CredentialVariable {
   readonly name: string;

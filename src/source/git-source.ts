@@ -163,6 +163,28 @@ export class GitSource implements Source {
     return { commit: newest.commit, tag: newest.name };
   }
 
+  /**
+   * A commit the clone holds (a revision an environment was promoted to), beside the newest:
+   * checked as a fetched one is (its sub-directory, inside the checkout).
+   */
+  async at(commit: string): Promise<SourceSnapshot> {
+    if (!/^[0-9a-f]{40}$/.test(commit)) throw new SourceError(ErrorCode.SOURCE_INVALID, `${JSON.stringify(commit.slice(0, 80))} is not a full commit id`);
+    if (this.last?.commit === commit) return this.last;
+    const git = this.git(this.dir);
+    await git.revparse([`${commit}^{commit}`]).catch(() => {
+      throw new SourceError(ErrorCode.SOURCE_FETCH, `commit ${commit.slice(0, 12)} is not in ${this.description}`, {
+        hint: "a promoted revision must be a commit of the repository the daemon fetches",
+      });
+    });
+    const tree = await this.trees.checkoutAside(commit);
+    const root = path.resolve(tree, this.opts.subdirectory ?? ".");
+    if (!(await exists(root)))
+      throw new SourceError(ErrorCode.SOURCE_INVALID, `the sub-directory ${this.opts.subdirectory ?? "."} does not exist at ${commit.slice(0, 12)}`);
+    await this.contain(root, tree, commit);
+    const told = await this.authorAndSubject(git, commit);
+    return { root, boundary: tree, revision: commit, commit, ...told, hold: () => this.trees.hold(commit) };
+  }
+
   /** An unknown branch is the user's typo, not git's "ambiguous argument": said with the remote's branches. */
   private async checkBranch(git: SimpleGit, branch: string): Promise<void> {
     const refs = await git.raw(["for-each-ref", "--format=%(refname)", "refs/remotes/origin/"]);

@@ -53,6 +53,23 @@ export class RevisionTrees {
     return at;
   }
 
+  /**
+   * The directory holding `commit`'s files (an earlier revision a promotion runs), checked out
+   * beside the newest without becoming it: removed once its last reader lets go. Hold it in the
+   * turn it arrives in, as a fetched snapshot.
+   */
+  async checkoutAside(commit: string): Promise<string> {
+    const at = path.join(this.dir, commit);
+    if (this.holds.has(commit)) return at;
+    await this.inTurn(async () => {
+      if (!this.cleared) await this.removeLeftovers();
+      this.cleared = true;
+      await this.git(["worktree", "add", "--detach", "--force", "--quiet", at, commit]);
+    });
+    this.holds.set(commit, 0);
+    return at;
+  }
+
   /** Keeps `commit`'s files until the returned function is called (once). Take it in the turn the snapshot arrives in. */
   hold(commit: string): () => void {
     const n = this.holds.get(commit);

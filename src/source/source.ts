@@ -37,6 +37,8 @@ export interface Source {
   fetch(request?: FetchRequest): Promise<SourceSnapshot>;
   /** Calls `onChange` when the files change (sources that can watch). */
   watch?(onChange: () => void): void;
+  /** A commit's files (a revision promoted to an environment: docs/user/promotion.md), fetched before; git sources only. */
+  at?(commit: string): Promise<SourceSnapshot>;
   /** Commits in `to` that `from` lacks (git sources); undefined when it cannot tell. */
   commitsBetween?(from: string, to: string): Promise<number | undefined>;
   close(): Promise<void>;

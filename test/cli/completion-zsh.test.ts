@@ -52,7 +52,20 @@ async function tab(line: string, install: string = installs.sourced, cwd = repo)
 describe("gatesync completion zsh, in a real zsh", () => {
   it("completes commands, subcommands, options and their choices, sourced after compinit", async (ctx) => {
     if (!zsh) return ctx.skip();
-    expect(await tab("gatesync ")).toEqual(["apply", "completion", "demo", "history", "init", "plan", "run", "sandbox", "state", "validate"]);
+    expect(await tab("gatesync ")).toEqual([
+      "apply",
+      "completion",
+      "demo",
+      "history",
+      "init",
+      "plan",
+      "promote",
+      "rollback",
+      "run",
+      "sandbox",
+      "state",
+      "validate",
+    ]);
     expect(await tab("gatesync state re")).toEqual(["resolve"]);
     expect(await tab("gatesync plan --format ")).toEqual(["json", "markdown", "text"]);
     expect(await tab("gatesync completion ")).toEqual(["bash", "fish", "zsh"]);

@@ -51,7 +51,20 @@ describe("gatesync completion bash, in a real bash", () => {
   });
 
   it("completes commands, subcommands, options and their choices", async () => {
-    expect((await tab("gatesync ")).candidates).toEqual(["apply", "completion", "demo", "history", "init", "plan", "run", "sandbox", "state", "validate"]);
+    expect((await tab("gatesync ")).candidates).toEqual([
+      "apply",
+      "completion",
+      "demo",
+      "history",
+      "init",
+      "plan",
+      "promote",
+      "rollback",
+      "run",
+      "sandbox",
+      "state",
+      "validate",
+    ]);
     expect((await tab("gatesync st")).candidates).toEqual(["state"]);
     expect((await tab("gatesync state re")).candidates).toEqual(["resolve"]);
     expect((await tab("gatesync plan --fo")).candidates).toEqual(["--format"]);
@@ -83,6 +96,8 @@ describe("gatesync completion bash, in a real bash", () => {
     // -c names the config the values come from
     expect((await tab("gatesync plan -c envs.yaml --env ")).candidates).toEqual(["production", "staging"]);
     expect((await tab("gatesync plan --config envs.yaml --env st")).candidates).toEqual(["staging"]);
+    expect((await tab("gatesync promote -c envs.yaml ")).candidates).toEqual(["production", "staging"]);
+    expect((await tab("gatesync rollback -c envs.yaml pro")).candidates).toEqual(["production"]);
   });
 
   it("offers nothing, and says nothing, where there is no repository or it is broken", async () => {

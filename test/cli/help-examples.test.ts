@@ -19,10 +19,17 @@ import { checkFixtures } from "../../src/sandbox/fixtures.js";
 import { parse } from "yaml";
 import { cliArgs, runCli, spawnCli } from "../helpers/cli.js";
 import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
+import { doc } from "../helpers/plan.js";
+import { candidateReady, promoteToken, promotedTwice, promotionDaemon } from "../helpers/promotion-daemon.js";
+import type { PromotionDaemon } from "../helpers/promotion-daemon.js";
 
 let sandbox: SandboxHandle | undefined;
+/** The daemon the promotion examples talk to (staging → production), and the variables that find it. */
+let promotion: PromotionDaemon | undefined;
+const promotionEnv: Record<string, string> = {};
 afterAll(async () => {
   await sandbox?.stop();
+  await promotion?.stop();
   await removeTempRepos();
 });
 
@@ -48,6 +55,17 @@ async function addProductionEnvironment(repo: string): Promise<void> {
   const config = path.join(repo, "gatesync.yaml");
   await writeFile(config, `${await readFile(config, "utf8")}\nenvironments:\n  production: {}\n`);
 }
+
+/** A daemon promoting staging to production, its first revision verified in staging; the examples find it through the variables. */
+async function startPromotionDaemon(): Promise<void> {
+  promotion = await promotionDaemon({ "config/keys.yaml": doc("OrgKey", "acme", "keyId: org-acme\nrate: 10") });
+  Object.assign(promotionEnv, { GATESYNC_DAEMON_URL: promotion.daemon.url!, GATESYNC_PROMOTE_TOKEN: promoteToken });
+  await candidateReady(promotion);
+}
+
+const secondRevision = {
+  "config/keys.yaml": `${doc("OrgKey", "acme", "keyId: org-acme\nrate: 20")}---\n${doc("OrgKey", "globex", "keyId: org-globex\nrate: 5")}`,
+};
 
 /** Every example, in the order they run; `exit` is the documented code for that moment. */
 const steps: readonly Step[] = [
@@ -84,6 +102,16 @@ const steps: readonly Step[] = [
     before: addProductionEnvironment,
     shows: /migrated \d+ records .* to .*state\.production\.db/,
   },
+  { line: "gatesync promote production --dry-run", where: "repo", exit: 0, before: startPromotionDaemon, shows: /would apply 1 change; nothing promoted/ },
+  { line: "gatesync promote production", where: "repo", exit: 0, shows: /promoted [0-9a-f]{12} from staging to production/ },
+  {
+    line: "gatesync rollback production --steps 1 --dry-run",
+    where: "repo",
+    exit: 0,
+    before: async () => promotedTwice(promotion!, secondRevision),
+    shows: /The rollback cannot undo:\n {2}OrgKey\/globex was created after [0-9a-f]{12}/,
+  },
+  { line: "gatesync rollback production --steps 1 --auto-approve", where: "repo", exit: 0, shows: /rolled production back to [0-9a-f]{12}/ },
   { line: "gatesync sandbox --fixtures sandbox-fixtures.yaml", where: "repo", exit: 0, until: /sandbox listening on/, address: ["--port", "0"] },
   {
     line: "gatesync sandbox --fixtures sandbox-fixtures.yaml --error-rate 0.05 --latency 200 --seed 7",
@@ -181,7 +209,7 @@ describe("the examples in --help", () => {
         expect(r.code, `${step.line}\n${r.out}`).toBe(step.exit);
         continue;
       }
-      const r = await spawnCli(args, { cwd, env });
+      const r = await spawnCli(args, { cwd, env: { ...env, ...promotionEnv } });
       expect(r.code, `${step.line}\n${r.stdout}${r.stderr}`).toBe(step.exit);
       if (step.shows !== undefined) expect(r.stdout, step.line).toMatch(step.shows);
       if (words[1] === "init" && step.where === "repo") await pointAtSandbox(cwd);

@@ -48,6 +48,29 @@ function syncedText(synced: boolean, headPending: boolean, running: boolean): st
   return synced ? "yes: the newest commit is applied in full" : "no";
 }
 
+/** An environment promoted from another: the revision in force, the candidate and its gates, the commands. */
+function promotionSection(view: View): Html | string {
+  const p = view.promotion;
+  if (p === undefined) return "";
+  const inForce = p.inForce;
+  return html`<section class="promotion"><h2>Promotion from ${p.from}</h2>${facts([
+    [
+      "revision in force",
+      inForce === undefined
+        ? "none yet: nothing is applied before the first promotion"
+        : html`<code>${shortCommit(inForce.revision)}</code> ${inForce.rollback ? "rolled back to" : "promoted"} ${inForce.at} (${inForce.by})${inForce.rollback ? html` <span class="warn">stays until the next promotion</span>` : ""}`,
+    ],
+    [
+      "candidate",
+      p.candidate === undefined
+        ? `none: ${p.from} has verified no revision yet`
+        : html`<code>${shortCommit(p.candidate.revision)}</code> verified in ${p.from} ${p.candidate.at} (applied, checks healthy, soaked)`,
+    ],
+    ...(p.pending === undefined ? [] : ([["on its way", html`<code>${shortCommit(p.pending.revision)}</code>: ${p.pending.gate}`]] as const)),
+    ["approval", p.mode === "auto" ? "promotion: auto (the daemon promotes each candidate)" : "promotion: manual (a person runs gatesync promote)"],
+  ])}${p.commands.length === 0 ? "" : html`<pre class="commands">${p.commands.join("\n")}</pre>`}</section>`;
+}
+
 export function overviewPage(view: View): Html {
   const r = view.reconciler;
   const success = view.history.lastSuccess();
@@ -74,6 +97,7 @@ ${facts([
   ["next scheduled run", r.nextRunAt ?? (view.history.live.running ? "running now" : "—")],
 ])}
 </section>
+${promotionSection(view)}
 <section><h2>Resources</h2><div class="cards">${cards}</div></section>
 <section><h2>Health of the API checks</h2>${
     healthRows.length === 0

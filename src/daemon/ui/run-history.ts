@@ -14,7 +14,7 @@ import type { HistoryBound } from "../../config/history-section.js";
 import type { Plan } from "../../plan/plan.js";
 import type { Action } from "../../plan/plan-change.js";
 import type { HistoryStore } from "../../record/history.js";
-import { boundReport, countsOf, maxListed, runEntryOf } from "../run-record.js";
+import { boundReport, countsOf, maxListed, runEntryOf, unhealthyOf } from "../run-record.js";
 import type { LastSuccess, RunEntry, RunRecord } from "../run-record.js";
 
 export interface ResourceHistoryItem {
@@ -200,6 +200,7 @@ export class RunHistory {
 
   private recordOf(report: RunReport, changes: RunRecord["changes"]): RunRecord {
     const lastSuccess = successes.has(report.result) ? { at: report.finishedAt, revision: report.revision, commit: report.commit } : this.lastSuccess();
+    const unhealthy = unhealthyOf(report);
     return {
       kind: "run",
       trigger: report.reason,
@@ -217,6 +218,7 @@ export class RunHistory {
       ...(lastSuccess === undefined ? {} : { lastSuccess }),
       report: boundReport(report),
       changes: changes.slice(0, maxListed),
+      ...(unhealthy.length === 0 ? {} : { unhealthy }),
     };
   }
 

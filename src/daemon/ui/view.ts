@@ -8,6 +8,7 @@ import type { ResourceRecord, StateSnapshot } from "../../record/state.js";
 import type { Reconciler } from "../reconciler.js";
 import type { PlanPreview, Preview } from "./plan-preview.js";
 import type { RunHistory } from "./run-history.js";
+import type { PromotionPanel } from "../promotion-status.js";
 
 export interface ResourceRow {
   readonly id: string;
@@ -34,6 +35,8 @@ export interface View {
   readonly state: StateSnapshot;
   readonly preview: Preview;
   readonly rows: readonly ResourceRow[];
+  /** An environment promoted from another: what is in force, the candidate, its gates (promotion-status.ts). */
+  readonly promotion?: PromotionPanel;
 }
 
 export interface ViewDeps {
@@ -43,6 +46,8 @@ export interface ViewDeps {
   readonly state: { read(): Promise<StateSnapshot>; readonly description: string };
   readonly source: string;
   readonly role: () => string;
+  /** An environment promoted from another: its promotion panel (one object per content). */
+  readonly promotion?: () => Promise<PromotionPanel | undefined>;
 }
 
 /** What waits for a person first (in doubt, failed), then what the next run cannot or will not do, then the record. */
@@ -78,11 +83,11 @@ function rowsOf(state: StateSnapshot, preview: Preview): ResourceRow[] {
 }
 
 export async function loadView(deps: ViewDeps): Promise<View> {
-  return viewOf(deps, await deps.state.read(), await deps.preview.get());
+  return viewOf(deps, await deps.state.read(), await deps.preview.get(), await deps.promotion?.());
 }
 
 /** The view of a state snapshot and a preview already read. */
-export function viewOf(deps: ViewDeps, state: StateSnapshot, preview: Preview): View {
+export function viewOf(deps: ViewDeps, state: StateSnapshot, preview: Preview, promotion?: PromotionPanel): View {
   return {
     role: deps.role(),
     source: deps.source,
@@ -92,6 +97,7 @@ export function viewOf(deps: ViewDeps, state: StateSnapshot, preview: Preview): 
     state,
     preview,
     rows: rowsOf(state, preview),
+    ...(promotion === undefined ? {} : { promotion }),
   };
 }
 

@@ -1,0 +1,43 @@
+/** `gatesync promote` and `gatesync rollback`: promotion through the daemon (docs/user/promotion.md). */
+import type { Command } from "commander";
+import { InvalidArgumentError } from "commander";
+import type { CliIo } from "./cli-io.js";
+import { examplesText } from "./help-examples.js";
+import type { PromoteOptions, RollbackOptions } from "./promote-action.js";
+
+const daemonHelp = "the daemon's address (default: GATESYNC_DAEMON_URL)";
+
+function stepsOf(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > 1000) throw new InvalidArgumentError("give a whole number from 1");
+  return n;
+}
+
+export function addPromoteCommands(program: Command, io: CliIo): void {
+  program
+    .command("promote")
+    .addHelpText("after", examplesText("promote"))
+    .description(
+      "promote a revision its source environment applied and verified to ENV (`track: { promotedFrom }`), through the daemon, with the promotion token (the variable server.promoteTokenEnv names, GATESYNC_PROMOTE_TOKEN by default)",
+    )
+    .argument("<env>", "the environment to promote to")
+    .option("--revision <sha>", "the commit to promote (default: the source's newest verified one)")
+    .option("--dry-run", "print the plan the promotion would apply against the environment's state; promote nothing")
+    .option("--daemon <url>", daemonHelp)
+    .option("-c, --config <file>", "gatesync.yaml (its server.promoteTokenEnv names the token's variable)")
+    .action(async (env: string, opts: PromoteOptions) => (await import("./promote-action.js")).promoteAction(env, opts, io));
+  program
+    .command("rollback")
+    .addHelpText("after", examplesText("rollback"))
+    .description(
+      "put ENV back on an earlier revision it applied and verified, as a promotion: the plan and what it cannot undo are shown first; ENV stays there until the next promotion",
+    )
+    .argument("<env>", "the environment to roll back")
+    .option("--to <sha>", "the revision to go back to")
+    .option("--steps <n>", "go back N verified revisions", stepsOf)
+    .option("--dry-run", "print the plan and what the rollback cannot undo; change nothing")
+    .option("--auto-approve", "roll back without asking after the plan")
+    .option("--daemon <url>", daemonHelp)
+    .option("-c, --config <file>", "gatesync.yaml (its server.promoteTokenEnv names the token's variable)")
+    .action(async (env: string, opts: RollbackOptions) => (await import("./promote-action.js")).rollbackAction(env, opts, io));
+}

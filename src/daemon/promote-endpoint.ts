@@ -1,0 +1,74 @@
+/**
+ * `POST /environments/NAME/promote` (docs/user/promotion.md): a promotion or rollback, guarded by
+ * a token of its own (`server.promoteTokenEnv`) — the sync, state and pages tokens cannot promote;
+ * unset, the route answers 404. The body is small JSON: `revision` (a commit id or prefix),
+ * `dryRun`, `rollback` with `steps`. A refused promotion answers 409 with the gate it did not pass.
+ */
+import type { IncomingMessage } from "node:http";
+import { GatesyncError, PromotionError } from "../errors.js";
+import { BodyTooLarge, isObject, parseJson, readBody } from "../http/http-io.js";
+import type { Reply } from "../http/http-io.js";
+import type { PromotionActor } from "../record/promotion-history.js";
+import type { PromotionAnswer, PromotionAsk } from "./promotion.js";
+import { safeEqual } from "./webhook.js";
+
+export interface PromoteRoute {
+  /** The token's value; absent: not served. */
+  readonly token: string | undefined;
+  /** The variable that holds it (recorded as who promoted, never its value). */
+  readonly variable: string | undefined;
+  readonly names: readonly string[];
+  readonly promote: (environment: string, ask: PromotionAsk) => Promise<PromotionAnswer>;
+}
+
+export const promotePath = /^\/environments\/([^/]+)\/promote$/;
+
+/** What the body asks, or why it cannot be read. */
+function askOf(value: unknown, actor: (rollback: boolean) => PromotionActor): PromotionAsk | string {
+  if (!isObject(value)) return "the body is a JSON object: { revision?, dryRun?, rollback?: { steps? } }";
+  const { revision, dryRun, rollback } = value;
+  if (revision !== undefined && typeof revision !== "string") return "revision is a commit id";
+  if (dryRun !== undefined && typeof dryRun !== "boolean") return "dryRun is true or false";
+  if (rollback !== undefined && !isObject(rollback)) return "rollback is an object: { steps? }";
+  const steps = rollback?.steps;
+  if (steps !== undefined && (typeof steps !== "number" || !Number.isInteger(steps) || steps < 1 || steps > 1000))
+    return "rollback.steps is a whole number from 1";
+  return {
+    ...(revision === undefined ? {} : { revision }),
+    dryRun: dryRun === true,
+    actor: actor(rollback !== undefined),
+    ...(rollback === undefined ? {} : { rollback: steps === undefined ? {} : { steps } }),
+  };
+}
+
+export async function handlePromote(req: IncomingMessage, encoded: string, route: PromoteRoute | undefined): Promise<Reply> {
+  if (route?.token === undefined) return { status: 404, body: { error: "promotion is not configured: set server.promoteTokenEnv and its variable" } };
+  if (req.method !== "POST") return { status: 405, body: { error: "method not allowed" } };
+  if (!safeEqual(req.headers.authorization ?? "", `Bearer ${route.token}`)) return { status: 401, body: { error: "invalid or missing promotion token" } };
+  let name: string;
+  try {
+    name = decodeURIComponent(encoded);
+  } catch {
+    return { status: 400, body: { error: "bad environment name" } };
+  }
+  if (!route.names.includes(name)) return { status: 404, body: { error: "no such environment", environments: route.names } };
+  let parsed;
+  try {
+    const body = await readBody(req, 64 * 1024);
+    parsed = body.length === 0 ? { ok: true as const, value: {} } : parseJson(body, 8);
+  } catch (err) {
+    if (err instanceof BodyTooLarge) return { status: 413, body: { error: "body too large" } };
+    throw err;
+  }
+  const token = route.variable ?? "promotion token";
+  const ask = parsed.ok ? askOf(parsed.value, (rollback) => (rollback ? { by: "rollback", token } : { by: "token", token })) : "the body is not JSON";
+  if (typeof ask === "string") return { status: 400, body: { error: ask } };
+  try {
+    return { status: ask.dryRun ? 200 : 202, body: await route.promote(name, ask) };
+  } catch (err) {
+    if (err instanceof PromotionError)
+      return { status: 409, body: { error: err.message, code: err.code, ...(err.hint === undefined ? {} : { hint: err.hint }) } };
+    if (err instanceof GatesyncError) return { status: 422, body: { error: err.message, code: err.code } };
+    throw err;
+  }
+}

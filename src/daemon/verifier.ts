@@ -1,0 +1,99 @@
+/**
+ * Verification of an environment's revisions (docs/user/promotion.md), on the replica that leads
+ * it: after each run, the rule of promote/verification.ts over the runs its history holds; a
+ * revision whose healthy runs span `soak` gets a verification row in the environment's state
+ * (once), and the environments promoted from it are told; while a soak runs, a run is asked for
+ * at its end (a noop run when nothing changed), which sees it through.
+ */
+import type { Logger } from "../logger.js";
+import { soakEndsAt, soaked, streakOf, verdictOf } from "../promote/verification.js";
+import type { RunFact } from "../promote/verification.js";
+import type { HistoryBound } from "../config/history-section.js";
+import type { HistoryStore } from "../record/history.js";
+import { readVerifications } from "../record/promotion-history.js";
+import type { VerificationRecord } from "../record/promotion-history.js";
+import type { RunEntry } from "./run-record.js";
+
+/** A run row as the rules read it: a row with quiet repeats began with its first run. */
+export function runFactOf(entry: RunEntry): RunFact {
+  const r = entry.record;
+  const firstAt = entry.repeats > 0 ? Date.parse(entry.firstAt) : Date.parse(r.finishedAt);
+  return {
+    revision: r.revision,
+    firstAt,
+    lastAt: Date.parse(entry.lastAt),
+    ...verdictOf({ ...r, ...(r.report.error === undefined ? {} : { error: r.report.error }) }),
+  };
+}
+
+export interface VerifierOptions {
+  readonly state: HistoryStore;
+  readonly bound: () => HistoryBound;
+  readonly soakMs: () => number;
+  /** The environment's runs, newest first, once the newest is written. */
+  readonly runs: () => Promise<readonly RunEntry[]>;
+  readonly leads: () => boolean;
+  /** Asks the environment's loop for a run (the soak's end). */
+  readonly trigger: (reason: string) => void;
+  /** A revision was verified: the environments promoted from this one may take it. */
+  readonly onVerified: (revision: string) => void;
+  readonly logger: Logger;
+}
+
+export class Verifier {
+  private timer: NodeJS.Timeout | undefined;
+  private checking: Promise<void> = Promise.resolve();
+
+  constructor(private readonly opts: VerifierOptions) {}
+
+  /** After a run: judged in turn (one check at a time: a row is never written twice). */
+  runEnded(): void {
+    this.checking = this.checking
+      .then(() => this.check())
+      .catch((err: unknown) => this.opts.logger.warn({ err: (err as Error).message }, "verification not written: judged again after the next run"));
+  }
+
+  /** Every check asked for is done (tests). */
+  settled(): Promise<void> {
+    return this.checking;
+  }
+
+  private async check(): Promise<void> {
+    if (!this.opts.leads()) return;
+    const streak = streakOf((await this.opts.runs()).map(runFactOf));
+    if (streak === undefined) return;
+    const soakMs = this.opts.soakMs();
+    if (!soaked(streak, soakMs)) {
+      this.wakeAt(soakEndsAt(streak, soakMs));
+      return;
+    }
+    const newest = (await readVerifications(this.opts.state, 1))[0];
+    if (newest !== undefined && newest.record.revision === streak.revision && Date.parse(newest.record.startedAt) >= streak.since) return;
+    const run = (await this.opts.runs()).find((e) => e.record.revision === streak.revision)?.record;
+    const record: VerificationRecord = {
+      kind: "verification",
+      revision: streak.revision,
+      ...(run?.commit === undefined ? {} : { commit: run.commit }),
+      ...(run?.author === undefined ? {} : { author: run.author }),
+      ...(run?.subject === undefined ? {} : { subject: run.subject }),
+      soakMs,
+      startedAt: new Date(streak.since).toISOString(),
+      finishedAt: new Date().toISOString(),
+    };
+    await this.opts.state.appendHistory({ record }, this.opts.bound());
+    this.opts.logger.info({ revision: streak.revision, soakMs }, "revision verified: a candidate for the environments promoted from this one");
+    this.opts.onVerified(streak.revision);
+  }
+
+  /** One run asked for at the soak's end (a later one replaces it). */
+  private wakeAt(at: number): void {
+    clearTimeout(this.timer);
+    // a little after the end: the run's own end is then surely past it
+    this.timer = setTimeout(() => this.opts.trigger("soak"), Math.max(0, at - Date.now()) + 50);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    clearTimeout(this.timer);
+  }
+}

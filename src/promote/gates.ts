@@ -1,0 +1,58 @@
+/**
+ * Which revisions an environment promoted from another may take, and why one may not
+ * (docs/user/promotion.md): a *candidate* is a revision the source environment verified
+ * (verification.ts); the reason names the gate a revision did not pass in the source — never
+ * applied there, failed there (which check), still soaking (how long is left), or left before its
+ * soak ended. Pure: the daemon reads the rows and the clock and hands them in.
+ */
+import { soakEndsAt, streakOf } from "./verification.js";
+import type { RunFact } from "./verification.js";
+
+/** A verification row of the source, as the rules read it. */
+export interface Verified {
+  readonly revision: string;
+  /** When its soak ended (ms since the epoch). */
+  readonly at: number;
+}
+
+/** What the source environment's state says: its verifications and its runs, newest first. */
+export interface SourceView {
+  readonly name: string;
+  readonly soakMs: number;
+  readonly verified: readonly Verified[];
+  readonly runs: readonly RunFact[];
+}
+
+const short = (revision: string): string => revision.slice(0, 12);
+
+/** Why `revision` is not a candidate (undefined: it is one, the source verified it). */
+export function gateRefusal(revision: string, source: SourceView, now: number): string | undefined {
+  if (source.verified.some((v) => v.revision === revision)) return undefined;
+  const from = source.name;
+  const streak = streakOf(source.runs);
+  if (streak?.revision === revision) {
+    const left = Math.max(0, Math.ceil((soakEndsAt(streak, source.soakMs) - now) / 1000));
+    return left > 0
+      ? `${short(revision)} is soaking in ${from}: ${left}s of its soak left`
+      : `${short(revision)} ended its soak in ${from}; verified at its next run`;
+  }
+  const last = source.runs.find((r) => r.revision === revision && r.verdict !== "neutral");
+  if (last === undefined) return `${short(revision)} was not applied in ${from}`;
+  if (last.verdict === "failed") return `${short(revision)} failed in ${from}: ${last.problem ?? "the run failed"}`;
+  return `${from} left ${short(revision)} before its soak ended`;
+}
+
+/** The candidate a promotion without a revision takes: the source's newest verification. */
+export const newestCandidate = (source: SourceView): Verified | undefined => source.verified[0];
+
+/**
+ * What `promotion: auto` promotes next: the source's newest verification when it is newer than
+ * the promotion in force and of another revision (after a rollback, later candidates wait until
+ * the source verifies one after it).
+ */
+export function autoCandidate(source: SourceView, inForce: { readonly revision: string; readonly at: number } | undefined): Verified | undefined {
+  const newest = newestCandidate(source);
+  if (newest === undefined) return undefined;
+  if (inForce === undefined) return newest;
+  return newest.revision !== inForce.revision && newest.at > inForce.at ? newest : undefined;
+}

@@ -1,0 +1,74 @@
+/**
+ * When a revision is verified in an environment (docs/user/promotion.md), as a pure rule over the
+ * environment's runs: it was applied with nothing failed, in doubt or blocked and its post-apply
+ * checks healthy, and from that run on every run of the environment was such a run of the same
+ * revision for at least `soak` — the last of them at or after the soak's end (the daemon asks for
+ * a run when the soak ends). A run that fetched nothing (the source unreachable) or ran nothing
+ * (a standby's turn) says nothing either way. The rule reads the runs again each time — the rows
+ * of the state, not a memory of this process — so a restart or another replica judges alike.
+ */
+
+/** What one run (or a run row with its quiet repeats) says of the revision it ran. */
+export interface RunFact {
+  readonly revision: string | undefined;
+  /** When its first run ended (a row with quiet repeats: when the first of them started), ms since the epoch. */
+  readonly firstAt: number;
+  /** When its last run ended. */
+  readonly lastAt: number;
+  /** `ok`: applied or nothing to do, synced, healthy; `failed`: anything else a run of a revision ends with; `neutral`: says nothing. */
+  readonly verdict: "ok" | "failed" | "neutral";
+  /** Why a failed run failed, as a person reads it. */
+  readonly problem?: string;
+}
+
+/** The run of one revision since which every run was a healthy run of it. */
+export interface Streak {
+  readonly revision: string;
+  /** When the first healthy run of the streak ended. */
+  readonly since: number;
+  /** When its newest run ended. */
+  readonly until: number;
+}
+
+/** The streak the newest runs make (runs newest first); undefined when the newest telling run failed. */
+export function streakOf(runs: readonly RunFact[]): Streak | undefined {
+  let streak: Streak | undefined;
+  for (const run of runs) {
+    if (run.verdict === "neutral") continue;
+    if (run.verdict === "failed" || run.revision === undefined) break;
+    if (streak !== undefined && run.revision !== streak.revision) break;
+    streak = { revision: run.revision, since: run.firstAt, until: streak?.until ?? run.lastAt };
+  }
+  return streak;
+}
+
+/** The streak's revision is verified: its runs span the soak. */
+export const soaked = (streak: Streak, soakMs: number): boolean => streak.until - streak.since >= soakMs;
+
+/** When the streak's soak ends (the daemon runs then, to see it through). */
+export const soakEndsAt = (streak: Streak, soakMs: number): number => streak.since + soakMs;
+
+/** What a run row records, as far as the rule reads it (daemon/run-record.ts has the whole row). */
+export interface RunOutcome {
+  readonly outcome: string;
+  readonly revision?: string;
+  readonly synced: boolean;
+  readonly counts: { readonly failed: number; readonly inDoubt: number; readonly blocked: number };
+  readonly unhealthy?: readonly string[];
+  readonly error?: string;
+}
+
+/** Outcomes that say nothing of the revision: the source could not be read, or another replica ran the environment. */
+const neutral = new Set(["source-error", "standby"]);
+
+/** A run's verdict on its revision. */
+export function verdictOf(run: RunOutcome): Pick<RunFact, "verdict" | "problem"> {
+  if (neutral.has(run.outcome)) return { verdict: "neutral" };
+  const { failed, inDoubt, blocked } = run.counts;
+  const unhealthy = run.unhealthy ?? [];
+  if (unhealthy.length > 0) return { verdict: "failed", problem: `post-apply check failed: ${unhealthy.join(", ")}` };
+  if (failed + inDoubt + blocked > 0) return { verdict: "failed", problem: `${failed} failed, ${inDoubt} in doubt, ${blocked} blocked` };
+  if (run.outcome === "invalid") return { verdict: "failed", problem: "the revision does not validate" };
+  if ((run.outcome === "applied" || run.outcome === "noop") && run.synced) return { verdict: "ok" };
+  return { verdict: "failed", problem: run.error ?? `the run ended ${run.outcome}` };
+}

@@ -1,0 +1,126 @@
+/**
+ * A daemon of two environments over a real bare git repository, one sandbox each: staging follows
+ * the branch, production is promoted from staging (`track: { promotedFrom: staging }`), with a
+ * short soak in staging, the promotion token and the sync token. Tests push commits, sync, and
+ * promote over HTTP (POST /environments/production/promote).
+ */
+import { mkdir, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { loadConfig } from "../../src/config/config.js";
+import { startDaemon } from "../../src/daemon/daemon.js";
+import type { Daemon } from "../../src/daemon/daemon.js";
+import { silentLogger } from "../../src/logger.js";
+import type { SandboxHandle } from "../../src/sandbox/sandbox.js";
+import { eventually } from "./daemon-process.js";
+import { git } from "./git-repo.js";
+import { gitRemote } from "./git-remote.js";
+import { call, testCredentials, testSandbox } from "./sandbox.js";
+import type { Answer } from "./sandbox.js";
+import { tempRepo } from "./temp-repo.js";
+
+export const promoteToken = "promotion-test-promote-token";
+export const syncToken = "promotion-test-sync-token";
+export const stateToken = "promotion-test-state-token";
+
+export interface PromotionDaemon {
+  readonly staging: SandboxHandle;
+  readonly production: SandboxHandle;
+  readonly daemon: Daemon;
+  readonly dir: string;
+  readonly operatorFile: string;
+  /** The variables the daemon runs with. */
+  readonly env: Readonly<Record<string, string>>;
+  push(files: Record<string, string>, message: string): Promise<string>;
+  sync(): Promise<void>;
+  /** POST /environments/NAME/promote with `token` (default: the promotion token; null: none). */
+  promote(body: object, token?: string | null, environment?: string): Promise<Answer>;
+  stop(): Promise<void>;
+}
+
+const operatorSettings = (origin: string, staging: SandboxHandle, production: SandboxHandle, promotion: string): string => `apiVersion: gatesync.dev/v1
+kind: GatesyncConfig
+source: { git: { url: ${JSON.stringify(origin)}, branch: main, subdirectory: config, cacheDir: ./cache } }
+state: { backend: sqlite, path: ./state.db }
+environments:
+  staging:
+    targets: { gateway: { url: ${staging.urls.gateway}, credentialEnv: GW_KEY } }
+    soak: 1s
+  production:
+    targets: { gateway: { url: ${production.urls.gateway}, credentialEnv: GW_KEY } }
+    track: { promotedFrom: staging }
+    promotion: ${promotion}
+schedule: { interval: 1h }
+server: { listen: "127.0.0.1:0", syncTokenEnv: SYNC_TOKEN, stateTokenEnv: STATE_TOKEN, promoteTokenEnv: PROMOTE_TOKEN }
+`;
+
+export async function promotionDaemon(repository: Record<string, string>, promotion: "auto" | "manual" = "manual"): Promise<PromotionDaemon> {
+  const staging = await testSandbox();
+  const production = await testSandbox();
+  const dir = await tempRepo();
+  const work = gitRemote(dir);
+  const origin = path.join(dir, "origin.git");
+  const push = async (files: Record<string, string>, message: string): Promise<string> => {
+    for (const [file, text] of Object.entries(files)) {
+      await mkdir(path.dirname(path.join(work, file)), { recursive: true });
+      await writeFile(path.join(work, file), text);
+    }
+    git(work, "add", "-A");
+    git(work, "commit", "-q", "-m", message);
+    git(work, "push", "-q", "origin", "main");
+    return git(work, "rev-parse", "HEAD");
+  };
+  await push(repository, "initial");
+  const operatorFile = path.join(dir, "operator", "gatesync.yaml");
+  await mkdir(path.dirname(operatorFile));
+  await writeFile(operatorFile, operatorSettings(origin, staging, production, promotion));
+  const env = { GW_KEY: testCredentials.gatewayKey, SYNC_TOKEN: syncToken, STATE_TOKEN: stateToken, PROMOTE_TOKEN: promoteToken };
+  const daemon = await startDaemon({ config: await loadConfig(operatorFile), env, logger: silentLogger(), listen: "127.0.0.1:0", watchConfig: false });
+  const bearer = (token: string | null): Record<string, string> => (token === null ? {} : { authorization: `Bearer ${token}` });
+  return {
+    staging,
+    production,
+    daemon,
+    dir,
+    operatorFile,
+    env,
+    push,
+    sync: async () => {
+      const answer = await call(`${daemon.url}/sync`, { method: "POST", headers: bearer(syncToken) });
+      if (answer.status !== 202) throw new Error(`sync answered ${answer.status}`);
+    },
+    promote: (body, token = promoteToken, environment = "production") =>
+      call(`${daemon.url}/environments/${environment}/promote`, { method: "POST", headers: { ...bearer(token), "content-type": "application/json" }, body }),
+    stop: async () => {
+      await daemon.stop();
+      await staging.stop();
+      await production.stop();
+    },
+  };
+}
+
+/** Waits until production may take staging's newest revision (staging verified it). */
+export async function candidateReady(d: PromotionDaemon): Promise<void> {
+  await eventually(
+    () => d.promote({ dryRun: true }),
+    (a) => a.status === 200,
+  );
+}
+
+/**
+ * Production on a second revision (acme's rate raised, globex created) promoted after the first,
+ * both verified there: a rollback has a step to go back, and a create it cannot undo.
+ */
+export async function promotedTwice(d: PromotionDaemon, files: Record<string, string>): Promise<void> {
+  await d.push(files, "raise acme's rate, add globex");
+  await d.sync();
+  await eventually(
+    () => d.promote({ dryRun: true }),
+    (a) => a.status === 200 && (a.body as { changes: number }).changes > 0,
+  );
+  const promoted = await d.promote({});
+  if (promoted.status !== 202) throw new Error(`promotion answered ${promoted.status}: ${promoted.text}`);
+  await eventually(
+    () => d.promote({ rollback: { steps: 1 }, dryRun: true }),
+    (a) => a.status === 200,
+  );
+}
