@@ -6,7 +6,11 @@ import type { Diagnostic } from "../errors.js";
 import type { PlanSummary } from "../plan/plan.js";
 import type { ApplySummary } from "./types.js";
 
-export type RunResult = "applied" | "partial" | "noop" | "invalid" | "source-error" | "error" | "standby";
+/**
+ * How a run ended. `waiting`: an environment promoted from another has nothing promoted to it
+ * yet (daemon/promoted-source.ts) — not a failure: it applies nothing until a promotion.
+ */
+export type RunResult = "applied" | "partial" | "noop" | "invalid" | "source-error" | "error" | "standby" | "waiting";
 
 export interface RunReport {
   readonly reason: string;

@@ -200,8 +200,8 @@ class FirstRuns {
     if (!this.reports.has(environment)) this.reports.set(environment, report);
     if (this.reports.size < this.count) return;
     const all = [...this.reports.values()];
-    // the result that decides: the first that is neither applied nor noop, else the first
-    this.resolve(all.find((r) => r.result !== "applied" && r.result !== "noop") ?? all[0]!);
+    // the result that decides: the first that is neither applied, noop nor waiting for a promotion, else the first
+    this.resolve(all.find((r) => !["applied", "noop", "waiting"].includes(r.result)) ?? all[0]!);
   }
 }
 

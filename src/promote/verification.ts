@@ -58,8 +58,8 @@ export interface RunOutcome {
   readonly error?: string;
 }
 
-/** Outcomes that say nothing of the revision: the source could not be read, or another replica ran the environment. */
-const neutral = new Set(["source-error", "standby"]);
+/** Outcomes that say nothing of the revision: the source could not be read, another replica ran the environment, or nothing was promoted yet. */
+const neutral = new Set(["source-error", "standby", "waiting"]);
 
 /** A run's verdict on its revision. */
 export function verdictOf(run: RunOutcome): Pick<RunFact, "verdict" | "problem"> {

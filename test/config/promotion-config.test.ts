@@ -15,7 +15,7 @@ afterAll(removeTempRepos);
 
 const configWith = (environments: string): string => `apiVersion: gatesync.dev/v1
 kind: GatesyncConfig
-source: { directory: config }
+source: { git: { url: https://example.com/team/apis.git, branch: main } }
 targets:
   gateway: { url: "http://127.0.0.1:9", credentialEnv: GW_KEY }
 server: { promoteTokenEnv: PROMOTE }

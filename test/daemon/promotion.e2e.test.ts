@@ -46,8 +46,11 @@ describe("promotion from staging to production", () => {
       () => rateIn(d, "staging"),
       (r) => r === 10,
     );
-    // nothing is promoted yet: production applies nothing
+    // nothing is promoted yet: production applies nothing, and its runs wait — they are not failures
     expect(rateIn(d, "production")).toBeUndefined();
+    const waiting = await d.daemon.environments.get("production")!.runOnce("test");
+    expect(waiting).toMatchObject({ result: "waiting" });
+    expect(waiting.error).toContain("nothing promoted to production yet");
     // staging verifies its revision at the end of its soak, by itself
     const dry = await eventually(
       () => d.promote({ dryRun: true }),
