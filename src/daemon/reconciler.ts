@@ -33,7 +33,7 @@ import type { ReconcilerOptions } from "./reconciler-options.js";
 import type { RepositorySettings } from "./repository-settings.js";
 import { inRunSpan } from "./run-span.js";
 import { scheduleDelay } from "./schedule-delay.js";
-import { LatestSnapshot, commitsBehind, fetchFailureResult, fetchLogged } from "./run-source.js";
+import { LatestSnapshot, commitsBehind, endOnFetchFailure, fetchLogged } from "./run-source.js";
 
 /** Ends a run with its result (Reconciler.finish). */
 type Finish = (result: RunResult, extra?: Partial<RunReport>) => RunReport;
@@ -161,7 +161,7 @@ export class Reconciler {
     const finish: Finish = (result, extra = {}) => this.finish(run, result, extra);
     if (this.opts.canApply !== undefined && !this.opts.canApply()) return finish("standby");
     const runAbort = (this.runAbort = new AbortController());
-    const snapshot = await fetchLogged(this.opts.source, reason, this.log).catch((err: unknown) => finish(fetchFailureResult(err), { error: (err as Error).message }));
+    const snapshot = await fetchLogged(this.opts.source, reason, this.log).catch(endOnFetchFailure(finish));
     if (!("root" in snapshot)) return snapshot;
     // the revision's files stay for this run, however far the source moves meanwhile (revision-trees.ts)
     const release = snapshot.hold?.();

@@ -3,7 +3,7 @@
  * stays applied), the newest snapshot with its files kept while it is the newest, and how many
  * commits the applied one is behind.
  */
-import type { RunResult } from "../apply/run-report.js";
+import type { RunReport, RunResult } from "../apply/run-report.js";
 import { ErrorCode, GatesyncError } from "../errors.js";
 import type { Logger } from "../logger.js";
 import type { Source, SourceSnapshot } from "../source/source.js";
@@ -29,8 +29,10 @@ export async function fetchLogged(source: Source, reason: string, log: Logger): 
 }
 
 /** How a run whose fetch failed ends: waiting for its first promotion, else a source error. */
-export const fetchFailureResult = (err: unknown): RunResult =>
-  err instanceof GatesyncError && err.code === ErrorCode.SOURCE_NOT_PROMOTED ? "waiting" : "source-error";
+export const endOnFetchFailure =
+  (finish: (result: RunResult, extra: { error: string }) => RunReport) =>
+  (err: unknown): RunReport =>
+    finish(err instanceof GatesyncError && err.code === ErrorCode.SOURCE_NOT_PROMOTED ? "waiting" : "source-error", { error: (err as Error).message });
 
 /** The newest snapshot a loop fetched: its files stay on disk until a newer one replaces it (the plan preview reads them). */
 export class LatestSnapshot {
