@@ -77,9 +77,7 @@ function fencedState(environment: EnvironmentConfig, shared: SharedParts): State
   if (environment.implicit && shared.state !== undefined) return shared.state;
   const leases = shared.leases;
   // each run reads the whole state: an unchanged one (its version, one query) is not read again
-  const state = keptSnapshotState(
-    openStateBackend(environment.config, shared.env, leases === undefined ? {} : { applicationName: leases.applicationName }),
-  );
+  const state = keptSnapshotState(openStateBackend(environment.config, shared.env, leases === undefined ? {} : { applicationName: leases.applicationName }));
   if (leases === undefined) return state;
   const name = environment.name;
   const lock = async (owner: string): Promise<StateLock> => {

@@ -93,7 +93,12 @@ describe("a daemon's kept state", () => {
       const record = (await other.read()).resources.get("OrgKey/acme");
       const applied = payloadOf(record!, "applied") as Record<string, unknown>;
       expect(applied.rate).toBe(10);
-      await other.write({ ...record!, applied: heldPayload({ ...applied, rate: 99 }), appliedHash: "written-by-another-apply", updatedAt: new Date().toISOString() });
+      await other.write({
+        ...record!,
+        applied: heldPayload({ ...applied, rate: 99 }),
+        appliedHash: "written-by-another-apply",
+        updatedAt: new Date().toISOString(),
+      });
     } finally {
       await lock.release();
       await other.close();
