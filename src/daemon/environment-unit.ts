@@ -13,6 +13,7 @@ import type { Logger } from "../logger.js";
 import { createNotifier } from "../notify/create-notifier.js";
 import type { Notifier } from "../notify/notifier.js";
 import type { Plan } from "../plan/plan.js";
+import { keptSnapshotState } from "../record/kept-snapshot-state.js";
 import { openStateBackend } from "../record/open-backend.js";
 import type { StateBackend, StateLock } from "../record/state.js";
 import type { RepositoryValidator } from "../validate/validate-repository.js";
@@ -89,7 +90,8 @@ export interface SharedParts {
 function fencedState(environment: EnvironmentConfig, shared: SharedParts): StateBackend {
   if (environment.implicit && shared.state !== undefined) return shared.state;
   const leases = shared.leases;
-  const state = openStateBackend(environment.config, shared.env, leases === undefined ? {} : { applicationName: leases.applicationName });
+  // each run reads the whole state: an unchanged one (its version, one query) is not read again
+  const state = keptSnapshotState(openStateBackend(environment.config, shared.env, leases === undefined ? {} : { applicationName: leases.applicationName }));
   if (leases === undefined) return state;
   const name = environment.name;
   const lock = async (owner: string): Promise<StateLock> => {
