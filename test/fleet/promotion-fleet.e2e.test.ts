@@ -145,9 +145,19 @@ describe("promotion in a fleet whose replicas lead staging and production apart"
     [leader, other] = leads[0]![0] === "production" ? [a, b] : [b, a];
     expect((await status(other)).fleet.leads).toEqual(["staging"]);
 
-    await until(() => rateIn(staging), (r) => r === 10, 30_000, "for staging's first apply");
+    await until(
+      () => rateIn(staging),
+      (r) => r === 10,
+      30_000,
+      "for staging's first apply",
+    );
     // staging verifies its revision at the end of its soak; the replica that does not lead production sees it
-    const dry = await until(() => promote(other, { dryRun: true }), (x) => x.status === 200, 30_000, "for a candidate");
+    const dry = await until(
+      () => promote(other, { dryRun: true }),
+      (x) => x.status === 200,
+      30_000,
+      "for a candidate",
+    );
     expect(dry.body).toMatchObject({ environment: "production", from: "staging", dryRun: true, changes: 1 });
     first = (dry.body as { revision: string }).revision;
     expect(rateIn(production)).toBeUndefined();
@@ -156,7 +166,12 @@ describe("promotion in a fleet whose replicas lead staging and production apart"
     const promoted = await promote(other, { revision: first });
     expect(promoted.status).toBe(202);
     expect(promoted.body).toMatchObject({ environment: "production", revision: first, from: "staging", dryRun: false });
-    await until(() => rateIn(production), (r) => r === 10, 30_000, "for production's leader to apply the promotion");
+    await until(
+      () => rateIn(production),
+      (r) => r === 10,
+      30_000,
+      "for production's leader to apply the promotion",
+    );
     await sleep(3_000); // several loop intervals on both replicas
     expect(keyWrites(production)).toBe(1);
     // production was led by the same replica all along, and the run that applied it was that replica's
@@ -171,7 +186,12 @@ describe("promotion in a fleet whose replicas lead staging and production apart"
 
     // a second commit reaches staging, not production
     await push(key(20), "acme at 20");
-    await until(() => rateIn(staging), (r) => r === 20, 30_000, "for staging to apply the second commit");
+    await until(
+      () => rateIn(staging),
+      (r) => r === 20,
+      30_000,
+      "for staging to apply the second commit",
+    );
     await sleep(2_000);
     expect(rateIn(production)).toBe(10);
     expect(keyWrites(production)).toBe(1);
