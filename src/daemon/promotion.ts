@@ -70,7 +70,9 @@ const short = (revision: string): string => revision.slice(0, 12);
 
 /** What the rules read of an environment: its verifications and its runs, newest first. */
 export async function sourceViewOf(unit: PromotionUnit): Promise<SourceView> {
-  await unit.history.fresh();
+  // the runs as the shared state holds them now: a standby's copy may be 2 s old, and a gate read
+  // from it would answer otherwise than the source's leader (a fleet's replicas refuse alike)
+  await unit.history.fresh(0);
   const verified = (await readVerifications(unit.state, 50)).map((v) => ({ revision: v.record.revision, at: Date.parse(v.record.finishedAt) }));
   const soakMs = unit.reconciler.configInForce.config.promotion?.soakMs ?? 0;
   return { name: unit.name, soakMs, verified, runs: unit.history.entries().map(runFactOf) };

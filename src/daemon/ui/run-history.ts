@@ -136,9 +136,9 @@ export class RunHistory {
     }
   }
 
-  /** A standby's copy, read again when older than `freshMs` (before a page or /status is drawn). */
-  async fresh(): Promise<void> {
-    if (this.opts.follows() && performance.now() - this.readAt > (this.opts.freshMs ?? 2_000)) await this.load();
+  /** A standby's copy, read again when older than `maxAgeMs` (default `freshMs`: before a page or /status is drawn). */
+  async fresh(maxAgeMs = this.opts.freshMs ?? 2_000): Promise<void> {
+    if (this.opts.follows() && performance.now() - this.readAt > maxAgeMs) await this.load();
   }
 
   runStarted(reason: string): void {
