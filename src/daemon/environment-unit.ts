@@ -146,11 +146,18 @@ export const promotionParts = (shared: SharedParts): PromotionParts => ({
   teamSettings: shared.teamSettings,
 });
 
-/** The environments promoted from `name` with `promotion: auto`: asked to run when it verifies a revision. */
+/**
+ * The environments promoted from `name` with `promotion: auto`: asked to run when it verifies a
+ * revision — here, or through the fleet's relay when another replica leads one (the candidate is
+ * a row in the shared state; only the wake-up is a message, and a lost one waits for the schedule).
+ */
 function wakePromoted(shared: SharedParts, name: string): void {
   for (const other of shared.names) {
     const config = shared.unitOf(other)?.reconciler.configInForce.config;
-    if (promotedFromOf(config?.track) === name && config?.promotion?.mode === "auto") shared.unitOf(other)?.reconciler.trigger("candidate");
+    if (promotedFromOf(config?.track) !== name || config?.promotion?.mode !== "auto") continue;
+    const leases = shared.leases;
+    if (leases !== undefined && !leases.leads(other)) void leases.forward([other], "sync").catch(() => undefined);
+    else shared.unitOf(other)?.reconciler.trigger("candidate");
   }
 }
 
