@@ -7,32 +7,21 @@
  * state, not a message; a revision staging did not verify is refused with the same reason by
  * either replica; both replicas' pages and `gatesync history` show the promotion.
  */
-import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, describe, expect, it } from "vitest";
 import type { SandboxHandle } from "../../src/sandbox/sandbox.js";
 import { runCli } from "../helpers/cli.js";
-import { git } from "../helpers/git-repo.js";
-import { gitRemote } from "../helpers/git-remote.js";
 import { doc } from "../helpers/plan.js";
-import { dropTestSchemas, pgUrl, sql, testSchema } from "../helpers/postgres.js";
-import { spawnReplica, untilWithLogs } from "../helpers/replica.js";
+import { dropTestSchemas, sql } from "../helpers/postgres.js";
+import { fleetEnv as env, fleetStatus as status, key, keyWrites, promoteToken, pushFiles, rateIn, startPromotionFleet } from "../helpers/promotion-fleet.js";
+import type { HistoryJson } from "../helpers/promotion-fleet.js";
+import { untilWithLogs } from "../helpers/replica.js";
 import type { Replica } from "../helpers/replica.js";
-import { call, testCredentials, testSandbox } from "../helpers/sandbox.js";
+import { call } from "../helpers/sandbox.js";
 import type { Answer } from "../helpers/sandbox.js";
-import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
+import { removeTempRepos } from "../helpers/temp-repo.js";
 
-interface FleetStatus {
-  fleet: { replica: string; leads: string[] };
-}
-interface HistoryJson {
-  runs: Array<{ outcome: string; commit?: string; replica: string }>;
-  promotions: Array<{ revision: string; from: string; rollback: boolean; actor: { by: string } }>;
-}
-
-const promoteToken = "fleet-promote-token";
-const syncToken = "fleet-promotion-sync-token";
 const replicas: Replica[] = [];
 const sandboxes: SandboxHandle[] = [];
 const envSchemas: string[] = [];
@@ -47,7 +36,6 @@ afterAll(async () => {
 
 const until = untilWithLogs(replicas);
 
-const key = (rate: number): Record<string, string> => ({ "config/keys.yaml": doc("OrgKey", "acme", `keyId: org-acme\nrate: ${rate}`) });
 /** An API whose post-apply check expects 404 from a mock that answers 200: it fails in staging. */
 const failingApi = (): Record<string, string> => ({
   "config/api.yaml": `${doc(
@@ -57,33 +45,6 @@ const failingApi = (): Record<string, string> => ({
   )}  query: { listenPath: /petstore/, mockResponse: true }\n  verify:\n    - path: pets\n      expectStatus: 404\n`,
 });
 
-/** One replica's settings: both environments on the shared PostgreSQL state, its own git cache. */
-const settings = (name: string, origin: string, schema: string, staging: SandboxHandle, production: SandboxHandle): string => `apiVersion: gatesync.dev/v1
-kind: GatesyncConfig
-source: { git: { url: ${JSON.stringify(origin)}, branch: main, subdirectory: config, cacheDir: ./cache-${name} } }
-state: { backend: postgres, urlEnv: DATABASE_URL, schema: ${schema} }
-environments:
-  staging:
-    targets: { gateway: { url: ${staging.urls.gateway}, credentialEnv: GW_KEY } }
-    soak: 1s
-  production:
-    targets: { gateway: { url: ${production.urls.gateway}, credentialEnv: GW_KEY } }
-    track: { promotedFrom: staging }
-    promotion: manual
-schedule: { interval: 1s, jitter: 0 }
-server: { listen: "127.0.0.1:0", syncTokenEnv: SYNC_TOKEN, promoteTokenEnv: PROMOTE_TOKEN }
-retries: { max: 2, baseDelayMs: 20, maxDelayMs: 100, timeoutMs: 5000 }
-`;
-
-const env = (): Record<string, string> => ({
-  GATESYNC_LOG_LEVEL: "info",
-  GW_KEY: testCredentials.gatewayKey,
-  DATABASE_URL: pgUrl,
-  SYNC_TOKEN: syncToken,
-  PROMOTE_TOKEN: promoteToken,
-});
-
-const status = async (r: Replica): Promise<FleetStatus> => (await call(`${r.url}/status`)).body as FleetStatus;
 const promote = (r: Replica, body: object): Promise<Answer> =>
   call(`${r.url}/environments/production/promote`, {
     method: "POST",
@@ -91,10 +52,6 @@ const promote = (r: Replica, body: object): Promise<Answer> =>
     body,
   });
 const errorOf = (a: Answer): string => (a.body as { error?: string }).error ?? "";
-const rateIn = (box: SandboxHandle): unknown => box.inspect.store.orgKeys.get("org-acme")?.session.rate;
-/** Writes (not GETs) a sandbox received for the org key. */
-const keyWrites = (box: SandboxHandle): number =>
-  box.inspect.calls().log.filter((c) => !c.internal && c.method !== "GET" && c.path.endsWith("/org-acme")).length;
 
 describe("promotion in a fleet whose replicas lead staging and production apart", () => {
   let staging: SandboxHandle;
@@ -108,41 +65,13 @@ describe("promotion in a fleet whose replicas lead staging and production apart"
   let other: Replica;
   let first: string;
 
-  const push = async (files: Record<string, string>, message: string): Promise<string> => {
-    for (const [file, text] of Object.entries(files)) {
-      await mkdir(path.dirname(path.join(work, file)), { recursive: true });
-      await writeFile(path.join(work, file), text);
-    }
-    git(work, "add", "-A");
-    git(work, "commit", "-q", "-m", message);
-    git(work, "push", "-q", "origin", "main");
-    return git(work, "rev-parse", "HEAD");
-  };
+  const push = (files: Record<string, string>, message: string): Promise<string> => pushFiles(work, files, message);
 
   it("a commit reaches staging only; a promotion sent to the replica that does not lead production is applied there once, by its leader", async () => {
-    staging = await testSandbox();
-    production = await testSandbox();
-    sandboxes.push(staging, production);
-    dir = await tempRepo();
-    work = gitRemote(dir);
-    await push(key(10), "acme at 10");
-    const schema = testSchema();
-    envSchemas.push(`${schema}_staging`, `${schema}_production`);
-    const origin = path.join(dir, "origin.git");
-    for (const name of ["a", "b"]) await writeFile(path.join(dir, `${name}.yaml`), settings(name, origin, schema, staging, production));
-    a = spawnReplica("a", path.join(dir, "a.yaml"), dir, env());
-    replicas.push(a);
-    b = spawnReplica("b", path.join(dir, "b.yaml"), dir, env());
-    replicas.push(b);
-    await until(() => a.url !== undefined && b.url !== undefined, Boolean, 60_000, "for both to listen");
-    // two environments, two replicas: each leads one of them
-    const leads = await until(
-      async () => [(await status(a)).fleet.leads, (await status(b)).fleet.leads],
-      ([x, y]) => x!.length === 1 && y!.length === 1,
-      30_000,
-      "for a 1/1 split",
-    );
-    [leader, other] = leads[0]![0] === "production" ? [a, b] : [b, a];
+    ({ staging, production, dir, work, a, b, leader, other } = await startPromotionFleet(
+      { promotion: "manual", interval: "1s" },
+      { replicas, sandboxes, envSchemas },
+    ));
     expect((await status(other)).fleet.leads).toEqual(["staging"]);
 
     await until(
