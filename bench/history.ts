@@ -10,8 +10,8 @@
  * Then what one row costs on its own (SQLite, and PostgreSQL when reachable). Writes
  * bench/results.history.json.
  *
- *   BENCH_PARTS=history npx tsx bench/run.ts              # 20 × 1,000 resources, 5 pairs
- *   BENCH_QUICK=1 BENCH_PARTS=history npx tsx bench/run.ts  # 20 × 200 resources, 3 pairs
+ *   BENCH_PARTS=history npx tsx bench/run.ts              # 20 × 1,000 resources, 7 pairs
+ *   BENCH_QUICK=1 BENCH_PARTS=history npx tsx bench/run.ts  # 20 × 200 resources, 5 pairs
  */
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { cpus, loadavg, tmpdir } from "node:os";
@@ -35,8 +35,16 @@ import { fillHistory, rowCosts } from "./history-rows.js";
 const here = path.dirname(fileURLToPath(import.meta.url));
 const oas = path.resolve(here, "../test/fixtures/shared/corpus/oas");
 const resources = Number(process.env.BENCH_RESOURCES ?? (quick ? 200 : 1_000));
-const pairs = quick ? 3 : 5;
-const mb = (bytes: number): number => Math.round(bytes * 10) / 10;
+const pairs = quick ? 5 : 7;
+// /status read every 10 ms: a no-op round of 20 environments takes tens of ms, the default 100 ms poll would be the figure
+const pollMs = 10;
+const tenths = (x: number): number => Math.round(x * 10) / 10;
+
+/** The daemon's V8 heap in use now (its /metrics), MiB. */
+async function heapUsedMb(url: string): Promise<number> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  return Number(/^gatesync_nodejs_heap_size_used_bytes (\S+)/m.exec(text)?.[1] ?? Number.NaN) / 1024 / 1024;
+}
 
 /** The daemon's resident set now (VmRSS), MiB. */
 async function rssMb(pid: number): Promise<number> {
@@ -91,10 +99,10 @@ async function synced(side: Side): Promise<void> {
 /** Rounds alternating between the two daemons, in pairs, the order swapped each pair; one unrecorded round each first. */
 async function alternate(empty: Side, full: Side): Promise<string[]> {
   const results = new Set<string>();
-  for (const side of [empty, full]) for (const r of (await rounds(side.daemon.url, "webhook", 1)).results) results.add(r);
+  for (const side of [empty, full]) for (const r of (await rounds(side.daemon.url, "webhook", 1, pollMs)).results) results.add(r);
   for (let i = 0; i < pairs; i++) {
     for (const side of i % 2 === 0 ? [empty, full] : [full, empty]) {
-      const round = await rounds(side.daemon.url, "webhook", 1);
+      const round = await rounds(side.daemon.url, "webhook", 1, pollMs);
       side.wallMs.push(...round.wallMs);
       side.runsMs.push(...round.runsMs);
       for (const r of round.results) results.add(r);
@@ -130,8 +138,9 @@ async function daemonFigures(dir: string, g: Generated): Promise<Record<string, 
       noopRoundWallMs: s.wallMs,
       noopRoundMedianMs: median(s.wallMs),
       runsMs: s.runsMs,
-      rssMb: mb(await rssMb(s.daemon.child.pid!)),
-      peakRssMb: mb(await peakRssMb(s.daemon.child.pid!)),
+      heapUsedMb: tenths(await heapUsedMb(s.daemon.url)),
+      rssMb: tenths(await rssMb(s.daemon.child.pid!)),
+      peakRssMb: tenths(await peakRssMb(s.daemon.child.pid!)),
     });
     const e = await side(empty);
     const f = await side(full);
@@ -145,8 +154,9 @@ async function daemonFigures(dir: string, g: Generated): Promise<Record<string, 
       empty: e,
       full: f,
       noopRoundRatio: Math.round(((f.noopRoundMedianMs as number) / (e.noopRoundMedianMs as number)) * 100) / 100,
-      rssDifferenceMb: mb((f.rssMb as number) - (e.rssMb as number)),
-      peakRssDifferenceMb: mb((f.peakRssMb as number) - (e.peakRssMb as number)),
+      heapUsedDifferenceMb: tenths((f.heapUsedMb as number) - (e.heapUsedMb as number)),
+      rssDifferenceMb: tenths((f.rssMb as number) - (e.rssMb as number)),
+      peakRssDifferenceMb: tenths((f.peakRssMb as number) - (e.peakRssMb as number)),
     };
   } finally {
     for (const s of [empty, full]) {
