@@ -154,6 +154,8 @@ async function daemonFigures(dir: string, g: Generated): Promise<Record<string, 
       empty: e,
       full: f,
       noopRoundRatio: Math.round(((f.noopRoundMedianMs as number) / (e.noopRoundMedianMs as number)) * 100) / 100,
+      // each pair's rounds ran seconds apart, under the same load: the median of their ratios moves less with the load
+      pairRatioMedian: Math.round(median(full.wallMs.map((w, i) => w / empty.wallMs[i]!)) * 100) / 100,
       heapUsedDifferenceMb: tenths((f.heapUsedMb as number) - (e.heapUsedMb as number)),
       rssDifferenceMb: tenths((f.rssMb as number) - (e.rssMb as number)),
       peakRssDifferenceMb: tenths((f.peakRssMb as number) - (e.peakRssMb as number)),
