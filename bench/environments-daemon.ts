@@ -134,7 +134,12 @@ export async function trigger(url: string, at: string): Promise<void> {
  * Rounds of every environment after one trigger: the wall time from the trigger to the last
  * environment's run (read every `pauseMs`), and the sum of the runs' own durations.
  */
-export async function rounds(url: string, reason: "webhook" | "sync", n: number, pauseMs = 100): Promise<{ wallMs: number[]; runsMs: number[]; results: string[] }> {
+export async function rounds(
+  url: string,
+  reason: "webhook" | "sync",
+  n: number,
+  pauseMs = 100,
+): Promise<{ wallMs: number[]; runsMs: number[]; results: string[] }> {
   const wallMs: number[] = [];
   const runsMs: number[] = [];
   const results = new Set<string>();
