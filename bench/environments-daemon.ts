@@ -132,9 +132,14 @@ export async function trigger(url: string, at: string): Promise<void> {
 
 /**
  * Rounds of every environment after one trigger: the wall time from the trigger to the last
- * environment's run, and the sum of the runs' own durations.
+ * environment's run (read every `pauseMs`), and the sum of the runs' own durations.
  */
-export async function rounds(url: string, reason: "webhook" | "sync", n: number): Promise<{ wallMs: number[]; runsMs: number[]; results: string[] }> {
+export async function rounds(
+  url: string,
+  reason: "webhook" | "sync",
+  n: number,
+  pauseMs = 100,
+): Promise<{ wallMs: number[]; runsMs: number[]; results: string[] }> {
   const wallMs: number[] = [];
   const runsMs: number[] = [];
   const results = new Set<string>();
@@ -147,6 +152,7 @@ export async function rounds(url: string, reason: "webhook" | "sync", n: number)
       (x) => x.environments.every((e) => e.lastRun !== null && e.lastRun.reason === reason && e.lastRun.startedAt >= since),
       600_000,
       `for the ${reason} round`,
+      pauseMs,
     );
     wallMs.push(Math.round(performance.now() - t));
     runsMs.push(s.environments.reduce((sum, e) => sum + (e.lastRun?.durationMs ?? 0), 0));
