@@ -10,27 +10,14 @@
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, describe, expect, it } from "vitest";
-import type { SandboxHandle } from "../../src/sandbox/sandbox.js";
 import { runCli } from "../helpers/cli.js";
-import { dropTestSchemas, sql } from "../helpers/postgres.js";
-import { fleetEnv, fleetStatus, key, pushFiles, rateIn, startPromotionFleet, syncToken } from "../helpers/promotion-fleet.js";
+import { fleetEnv, fleetHoldings, fleetStatus, key, pushFiles, rateIn, startPromotionFleet, syncToken } from "../helpers/promotion-fleet.js";
 import type { HistoryJson } from "../helpers/promotion-fleet.js";
 import { listening, untilWithLogs } from "../helpers/replica.js";
-import type { Replica } from "../helpers/replica.js";
 import { call } from "../helpers/sandbox.js";
-import { removeTempRepos } from "../helpers/temp-repo.js";
 
-const replicas: Replica[] = [];
-const sandboxes: SandboxHandle[] = [];
-const envSchemas: string[] = [];
-
-afterAll(async () => {
-  for (const r of replicas) if (r.child.exitCode === null && r.child.signalCode === null) r.child.kill("SIGKILL");
-  for (const s of sandboxes) await s.stop();
-  for (const s of envSchemas.splice(0)) await sql(`DROP SCHEMA IF EXISTS ${s} CASCADE`);
-  await dropTestSchemas();
-  await removeTempRepos();
-});
+const { replicas, sandboxes, envSchemas, cleanUp } = fleetHoldings();
+afterAll(cleanUp);
 
 const until = untilWithLogs(replicas);
 /** Well below the hourly interval: only the wake-up from staging's leader can explain an apply this soon. */

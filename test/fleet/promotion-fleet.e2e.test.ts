@@ -13,26 +13,25 @@ import { afterAll, describe, expect, it } from "vitest";
 import type { SandboxHandle } from "../../src/sandbox/sandbox.js";
 import { runCli } from "../helpers/cli.js";
 import { doc } from "../helpers/plan.js";
-import { dropTestSchemas, sql } from "../helpers/postgres.js";
-import { fleetEnv as env, fleetStatus as status, key, keyWrites, promoteToken, pushFiles, rateIn, startPromotionFleet } from "../helpers/promotion-fleet.js";
+import {
+  fleetEnv as env,
+  fleetHoldings,
+  fleetStatus as status,
+  key,
+  keyWrites,
+  promoteToken,
+  pushFiles,
+  rateIn,
+  startPromotionFleet,
+} from "../helpers/promotion-fleet.js";
 import type { HistoryJson } from "../helpers/promotion-fleet.js";
 import { untilWithLogs } from "../helpers/replica.js";
 import type { Replica } from "../helpers/replica.js";
 import { call } from "../helpers/sandbox.js";
 import type { Answer } from "../helpers/sandbox.js";
-import { removeTempRepos } from "../helpers/temp-repo.js";
 
-const replicas: Replica[] = [];
-const sandboxes: SandboxHandle[] = [];
-const envSchemas: string[] = [];
-
-afterAll(async () => {
-  for (const r of replicas) if (r.child.exitCode === null && r.child.signalCode === null) r.child.kill("SIGKILL");
-  for (const s of sandboxes) await s.stop();
-  for (const s of envSchemas.splice(0)) await sql(`DROP SCHEMA IF EXISTS ${s} CASCADE`);
-  await dropTestSchemas();
-  await removeTempRepos();
-});
+const { replicas, sandboxes, envSchemas, cleanUp } = fleetHoldings();
+afterAll(cleanUp);
 
 const until = untilWithLogs(replicas);
 

@@ -9,11 +9,11 @@ import type { SandboxHandle } from "../../src/sandbox/sandbox.js";
 import { git } from "./git-repo.js";
 import { gitRemote } from "./git-remote.js";
 import { doc } from "./plan.js";
-import { pgUrl, testSchema } from "./postgres.js";
+import { dropTestSchemas, pgUrl, sql, testSchema } from "./postgres.js";
 import { spawnReplica, untilWithLogs } from "./replica.js";
 import type { Replica } from "./replica.js";
 import { call, testCredentials, testSandbox } from "./sandbox.js";
-import { tempRepo } from "./temp-repo.js";
+import { removeTempRepos, tempRepo } from "./temp-repo.js";
 
 export interface FleetStatus {
   fleet: { replica: string; leads: string[] };
@@ -21,6 +21,26 @@ export interface FleetStatus {
 export interface HistoryJson {
   runs: Array<{ outcome: string; commit?: string; replica: string }>;
   promotions: Array<{ revision: string; from: string; rollback: boolean; actor: { by: string } }>;
+}
+
+/** What a fleet promotion test starts (filled by startPromotionFleet), and the afterAll that ends all of it. */
+export function fleetHoldings(): {
+  readonly replicas: Replica[];
+  readonly sandboxes: SandboxHandle[];
+  readonly envSchemas: string[];
+  readonly cleanUp: () => Promise<void>;
+} {
+  const replicas: Replica[] = [];
+  const sandboxes: SandboxHandle[] = [];
+  const envSchemas: string[] = [];
+  const cleanUp = async (): Promise<void> => {
+    for (const r of replicas) if (r.child.exitCode === null && r.child.signalCode === null) r.child.kill("SIGKILL");
+    for (const s of sandboxes) await s.stop();
+    for (const s of envSchemas.splice(0)) await sql(`DROP SCHEMA IF EXISTS ${s} CASCADE`);
+    await dropTestSchemas();
+    await removeTempRepos();
+  };
+  return { replicas, sandboxes, envSchemas, cleanUp };
 }
 
 export const promoteToken = "fleet-promote-token";
