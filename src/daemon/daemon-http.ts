@@ -10,6 +10,7 @@ import type { FleetLeases } from "../fleet/leases.js";
 import type { Logger } from "../logger.js";
 import type { ConfigReloader } from "./config-reload.js";
 import { environmentRoutes, environmentSync, environmentsStatus, fleetRelay } from "./environment-http.js";
+import { runSoonWhereLed } from "./environment-unit.js";
 import type { EnvironmentUnit } from "./environment-unit.js";
 import type { DaemonMetrics } from "./metrics.js";
 import { promoteTokenOf, serverTokens } from "./server-tokens.js";
@@ -105,11 +106,9 @@ function belowEnvironments(served: ServedDaemon, every: ServedReconciler, stateT
       names: units.map((u) => u.name),
       promote: async (name, ask) => {
         const answer = await units.find((u) => u.name === name)!.promote(ask);
-        // the row is in the shared state: its leader, on another replica, is asked to run now rather than at its schedule
-        if (!ask.dryRun && leases !== undefined && !leases.leads(name))
-          void fleetRelay(leases, [name])
-            .forward("sync", undefined)
-            .catch(() => undefined);
+        // the row is in the shared state: the environment runs now wherever it is led, rather than at its schedule
+        if (!ask.dryRun)
+          runSoonWhereLed({ leases, unitOf: (n) => units.find((u) => u.name === n) }, name, ask.rollback === undefined ? "promotion" : "rollback");
         return answer;
       },
     },

@@ -147,17 +147,21 @@ export const promotionParts = (shared: SharedParts): PromotionParts => ({
 });
 
 /**
- * The environments promoted from `name` with `promotion: auto`: asked to run when it verifies a
- * revision — here, or through the fleet's relay when another replica leads one (the candidate is
- * a row in the shared state; only the wake-up is a message, and a lost one waits for the schedule).
+ * Has environment `name` run soon where it is led: here (this replica leads it, or there are no
+ * leases), else through the fleet's relay. What it is to apply is a row in the shared state; only
+ * the wake-up is a message, and a lost one waits for the schedule.
  */
+export function runSoonWhereLed(shared: Pick<SharedParts, "leases" | "unitOf">, name: string, reason: string): void {
+  const leases = shared.leases;
+  if (leases !== undefined && !leases.leads(name)) void leases.forward([name], "sync").catch(() => undefined);
+  else shared.unitOf(name)?.reconciler.trigger(reason);
+}
+
+/** The environments promoted from `name` with `promotion: auto`: asked to run when it verifies a revision. */
 function wakePromoted(shared: SharedParts, name: string): void {
   for (const other of shared.names) {
     const config = shared.unitOf(other)?.reconciler.configInForce.config;
-    if (promotedFromOf(config?.track) !== name || config?.promotion?.mode !== "auto") continue;
-    const leases = shared.leases;
-    if (leases !== undefined && !leases.leads(other)) void leases.forward([other], "sync").catch(() => undefined);
-    else shared.unitOf(other)?.reconciler.trigger("candidate");
+    if (promotedFromOf(config?.track) === name && config?.promotion?.mode === "auto") runSoonWhereLed(shared, other, "candidate");
   }
 }
 
