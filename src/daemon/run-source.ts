@@ -9,14 +9,16 @@ import type { Logger } from "../logger.js";
 import type { Source, SourceSnapshot } from "../source/source.js";
 import { inFetchSpan } from "./run-span.js";
 
+/** An environment waiting for its first promotion (promoted-source.ts): not broken, its runs end `waiting`. */
+const waitsForPromotion = (err: unknown): boolean => err instanceof GatesyncError && err.code === ErrorCode.SOURCE_NOT_PROMOTED;
+
 /** The source's newest snapshot; a fetch that fails is logged and thrown. */
 export async function fetchLogged(source: Source, reason: string, log: Logger): Promise<SourceSnapshot> {
   try {
     return await inFetchSpan(async () => source.fetch({ announced: reason === "webhook" }));
   } catch (err) {
     const code = err instanceof GatesyncError ? err.code : undefined;
-    // an environment waiting for its first promotion is not broken (promoted-source.ts)
-    if (code === ErrorCode.SOURCE_NOT_PROMOTED) {
+    if (waitsForPromotion(err)) {
       log.info({ code, source: source.description }, "nothing promoted yet: the environment waits for its first promotion");
       throw err;
     }
@@ -32,7 +34,7 @@ export async function fetchLogged(source: Source, reason: string, log: Logger): 
 export const endOnFetchFailure =
   (finish: (result: RunResult, extra: { error: string }) => RunReport) =>
   (err: unknown): RunReport =>
-    finish(err instanceof GatesyncError && err.code === ErrorCode.SOURCE_NOT_PROMOTED ? "waiting" : "source-error", { error: (err as Error).message });
+    finish(waitsForPromotion(err) ? "waiting" : "source-error", { error: (err as Error).message });
 
 /** The newest snapshot a loop fetched: its files stay on disk until a newer one replaces it (the plan preview reads them). */
 export class LatestSnapshot {
