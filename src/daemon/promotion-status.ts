@@ -6,7 +6,7 @@
  * changed.
  */
 import { promotedFromOf } from "../config/promotion-section.js";
-import { gateRefusal, newestCandidate } from "../promote/gates.js";
+import { gateRefusal, newestCandidate, shortRevision } from "../promote/gates.js";
 import { streakOf } from "../promote/verification.js";
 import { describeActor, readPromotions } from "../record/promotion-history.js";
 import { sourceViewOf } from "./promotion.js";
@@ -46,7 +46,7 @@ export function promotionPanels(parts: PromotionParts, name: string): () => Prom
       commands: [
         ...(candidate === undefined || candidate.revision === promotion?.revision
           ? []
-          : [`gatesync promote ${name} --revision ${candidate.revision.slice(0, 12)}`]),
+          : [`gatesync promote ${name} --revision ${shortRevision(candidate.revision)}`]),
         ...(promotion === undefined ? [] : [`gatesync rollback ${name} --steps 1`]),
       ],
     };

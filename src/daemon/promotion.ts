@@ -9,7 +9,7 @@ import type { PromotionActor, PromotionRecord } from "../record/promotion-histor
 import { readPromotions, readVerifications, describeActor } from "../record/promotion-history.js";
 import { PromotionError } from "../errors.js";
 import { promotedFromOf } from "../config/promotion-section.js";
-import { autoCandidate, gateRefusal, newestCandidate } from "../promote/gates.js";
+import { autoCandidate, gateRefusal, newestCandidate, shortRevision } from "../promote/gates.js";
 import type { SourceView } from "../promote/gates.js";
 import { runPlan } from "../plan/run-plan.js";
 import { renderText } from "../plan/render.js";
@@ -66,8 +66,6 @@ export interface PromotionParts {
   readonly teamSettings: TeamSettingsReader;
 }
 
-const short = (revision: string): string => revision.slice(0, 12);
-
 /** What the rules read of an environment: its verifications and its runs, newest first. */
 export async function sourceViewOf(unit: PromotionUnit): Promise<SourceView> {
   // the runs as the shared state holds them now: a standby's copy may be 2 s old, and a gate read
@@ -123,7 +121,7 @@ export async function promote(parts: PromotionParts, name: string, ask: Promotio
   if (revision === undefined) throw new PromotionError(`${from.name} has verified no revision yet: nothing to promote to ${name}`);
   const refusal = gateRefusal(revision, view, Date.now());
   if (refusal !== undefined)
-    throw new PromotionError(`${name} cannot take ${short(revision)}: ${refusal}`, { hint: `see gatesync history --env ${from.name}` });
+    throw new PromotionError(`${name} cannot take ${shortRevision(revision)}: ${refusal}`, { hint: `see gatesync history --env ${from.name}` });
   const plan = await planOf(parts, unit, revision);
   const answer: PromotionAnswer = {
     environment: name,
@@ -168,7 +166,7 @@ function cannotUndo(plan: Plan, revision: string): string[] {
   return plan.changes.flatMap((c) => {
     if (c.action === "orphan")
       return [
-        `${c.id} was created after ${short(revision)}: the rollback does not delete it (${c.deactivate === true ? "it is deactivated" : "it stays, reported as an orphan"})`,
+        `${c.id} was created after ${shortRevision(revision)}: the rollback does not delete it (${c.deactivate === true ? "it is deactivated" : "it stays, reported as an orphan"})`,
       ];
     if (c.quotaReset === true) return [`${c.id}: its quota is reset; the usage counted so far does not come back`];
     return [];
@@ -188,7 +186,7 @@ async function record(unit: PromotionUnit, answer: PromotionAnswer, actor: Promo
     finishedAt: now,
   };
   await unit.state.appendHistory({ record: row }, unit.reconciler.configInForce.config.history);
-  const what = answer.rollback ? `rolled back to ${short(answer.revision)}` : `promoted ${short(answer.revision)} from ${answer.from}`;
+  const what = answer.rollback ? `rolled back to ${shortRevision(answer.revision)}` : `promoted ${shortRevision(answer.revision)} from ${answer.from}`;
   unit.notifier?.promoted({ revision: answer.revision, summary: `${unit.name}: ${what} (${describeActor(actor)})` });
   if (trigger) unit.reconciler.trigger(answer.rollback ? "rollback" : "promotion");
 }

@@ -60,7 +60,8 @@ export class Verifier {
 
   private async check(): Promise<void> {
     if (!this.opts.leads()) return;
-    const streak = streakOf((await this.opts.runs()).map(runFactOf));
+    const runs = await this.opts.runs();
+    const streak = streakOf(runs.map(runFactOf));
     if (streak === undefined) return;
     const soakMs = this.opts.soakMs();
     if (!soaked(streak, soakMs)) {
@@ -69,7 +70,7 @@ export class Verifier {
     }
     const newest = (await readVerifications(this.opts.state, 1))[0];
     if (newest !== undefined && newest.record.revision === streak.revision && Date.parse(newest.record.startedAt) >= streak.since) return;
-    const run = (await this.opts.runs()).find((e) => e.record.revision === streak.revision)?.record;
+    const run = runs.find((e) => e.record.revision === streak.revision)?.record;
     const record: VerificationRecord = {
       kind: "verification",
       revision: streak.revision,

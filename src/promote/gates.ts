@@ -23,7 +23,8 @@ export interface SourceView {
   readonly runs: readonly RunFact[];
 }
 
-const short = (revision: string): string => revision.slice(0, 12);
+/** A revision as messages and commands show it: its first 12 hex digits. */
+export const shortRevision = (revision: string): string => revision.slice(0, 12);
 
 /** Why `revision` is not a candidate (undefined: it is one, the source verified it). */
 export function gateRefusal(revision: string, source: SourceView, now: number): string | undefined {
@@ -33,13 +34,13 @@ export function gateRefusal(revision: string, source: SourceView, now: number): 
   if (streak?.revision === revision) {
     const left = Math.max(0, Math.ceil((soakEndsAt(streak, source.soakMs) - now) / 1000));
     return left > 0
-      ? `${short(revision)} is soaking in ${from}: ${left}s of its soak left`
-      : `${short(revision)} ended its soak in ${from}; verified at its next run`;
+      ? `${shortRevision(revision)} is soaking in ${from}: ${left}s of its soak left`
+      : `${shortRevision(revision)} ended its soak in ${from}; verified at its next run`;
   }
   const last = source.runs.find((r) => r.revision === revision && r.verdict !== "neutral");
-  if (last === undefined) return `${short(revision)} was not applied in ${from}`;
-  if (last.verdict === "failed") return `${short(revision)} failed in ${from}: ${last.problem ?? "the run failed"}`;
-  return `${from} left ${short(revision)} before its soak ended`;
+  if (last === undefined) return `${shortRevision(revision)} was not applied in ${from}`;
+  if (last.verdict === "failed") return `${shortRevision(revision)} failed in ${from}: ${last.problem ?? "the run failed"}`;
+  return `${from} left ${shortRevision(revision)} before its soak ended`;
 }
 
 /** The candidate a promotion without a revision takes: the source's newest verification. */

@@ -32,8 +32,8 @@ export interface PromotionDaemon {
   readonly env: Readonly<Record<string, string>>;
   push(files: Record<string, string>, message: string): Promise<string>;
   sync(): Promise<void>;
-  /** POST /environments/NAME/promote with `token` (default: the promotion token; null: none). */
-  promote(body: object, token?: string | null, environment?: string): Promise<Answer>;
+  /** POST /environments/NAME/promote with `token` (default: the promotion token; null: none); a string body is sent as it is. */
+  promote(body: object | string, token?: string | null, environment?: string): Promise<Answer>;
   stop(): Promise<void>;
 }
 

@@ -1,0 +1,74 @@
+/**
+ * The worst bodies POST /environments/NAME/promote meets (docs/user/promotion.md), against a real
+ * daemon: a body over its 64 KiB bound and JSON nested past its depth are refused as too large
+ * (413, read no further), a body that is not JSON or asks with the wrong types is refused (400),
+ * and a revision that is not a commit id — not hex, or longer than one — is refused by name with
+ * a hint (409). None of them promotes anything: production still has no promotion.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { doc } from "../helpers/plan.js";
+import { promotionDaemon } from "../helpers/promotion-daemon.js";
+import type { PromotionDaemon } from "../helpers/promotion-daemon.js";
+import { removeTempRepos } from "../helpers/temp-repo.js";
+
+const key = { "config/keys.yaml": doc("OrgKey", "acme", "keyId: org-acme\nrate: 10") };
+const errorOf = (body: unknown): string => (body as { error?: string }).error ?? "";
+
+let d: PromotionDaemon;
+
+beforeAll(async () => {
+  d = await promotionDaemon(key);
+});
+
+afterAll(async () => {
+  await d.stop();
+  await removeTempRepos();
+});
+
+describe("POST /environments/production/promote with the worst bodies", () => {
+  it("a body over 64 KiB is refused as too large", async () => {
+    const answer = await d.promote(JSON.stringify({ revision: "a".repeat(70 * 1024) }));
+    expect(answer.status).toBe(413);
+    expect(errorOf(answer.body)).toBe("body too large");
+  });
+
+  it("JSON nested past its depth is refused as too large, not parsed into an ask", async () => {
+    const answer = await d.promote(`${"[".repeat(5000)}${"]".repeat(5000)}`);
+    expect(answer.status).toBe(413);
+    const justPast = await d.promote({ rollback: { steps: 1, deeper: { a: { b: { c: { d: { e: { f: { g: 1 } } } } } } } } });
+    expect(justPast.status).toBe(413);
+  });
+
+  it("a body that is not JSON, or asks with the wrong types, is refused with what it should be", async () => {
+    const notJson = await d.promote("{ revision: abc");
+    expect(notJson.status).toBe(400);
+    expect(errorOf(notJson.body)).toBe("the body is not JSON");
+    const list = await d.promote([]);
+    expect(list.status).toBe(400);
+    expect(errorOf(list.body)).toContain("the body is a JSON object");
+    const numeric = await d.promote({ revision: 1234 });
+    expect(numeric.status).toBe(400);
+    expect(errorOf(numeric.body)).toBe("revision is a commit id");
+    const steps = await d.promote({ rollback: { steps: 1e9 } });
+    expect(steps.status).toBe(400);
+    expect(errorOf(steps.body)).toContain("rollback.steps is a whole number");
+  });
+
+  it("a revision that is not hex, or longer than a commit id, is refused by name and cut short in the message", async () => {
+    for (const revision of ["not-a-commit", "abc", "ABCDEF12", "g".repeat(12), "a".repeat(41), `${"b".repeat(500)};rm`]) {
+      const answer = await d.promote({ revision, dryRun: true });
+      expect(answer.status, revision.slice(0, 20)).toBe(409);
+      const body = answer.body as { error: string; code: string; hint?: string };
+      expect(body.code).toBe("PROMOTION_REFUSED");
+      expect(body.error).toContain("is not a commit id");
+      expect(body.error.length).toBeLessThan(120);
+      expect(body.hint).toBe("give a commit id (at least 4 hex digits)");
+    }
+  });
+
+  it("none of them promoted anything: production's state has no promotion", async () => {
+    const waiting = await d.daemon.environments.get("production")!.runOnce("test");
+    expect(waiting).toMatchObject({ result: "waiting" });
+    expect(waiting.error).toContain("nothing promoted to production yet");
+  });
+});
