@@ -69,7 +69,7 @@ export function resourcesPerRef(
   const opened = new Map<string, Promise<CommandResources>>();
   return {
     of: (config) => {
-      const key = dir !== undefined || config.source.type === "directory" ? "" : (trackKey(config.track) ?? "");
+      const key = dir !== undefined || config.source.type === "directory" ? "" : (trackKey(config.track, config.source) ?? "");
       const resources = opened.get(key) ?? openResources(config, env, dir);
       opened.set(key, resources);
       return resources;

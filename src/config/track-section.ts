@@ -45,9 +45,13 @@ export function followedRef(source: GitRefSetting, track: TrackSetting | undefin
   return source.branch !== undefined ? { branch: source.branch } : { defaultBranch: true };
 }
 
-/** The key environments that fetch the same ref share a source by (`undefined`: the top level's). */
-export function trackKey(track: TrackSetting | undefined): string | undefined {
+/**
+ * The key environments that fetch the same ref share a source by (`undefined`: the top level's,
+ * also when the track names the very branch the top level follows: one fetch, one cache).
+ */
+export function trackKey(track: TrackSetting | undefined, source?: GitRefSetting): string | undefined {
   if (track === undefined || "promotedFrom" in track) return undefined;
+  if ("branch" in track && source?.commit === undefined && source?.tag === undefined && source?.branch === track.branch) return undefined;
   return "branch" in track ? `branch:${track.branch}` : `tag:${track.tag}`;
 }
 

@@ -22,7 +22,7 @@ export class EnvironmentSources {
     const top = new SharedSource(createSource(config, env), reuseMs);
     this.description = top.description;
     for (const e of environments) {
-      const key = trackKey(e.config.track);
+      const key = trackKey(e.config.track, config.source);
       let source = key === undefined ? top : this.byKey.get(key);
       if (source === undefined) {
         source = new SharedSource(createSource({ ...config, ...(e.config.track === undefined ? {} : { track: e.config.track }) }, env), reuseMs);

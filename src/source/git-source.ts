@@ -115,13 +115,8 @@ export class GitSource implements Source {
       const { commit, tag } = await this.resolve(git);
       // the fetch found the commit already checked out (an announced push that moved nothing)
       if (this.last?.commit === commit) return tag === this.last.tag ? this.last : (this.last = { ...this.last, ...(tag === undefined ? {} : { tag }) });
-      const tree = await this.trees.checkout(commit);
-      const root = path.resolve(tree, this.opts.subdirectory ?? ".");
-      if (!(await exists(root)))
-        throw new SourceError(ErrorCode.SOURCE_INVALID, `the sub-directory ${this.opts.subdirectory ?? "."} does not exist at ${commit.slice(0, 12)}`);
-      await this.contain(root, tree, commit);
-      const told = await this.authorAndSubject(git, commit);
-      this.last = { root, boundary: tree, revision: commit, commit, ...told, ...(tag === undefined ? {} : { tag }), hold: () => this.trees.hold(commit) };
+      const snapshot = await this.snapshotOf(git, commit, await this.trees.checkout(commit));
+      this.last = { ...snapshot, ...(tag === undefined ? {} : { tag }) };
       return this.last;
     } catch (err) {
       if (err instanceof SourceError) throw err;
@@ -176,7 +171,11 @@ export class GitSource implements Source {
         hint: "a promoted revision must be a commit of the repository the daemon fetches",
       });
     });
-    const tree = await this.trees.checkoutAside(commit);
+    return this.snapshotOf(git, commit, await this.trees.checkoutAside(commit));
+  }
+
+  /** A commit checked out in `tree`: its sub-directory there (existing, inside), who wrote it, and a hold on the tree. */
+  private async snapshotOf(git: SimpleGit, commit: string, tree: string): Promise<SourceSnapshot> {
     const root = path.resolve(tree, this.opts.subdirectory ?? ".");
     if (!(await exists(root)))
       throw new SourceError(ErrorCode.SOURCE_INVALID, `the sub-directory ${this.opts.subdirectory ?? "."} does not exist at ${commit.slice(0, 12)}`);

@@ -4,9 +4,10 @@
  * many are read and how long each may be are bounded, the glob is matched by the linear-time
  * engine (linear-regex.ts), and a name is never handed to git — the commit it points to is.
  */
-import { execFile } from "node:child_process";
 import { ErrorCode, SourceError } from "../errors.js";
 import { linearTest } from "../linear-regex.js";
+import { gitOutput } from "./quiet-git.js";
+import type { QuietGitOptions } from "./quiet-git.js";
 
 /** Tags read at most: a repository holding more is refused, said, rather than read in part (the newest might be left out). */
 export const maxTags = 20_000;
@@ -108,24 +109,12 @@ const tooManyTags = (count: number | undefined): SourceError =>
   });
 
 /** Every tag of the checkout's repository (fetched with `--tags`), bounded in count and bytes. */
-export function listTags(opts: { readonly cwd: string; readonly env: Readonly<Record<string, string>>; readonly timeoutMs: number }): Promise<TagRef[]> {
+export async function listTags(opts: QuietGitOptions): Promise<TagRef[]> {
   const format = "%(refname)%00%(objectname)%00%(*objectname)%00%(objecttype)%00%(*objecttype)%00%(committerdate:unix)%00%(*committerdate:unix)";
-  return new Promise((resolve, reject) => {
-    execFile(
-      "git",
-      ["for-each-ref", `--format=${format}`, "refs/tags/"],
-      { cwd: opts.cwd, env: opts.env, timeout: opts.timeoutMs, maxBuffer: maxListingBytes },
-      (err, stdout, stderr) => {
-        if (err === null) {
-          try {
-            return resolve(parseTagListing(stdout));
-          } catch (e) {
-            return reject(e instanceof Error ? e : new Error(String(e)));
-          }
-        }
-        if ((err as { code?: unknown }).code === "ERR_CHILD_PROCESS_STDIO_MAXBUFFER") return reject(tooManyTags(undefined));
-        reject(new Error(err.killed ? `git for-each-ref was stopped after ${opts.timeoutMs} ms` : stderr.trim() || "git for-each-ref failed"));
-      },
-    );
+  const out = await gitOutput(["for-each-ref", `--format=${format}`, "refs/tags/"], {
+    ...opts,
+    maxBytes: maxListingBytes,
+    tooLong: () => tooManyTags(undefined),
   });
+  return parseTagListing(out);
 }

@@ -112,6 +112,21 @@ describe("the newest tag matching a pattern", () => {
     expect(await readFile(path.join(snapshot.root, "v.txt"), "utf8")).toBe("tagged");
   });
 
+  it("when no tag matches, says git commands that, run as printed, make the next fetch follow the tag they push", async () => {
+    for (const pattern of ["v*", "release-?.*"]) {
+      const { dir, origin, commits, git } = await remoteWith(["only"]);
+      const source = follow(dir, origin, pattern);
+      const refused = (await source.fetch().catch((e: unknown) => e)) as { code?: string; hint?: string };
+      expect(refused.code).toBe("SOURCE_INVALID");
+      const printed = /`(git tag [^`]+ && git push --tags)`/.exec(refused.hint ?? "")?.[1];
+      expect(printed, refused.hint).toBeDefined();
+      execFileSync("sh", ["-c", printed!], { cwd: git("rev-parse", "--show-toplevel"), stdio: "ignore" });
+      const snapshot = await source.fetch({ announced: true });
+      expect(snapshot.commit).toBe(commits[0]);
+      expect(snapshot.tag).toBe(/^git tag (\S+)/.exec(printed!)?.[1]);
+    }
+  });
+
   it("passes over a name past the length bound, and refuses a repository of more tags than it reads", async () => {
     const { dir, origin, commits, git } = await remoteWith(["old", "new"]);
     git("tag", "v1.0.0", commits[0]!);
