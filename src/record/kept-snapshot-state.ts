@@ -29,7 +29,7 @@ interface Kept {
 
 export class KeptSnapshotState implements StateBackend {
   private kept: Kept | undefined;
-  /** How many reads were served from the kept snapshot (tests and the bench's profile read it). */
+  /** How many reads were served from the kept snapshot (its tests read it). */
   servedKept = 0;
 
   constructor(readonly backend: StateBackend) {}

@@ -13,7 +13,7 @@ import { chmod, mkdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cliArgs, runCli } from "../helpers/cli.js";
+import { cliArgs, gatesyncCommands, runCli } from "../helpers/cli.js";
 import { projectRoot, removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
 
 const run = promisify(execFile);
@@ -52,20 +52,7 @@ async function tab(line: string, install: string = installs.sourced, cwd = repo)
 describe("gatesync completion zsh, in a real zsh", () => {
   it("completes commands, subcommands, options and their choices, sourced after compinit", async (ctx) => {
     if (!zsh) return ctx.skip();
-    expect(await tab("gatesync ")).toEqual([
-      "apply",
-      "completion",
-      "demo",
-      "history",
-      "init",
-      "plan",
-      "promote",
-      "rollback",
-      "run",
-      "sandbox",
-      "state",
-      "validate",
-    ]);
+    expect(await tab("gatesync ")).toEqual(gatesyncCommands);
     expect(await tab("gatesync state re")).toEqual(["resolve"]);
     expect(await tab("gatesync plan --format ")).toEqual(["json", "markdown", "text"]);
     expect(await tab("gatesync completion ")).toEqual(["bash", "fish", "zsh"]);

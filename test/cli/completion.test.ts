@@ -12,7 +12,7 @@ import { chmod, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cliArgs, runCli, spawnCli } from "../helpers/cli.js";
+import { cliArgs, gatesyncCommands, runCli, spawnCli } from "../helpers/cli.js";
 import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
 
 const run = promisify(execFile);
@@ -51,20 +51,7 @@ describe("gatesync completion bash, in a real bash", () => {
   });
 
   it("completes commands, subcommands, options and their choices", async () => {
-    expect((await tab("gatesync ")).candidates).toEqual([
-      "apply",
-      "completion",
-      "demo",
-      "history",
-      "init",
-      "plan",
-      "promote",
-      "rollback",
-      "run",
-      "sandbox",
-      "state",
-      "validate",
-    ]);
+    expect((await tab("gatesync ")).candidates).toEqual(gatesyncCommands);
     expect((await tab("gatesync st")).candidates).toEqual(["state"]);
     expect((await tab("gatesync state re")).candidates).toEqual(["resolve"]);
     expect((await tab("gatesync plan --fo")).candidates).toEqual(["--format"]);

@@ -12,6 +12,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, describe, expect, it } from "vitest";
 import type { SandboxHandle } from "../../src/sandbox/sandbox.js";
 import { runCli } from "../helpers/cli.js";
+import { pushFiles } from "../helpers/git-remote.js";
 import { doc } from "../helpers/plan.js";
 import {
   fleetEnv as env,
@@ -20,7 +21,6 @@ import {
   key,
   keyWrites,
   promoteToken,
-  pushFiles,
   rateIn,
   startPromotionFleet,
 } from "../helpers/promotion-fleet.js";

@@ -66,3 +66,6 @@ export async function spawnCli(args: string[], opts: { env?: NodeJS.ProcessEnv; 
   const code = await new Promise<number>((resolve) => child.on("close", (c) => resolve(c ?? -1)));
   return { code, stdout, stderr };
 }
+
+/** gatesync's commands, as a shell completes them after `gatesync ` (the hidden ones left out). */
+export const gatesyncCommands = ["apply", "completion", "demo", "history", "init", "plan", "promote", "rollback", "run", "sandbox", "state", "validate"];

@@ -12,8 +12,7 @@ import type { Daemon } from "../../src/daemon/daemon.js";
 import { silentLogger } from "../../src/logger.js";
 import type { SandboxHandle } from "../../src/sandbox/sandbox.js";
 import { eventually } from "./daemon-process.js";
-import { git } from "./git-repo.js";
-import { gitRemote } from "./git-remote.js";
+import { gitRemote, pushFiles } from "./git-remote.js";
 import { call, testCredentials, testSandbox } from "./sandbox.js";
 import type { Answer } from "./sandbox.js";
 import { tempRepo } from "./temp-repo.js";
@@ -59,16 +58,7 @@ export async function promotionDaemon(repository: Record<string, string>, promot
   const dir = await tempRepo();
   const work = gitRemote(dir);
   const origin = path.join(dir, "origin.git");
-  const push = async (files: Record<string, string>, message: string): Promise<string> => {
-    for (const [file, text] of Object.entries(files)) {
-      await mkdir(path.dirname(path.join(work, file)), { recursive: true });
-      await writeFile(path.join(work, file), text);
-    }
-    git(work, "add", "-A");
-    git(work, "commit", "-q", "-m", message);
-    git(work, "push", "-q", "origin", "main");
-    return git(work, "rev-parse", "HEAD");
-  };
+  const push = (files: Record<string, string>, message: string): Promise<string> => pushFiles(work, files, message);
   await push(repository, "initial");
   const operatorFile = path.join(dir, "operator", "gatesync.yaml");
   await mkdir(path.dirname(operatorFile));

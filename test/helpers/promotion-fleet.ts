@@ -3,11 +3,10 @@
  * repository, staging and production (promoted from staging) led by different replicas, one
  * sandbox each: what the fleet promotion tests share (test/fleet/promotion-*.e2e.test.ts).
  */
-import { mkdir, writeFile } from "node:fs/promises";
+import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { SandboxHandle } from "../../src/sandbox/sandbox.js";
-import { git } from "./git-repo.js";
-import { gitRemote } from "./git-remote.js";
+import { gitRemote, pushFiles } from "./git-remote.js";
 import { doc } from "./plan.js";
 import { dropTestSchemas, pgUrl, sql, testSchema } from "./postgres.js";
 import { spawnReplica, untilWithLogs } from "./replica.js";
@@ -93,18 +92,6 @@ export const rateIn = (box: SandboxHandle): unknown => box.inspect.store.orgKeys
 /** Writes (not GETs) a sandbox received for the org key. */
 export const keyWrites = (box: SandboxHandle): number =>
   box.inspect.calls().log.filter((c) => !c.internal && c.method !== "GET" && c.path.endsWith("/org-acme")).length;
-
-/** Writes `files` into the working copy `work`, commits and pushes them; the new commit's SHA. */
-export async function pushFiles(work: string, files: Record<string, string>, message: string): Promise<string> {
-  for (const [file, text] of Object.entries(files)) {
-    await mkdir(path.dirname(path.join(work, file)), { recursive: true });
-    await writeFile(path.join(work, file), text);
-  }
-  git(work, "add", "-A");
-  git(work, "commit", "-q", "-m", message);
-  git(work, "push", "-q", "origin", "main");
-  return git(work, "rev-parse", "HEAD");
-}
 
 export interface PromotionFleet {
   readonly staging: SandboxHandle;

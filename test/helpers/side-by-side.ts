@@ -14,8 +14,7 @@ import { silentLogger } from "../../src/logger.js";
 import type { Plan } from "../../src/plan/plan.js";
 import type { SandboxHandle } from "../../src/sandbox/sandbox.js";
 import { eventually } from "./daemon-process.js";
-import { git } from "./git-repo.js";
-import { gitRemote } from "./git-remote.js";
+import { gitRemote, pushFiles } from "./git-remote.js";
 import { call, testCredentials } from "./sandbox.js";
 import { tempRepo } from "./temp-repo.js";
 
@@ -64,16 +63,7 @@ server: { listen: "127.0.0.1:0", syncTokenEnv: SYNC_TOKEN }
 export async function sideBySide(environments: readonly EnvironmentSpec[], concurrent: number, repository: Record<string, string>): Promise<SideBySide> {
   const dir = await tempRepo();
   const work = gitRemote(dir);
-  const push = async (files: Record<string, string>, message: string): Promise<string> => {
-    for (const [file, text] of Object.entries(files)) {
-      await mkdir(path.dirname(path.join(work, file)), { recursive: true });
-      await writeFile(path.join(work, file), text);
-    }
-    git(work, "add", "-A");
-    git(work, "commit", "-q", "-m", message);
-    git(work, "push", "-q", "origin", "main");
-    return git(work, "rev-parse", "HEAD");
-  };
+  const push = (files: Record<string, string>, message: string): Promise<string> => pushFiles(work, files, message);
   const first = await push(repository, "initial");
   const file = path.join(dir, "operator", "gatesync.yaml");
   await mkdir(path.dirname(file));

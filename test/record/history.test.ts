@@ -14,9 +14,9 @@ import type { RunRecord } from "../../src/daemon/run-record.js";
 import type { HistoryEntry, HistoryStore } from "../../src/record/history.js";
 import { redactingState } from "../../src/record/redacting-state.js";
 import { SqliteStateBackend } from "../../src/record/sqlite-backend.js";
-import type { StateBackend } from "../../src/record/state.js";
 import { redactor, registerSecret } from "../../src/secrets/redaction.js";
 import { dropTestSchemas, postgresBackend, sql, testSchema } from "../helpers/postgres.js";
+import { stateBackends } from "../helpers/state-backends.js";
 import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
 
 afterAll(async () => {
@@ -52,24 +52,7 @@ function run(n: number, extra: Partial<RunRecord> = {}): RunRecord {
 const runsOf = async (store: HistoryStore, limit = 100): Promise<HistoryEntry[]> => store.readHistory({ kind: "run", limit });
 const records = (entries: readonly HistoryEntry[]): RunRecord[] => entries.map((e) => e.record as RunRecord);
 
-const backends: Array<[string, () => Promise<() => StateBackend>]> = [
-  [
-    "sqlite",
-    async () => {
-      const file = path.join(await tempRepo(), ".gatesync", "state.db");
-      return () => new SqliteStateBackend(file);
-    },
-  ],
-  [
-    "postgres",
-    () => {
-      const schema = testSchema();
-      return Promise.resolve(() => postgresBackend(schema));
-    },
-  ],
-];
-
-describe.each(backends)("%s history", (_name, open) => {
+describe.each(stateBackends)("%s history", (_name, open) => {
   it("appends rows newest first, read by another handle, without touching the records' serial", async () => {
     const handle = await open();
     const [a, b] = [handle(), handle()];

@@ -4,17 +4,15 @@
  * state, not a message), each kind read apart from the runs, and the newest promotion kept however
  * many runs and however much time follow it — the revision in force is never forgotten.
  */
-import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { HistoryBound } from "../../src/config/history-section.js";
 import { defaultHistoryBound } from "../../src/config/history-section.js";
 import type { HistoryRecord } from "../../src/record/history.js";
 import { readPromotions, readVerifications } from "../../src/record/promotion-history.js";
 import type { PromotionRecord, VerificationRecord } from "../../src/record/promotion-history.js";
-import { SqliteStateBackend } from "../../src/record/sqlite-backend.js";
-import type { StateBackend } from "../../src/record/state.js";
-import { dropTestSchemas, postgresBackend, testSchema } from "../helpers/postgres.js";
-import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
+import { dropTestSchemas } from "../helpers/postgres.js";
+import { stateBackends } from "../helpers/state-backends.js";
+import { removeTempRepos } from "../helpers/temp-repo.js";
 
 afterAll(async () => {
   await dropTestSchemas();
@@ -48,24 +46,7 @@ const promotion = (revision: string, minutesAgo = 0, rollback = false): Promotio
 const runRow = (n: number, minutesAgo = 0): HistoryRecord =>
   ({ kind: "run", startedAt: at(minutesAgo), finishedAt: at(minutesAgo), trigger: `t${n}` }) as HistoryRecord;
 
-const backends: Array<[string, () => Promise<() => StateBackend>]> = [
-  [
-    "sqlite",
-    async () => {
-      const file = path.join(await tempRepo(), ".gatesync", "state.db");
-      return () => new SqliteStateBackend(file);
-    },
-  ],
-  [
-    "postgres",
-    () => {
-      const schema = testSchema();
-      return Promise.resolve(() => postgresBackend(schema));
-    },
-  ],
-];
-
-describe.each(backends)("%s promotion history", (_name, open) => {
+describe.each(stateBackends)("%s promotion history", (_name, open) => {
   it("keeps verifications and promotions apart from the runs, newest first, read by another handle", async () => {
     const handle = await open();
     const [writer, reader] = [handle(), handle()];
