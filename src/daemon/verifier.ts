@@ -12,17 +12,17 @@ import type { HistoryBound } from "../config/history-section.js";
 import type { HistoryStore } from "../record/history.js";
 import { readVerifications } from "../record/promotion-history.js";
 import type { VerificationRecord } from "../record/promotion-history.js";
-import type { RunEntry } from "./run-record.js";
+import type { RunLine } from "./run-record.js";
 
 /** A run row as the rules read it: a row with quiet repeats began with its first run. */
-export function runFactOf(entry: RunEntry): RunFact {
+export function runFactOf(entry: RunLine): RunFact {
   const r = entry.record;
   const firstAt = entry.repeats > 0 ? Date.parse(entry.firstAt) : Date.parse(r.finishedAt);
   return {
     revision: r.revision,
     firstAt,
     lastAt: Date.parse(entry.lastAt),
-    ...verdictOf({ ...r, ...(r.report.error === undefined ? {} : { error: r.report.error }) }),
+    ...verdictOf(r),
   };
 }
 
@@ -31,7 +31,7 @@ export interface VerifierOptions {
   readonly bound: () => HistoryBound;
   readonly soakMs: () => number;
   /** The environment's runs, newest first, once the newest is written. */
-  readonly runs: () => Promise<readonly RunEntry[]>;
+  readonly runs: () => Promise<readonly RunLine[]>;
   readonly leads: () => boolean;
   /** Asks the environment's loop for a run (the soak's end). */
   readonly trigger: (reason: string) => void;

@@ -230,7 +230,7 @@ describe("status page drawing", () => {
       [4, "applied", 0],
       [3, "applied", 0],
     ]);
-    expect(history.historyOf("OrgKey/acme").map((h) => h.commit)).toEqual(["c3", "c2"]);
+    expect((await history.historyOf("OrgKey/acme"))?.map((h) => h.commit)).toEqual(["c3", "c2"]);
     const seen: boolean[] = [];
     const stop = history.subscribe((s) => seen.push(s.running));
     history.runStarted("webhook");

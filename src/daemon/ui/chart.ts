@@ -1,18 +1,18 @@
 /** A small inline SVG chart of the last runs: duration as bars, HTTP calls as a line. No script, no inline style. */
 import { html, plural } from "./html.js";
 import type { Html } from "./html.js";
-import type { RunEntry } from "../run-record.js";
+import type { RunLine } from "../run-record.js";
 
 const width = 640;
 const height = 160;
 const pad = 28;
 
-export function runChart(entries: readonly RunEntry[]): Html {
+export function runChart(entries: readonly RunLine[]): Html {
   const runs = entries.slice(0, 30).reverse();
   if (runs.length === 0) return html`<p class="muted">No runs yet.</p>`;
-  const durations = runs.map((e) => e.record.report.durationMs);
+  const durations = runs.map((e) => e.record.durationMs);
   const calls = runs.map((e) => {
-    const c = e.record.report.summary?.calls;
+    const c = e.record.calls;
     // every request sent, batch calls included
     return c === undefined ? 0 : c.total;
   });
@@ -22,7 +22,7 @@ export function runChart(entries: readonly RunEntry[]): Html {
   const y = (v: number, max: number): number => height - pad - ((height - 2 * pad) * v) / max;
   const bars = runs.map((e, i) => {
     const top = y(durations[i]!, maxDuration);
-    return html`<rect class="bar bar-${e.record.report.result}" x="${(pad + i * step + step * 0.15).toFixed(1)}" y="${top.toFixed(1)}" width="${(step * 0.7).toFixed(1)}" height="${(height - pad - top).toFixed(1)}"><title>run ${e.seq}: ${e.record.report.result}, ${durations[i]} ms, ${plural(calls[i]!, "call")}</title></rect>`;
+    return html`<rect class="bar bar-${e.record.outcome}" x="${(pad + i * step + step * 0.15).toFixed(1)}" y="${top.toFixed(1)}" width="${(step * 0.7).toFixed(1)}" height="${(height - pad - top).toFixed(1)}"><title>run ${e.seq}: ${e.record.outcome}, ${durations[i]} ms, ${plural(calls[i]!, "call")}</title></rect>`;
   });
   const points = calls.map((c, i) => `${(pad + i * step + step / 2).toFixed(1)},${y(c, maxCalls).toFixed(1)}`).join(" ");
   return html`<figure class="chart">

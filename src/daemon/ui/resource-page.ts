@@ -89,7 +89,8 @@ function changeSection(row: ResourceRow, page: ResourcePageContext): Html {
   ])}${fieldList(fieldChanges(c))}`;
 }
 
-function historySection(items: readonly ResourceHistoryItem[], row: ResourceRow): Html {
+function historySection(items: readonly ResourceHistoryItem[] | undefined, row: ResourceRow): Html {
+  if (items === undefined) return html`<p class="error">The history could not be read from the state: the daemon's log says why.</p>`;
   const recorded =
     row.record === undefined
       ? []
@@ -97,10 +98,10 @@ function historySection(items: readonly ResourceHistoryItem[], row: ResourceRow)
   return html`<ol class="history">${items.map(
     (h) =>
       html`<li>run <a href="../../runs#run-${h.seq}">#${h.seq}</a> · ${h.at} · commit <code>${shortCommit(h.commit)}</code> · ${h.action} → ${badge(h.outcome)}</li>`,
-  )}${recorded}</ol>${items.length === 0 ? html`<p class="muted">No change of it in the runs this daemon keeps in memory (the last 50).</p>` : ""}`;
+  )}${recorded}</ol>${items.length === 0 ? html`<p class="muted">No change of it in the last runs the history lists.</p>` : ""}`;
 }
 
-export function resourcePage(row: ResourceRow, history: readonly ResourceHistoryItem[], page: ResourcePageContext = {}): Html {
+export function resourcePage(row: ResourceRow, history: readonly ResourceHistoryItem[] | undefined, page: ResourcePageContext = {}): Html {
   const rec = row.record;
   const commands = settleCommands(row, page.invocation);
   return html`${

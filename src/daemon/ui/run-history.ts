@@ -1,7 +1,8 @@
 /**
  * The environment's runs as the pages, /status and the metrics see them: a view of the history
- * kept in its state (record/history.ts) — its newest rows in memory — and the run in
- * progress, told to live listeners (server-sent events) as it goes.
+ * kept in its state (record/history.ts) — its newest rows in memory as lines (`RunLine`: no
+ * lists; the newest row whole), the lists read from the state when a page shows them — and the
+ * run in progress, told to live listeners (server-sent events) as it goes.
  *
  * The replica that runs the environment appends each run as it ends (quiet runs — nothing to
  * do, same revision — folded into the newest row); a standby appends nothing and reads the
@@ -14,8 +15,8 @@ import type { HistoryBound } from "../../config/history-section.js";
 import type { Plan } from "../../plan/plan.js";
 import type { Action } from "../../plan/plan-change.js";
 import type { HistoryStore } from "../../record/history.js";
-import { boundReport, countsOf, maxListed, runEntryOf, unhealthyOf } from "../run-record.js";
-import type { LastSuccess, RunEntry, RunRecord } from "../run-record.js";
+import { boundReport, countsOf, lineOf, maxListed, runEntryOf, unhealthyOf } from "../run-record.js";
+import type { LastSuccess, RunEntry, RunLine, RunRecord } from "../run-record.js";
 
 export interface ResourceHistoryItem {
   readonly seq: number;
@@ -57,7 +58,7 @@ export interface RunHistoryOptions {
   readonly onNewest?: (newest: RunEntry, lastSuccess: LastSuccess | undefined) => void;
   /** A row that could not be written or read: the view stays as it was. */
   readonly onError: (err: unknown) => void;
-  /** Rows held in memory (default 50). */
+  /** Rows held in memory as lines, and read whole for the runs page (default 50). */
   readonly window?: number;
   /** A standby's copy older than this is read again when asked for (default 2 s). */
   readonly freshMs?: number;
@@ -84,7 +85,10 @@ const repeated = new Set(["noop", "invalid", "source-error", "waiting"]);
 const successes = new Set(["applied", "noop"]);
 
 export class RunHistory {
-  private runs: RunEntry[] = [];
+  /** The newest rows, newest first, as lines: their lists stay in the state. */
+  private lines: RunLine[] = [];
+  /** The newest row whole (/status's plan, the overview's last run). */
+  private newestRow: RunEntry | undefined;
   private readonly listeners = new Set<LiveListener>();
   private state: LiveState = { running: false, done: 0, total: 0, seq: 0 };
   /** Rows asked to be written and not yet written: a read meanwhile would drop them from the view. */
@@ -98,24 +102,44 @@ export class RunHistory {
     return this.state;
   }
 
-  /** Newest first. */
-  entries(): readonly RunEntry[] {
-    return this.runs;
+  /** The newest rows held, newest first, without their lists (`rows` reads them whole). */
+  entries(): readonly RunLine[] {
+    return this.lines;
   }
 
-  /** The newest run, by whichever replica ran it. */
+  /** The newest run whole, by whichever replica ran it. */
   newest(): RunEntry | undefined {
-    return this.runs[0];
+    return this.newestRow;
+  }
+
+  /**
+   * The newest rows whole, newest first, read from the state (the runs page); the run shown and
+   * not yet written, on top. Undefined when the state cannot be read (said through `onError`).
+   */
+  async rows(): Promise<readonly RunEntry[] | undefined> {
+    try {
+      const stored = (await this.opts.store.readHistory({ kind: "run", limit: this.window })).flatMap((r) => runEntryOf(r) ?? []);
+      const shown = this.newestRow;
+      if (this.writing === 0 || shown === undefined) return stored;
+      return [shown, ...stored.filter((e) => e.seq !== shown.seq)].slice(0, this.window);
+    } catch (err) {
+      this.opts.onError(err);
+      return undefined;
+    }
+  }
+
+  private get window(): number {
+    return this.opts.window ?? 50;
   }
 
   /** The newest revision is applied in full: this replica's loop says so, or on a standby the leader's newest run. */
   get synced(): boolean {
-    return this.opts.follows() ? (this.runs[0]?.record.synced ?? false) : this.opts.syncedHere();
+    return this.opts.follows() ? (this.lines[0]?.record.synced ?? false) : this.opts.syncedHere();
   }
 
   /** The newest run that left the newest revision applied (its quiet repeats included), as the newest row says. */
   lastSuccess(): LastSuccess | undefined {
-    const newest = this.runs[0];
+    const newest = this.lines[0];
     if (newest === undefined || !successes.has(newest.record.outcome)) return newest?.record.lastSuccess;
     return { at: newest.lastAt, revision: newest.record.revision, commit: newest.record.commit };
   }
@@ -124,12 +148,14 @@ export class RunHistory {
   async load(): Promise<void> {
     if (this.writing > 0) return;
     try {
-      const rows = await this.opts.store.readHistory({ kind: "run", limit: this.opts.window ?? 50 });
+      const rows = await this.opts.store.readHistory({ kind: "run", limit: this.window });
       this.readAt = performance.now();
       if (this.writing > 0) return;
-      const before = this.runs[0];
-      this.runs = rows.flatMap((r) => runEntryOf(r) ?? []);
-      const after = this.runs[0];
+      const before = this.lines[0];
+      const entries = rows.flatMap((r) => runEntryOf(r) ?? []);
+      this.newestRow = entries[0];
+      this.lines = entries.map(lineOf);
+      const after = this.lines[0];
       if (after !== undefined && (after.seq !== before?.seq || after.repeats !== before.repeats)) this.newestChanged(false);
     } catch (err) {
       this.opts.onError(err);
@@ -175,17 +201,20 @@ export class RunHistory {
     try {
       const record = this.recordOf(report, changes);
       const foldKey = repeated.has(report.result) && changes.length === 0 ? `run:${report.result}:${report.revision ?? ""}` : undefined;
-      const newest = this.runs[0];
+      const newest = this.lines[0];
       const folds =
-        foldKey !== undefined && newest?.record.outcome === report.result && newest.record.revision === report.revision && newest.record.changes.length === 0;
+        foldKey !== undefined && newest?.record.outcome === report.result && newest.record.revision === report.revision && newest.record.counts.changes === 0;
       const shown: RunEntry = folds
-        ? { ...newest, record, repeats: newest.repeats + 1, lastAt: report.finishedAt }
+        ? { seq: newest.seq, firstAt: newest.firstAt, record, repeats: newest.repeats + 1, lastAt: report.finishedAt }
         : { seq: (newest?.seq ?? 0) + 1, record, repeats: 0, firstAt: report.startedAt, lastAt: report.finishedAt };
-      this.runs = [shown, ...this.runs.slice(folds ? 1 : 0)].slice(0, this.opts.window ?? 50);
+      const shownLine = lineOf(shown);
+      this.newestRow = shown;
+      this.lines = [shownLine, ...this.lines.slice(folds ? 1 : 0)].slice(0, this.window);
       this.newestChanged(true);
       const stored = runEntryOf(await this.opts.store.appendHistory({ record, ...(foldKey === undefined ? {} : { foldKey }) }, this.opts.bound()));
-      if (stored !== undefined) this.runs = this.runs.map((e) => (e === shown ? stored : e));
-      if (this.runs[0]?.seq !== this.state.seq) this.newestChanged(false);
+      if (stored !== undefined && this.newestRow === shown) this.newestRow = stored;
+      if (stored !== undefined) this.lines = this.lines.map((e) => (e === shownLine ? lineOf(stored) : e));
+      if (this.lines[0]?.seq !== this.state.seq) this.newestChanged(false);
     } catch (err) {
       this.opts.onError(err);
     } finally {
@@ -222,10 +251,12 @@ export class RunHistory {
     };
   }
 
-  /** The changes of one resource in the runs held, newest first. */
-  historyOf(id: string): readonly ResourceHistoryItem[] {
+  /** The changes of one resource in the newest rows (read from the state), newest first; undefined when they cannot be read. */
+  async historyOf(id: string): Promise<readonly ResourceHistoryItem[] | undefined> {
+    const rows = await this.rows();
+    if (rows === undefined) return undefined;
     const items: ResourceHistoryItem[] = [];
-    for (const run of this.runs) {
+    for (const run of rows) {
       const change = run.record.changes.find((c) => c.id === id);
       if (change === undefined) continue;
       const r = run.record;
@@ -246,7 +277,7 @@ export class RunHistory {
 
   /** Tells the listeners the newest run's place (`ended`: the run in progress ended with it). */
   private newestChanged(ended: boolean): void {
-    const newest = this.runs[0];
+    const newest = this.newestRow;
     const seq = newest?.seq ?? 0;
     this.tell(ended || !this.state.running ? { running: false, done: 0, total: 0, seq } : { ...this.state, seq });
     if (newest !== undefined) this.opts.onNewest?.(newest, this.lastSuccess());

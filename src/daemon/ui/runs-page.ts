@@ -40,7 +40,9 @@ function commitCell(e: RunEntry): Html {
   return html`<code>${shortCommit(r.commit ?? r.revision)}</code>${words}${by}<br><span class="muted">on ${r.replica}</span>`;
 }
 
-export function runsPage(entries: readonly RunEntry[]): Html {
+/** The runs page of the history's newest rows, read whole from the state (undefined: they could not be read). */
+export function runsPage(entries: readonly RunEntry[] | undefined): Html {
+  if (entries === undefined) return html`<p class="error">The history could not be read from the state: the daemon's log says why.</p>`;
   if (entries.length === 0) return html`<p class="muted">No run has finished yet.</p>`;
   return html`<table class="runs">
 <thead><tr><th>#</th><th>Started</th><th>Trigger</th><th>Result</th><th>Commit</th><th>Duration</th><th>Calls (${managementInterfaces.map((i) => i.title).join(" / ")})</th><th>Batch calls (changes)</th><th>Repeats</th></tr></thead>

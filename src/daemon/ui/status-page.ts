@@ -66,13 +66,14 @@ function unplannedWhy(preview: View["preview"]): string | undefined {
   return undefined;
 }
 
-type Page = { title: string; nav: PageContext["nav"]; body: (view: View, root: string) => Html | undefined };
+/** A page's body: undefined for "not found"; a promise where it reads the history's rows from the state. */
+type Page = { title: string; nav: PageContext["nav"]; body: (view: View, root: string) => Html | undefined | Promise<Html | undefined> };
 
 function pageFor(pathname: string, params: URLSearchParams, history: ViewDeps["history"]): Page | undefined {
   if (pathname === "/") return { title: "Overview", nav: "overview", body: (v) => overviewPage(v) };
   if (pathname === "/resources")
     return { title: "Resources", nav: "resources", body: (v, root) => resourcesPage(v.rows, filterFrom(params), root, refusedCommitOf(v)) };
-  if (pathname === "/runs") return { title: "Runs", nav: "runs", body: (v) => runsPage(v.history.entries()) };
+  if (pathname === "/runs") return { title: "Runs", nav: "runs", body: async (v) => runsPage(await v.history.rows()) };
   if (pathname === "/plan") return { title: "Plan of the next run", nav: "plan", body: (v, root) => planPage(v.preview, root) };
   const m = /^\/resources\/([^/]+)\/([^/]+)$/.exec(pathname);
   if (m === null) return undefined;
@@ -85,13 +86,13 @@ function pageFor(pathname: string, params: URLSearchParams, history: ViewDeps["h
   return {
     title: id,
     nav: "resources",
-    body: (v, root) => {
+    body: async (v, root) => {
       const row = v.rows.find((r) => r.id === id);
       const refused = refusedCommitOf(v);
       const unplanned = unplannedWhy(v.preview);
       return row === undefined
         ? undefined
-        : resourcePage(row, history.historyOf(id), {
+        : resourcePage(row, await history.historyOf(id), {
             invocation: invocationOf(v.reconciler.configInForce.config),
             root,
             ...(refused === undefined ? {} : { refused }),
@@ -128,8 +129,8 @@ async function renderPage(
     // read before drawing: the page then shows at least the runs up to `seq`, never fewer
     const seq = opts.history.live.seq;
     // the newest run as an object: a quiet run folded into it draws the page again too
-    rendered = await pages.get(req.url ?? pathname, [state, preview, seq, opts.history.newest(), promotion], () => {
-      const body = page.body(viewOf(opts, state, preview, promotion), root);
+    rendered = await pages.get(req.url ?? pathname, [state, preview, seq, opts.history.newest(), promotion], async () => {
+      const body = await page.body(viewOf(opts, state, preview, promotion), root);
       const ctx: PageContext = {
         root,
         title: body === undefined ? "Not found" : page.title,
@@ -138,7 +139,7 @@ async function renderPage(
         ...(opts.environments === undefined ? {} : { environments: opts.environments }),
       };
       const text = layout(ctx, body ?? html`<p>No such resource. <a href="${root}resources">All resources</a></p>`).text;
-      return Promise.resolve({ status: body === undefined ? 404 : 200, body: Buffer.from(scrub(text)) });
+      return { status: body === undefined ? 404 : 200, body: Buffer.from(scrub(text)) };
     });
   } catch (err) {
     if (!(err instanceof TooBusy)) throw err;
