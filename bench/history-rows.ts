@@ -10,6 +10,7 @@ import { boundReport } from "../src/daemon/run-record.js";
 import type { HistoryRecord } from "../src/record/history.js";
 import type { PromotionRecord, VerificationRecord } from "../src/record/promotion-history.js";
 import type { StateBackend } from "../src/record/state.js";
+import { applySummary } from "../test/helpers/apply-summary.js";
 import { repeat, time } from "./common.js";
 
 const changesPerRun = 1_000;
@@ -21,21 +22,7 @@ const commitOf = (n: number): string => n.toString(16).padStart(40, "0");
 export function bigRun(n: number): RunRecord {
   const ids = Array.from({ length: changesPerRun }, (_, i) => `OrgKey/key-${String(i).padStart(4, "0")}`);
   const calls = { gateway: 1000, portal: 0, dashboard: 0, llm: 0, mail: 0, batchCalls: 20, batched: 1000, total: 1020, checks: 0, retries: 0, pauses: 0 };
-  const summary = {
-    applied: ids,
-    failed: [],
-    inDoubt: [],
-    blocked: [],
-    unchanged: 0,
-    orphans: [],
-    moved: [],
-    adopted: [],
-    quotaResets: 0,
-    health: [],
-    calls,
-    skipped: [],
-    durationMs: 9000,
-  };
+  const summary = applySummary({ applied: ids, calls, durationMs: 9000 });
   const at = new Date().toISOString();
   const report = boundReport({
     reason: "schedule",

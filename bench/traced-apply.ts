@@ -3,13 +3,16 @@
  * in-process, batched and direct, with tracing on (every span exported over OTLP/HTTP to a
  * receiver on loopback that answers at once) and off, alternating (`BENCH_TRACED_MODES=direct`:
  * one mode only). Not rate-limited: what is
- * measured is the tracing's own cost on the run's path. `npx tsx bench/traced-apply.ts`.
+ * measured is the tracing's own cost on the run's path. The figures are the medians of each arm and
+ * the median of the pairs' ratios (a pair's two applies ran a second apart, under
+ * the same load). Writes bench/results.traced-apply.json. `npx tsx bench/traced-apply.ts`.
  */
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { cpus, loadavg, tmpdir } from "node:os";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { Agent } from "undici";
 import { runApply } from "../src/apply/run-apply.js";
 import type { GatesyncConfig } from "../src/config/config.js";
@@ -72,6 +75,12 @@ async function applyOnce(batch: boolean, traced: string | undefined): Promise<{ 
 
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const percent = (off: number, on: number): string => `${(((on - off) / off) * 100).toFixed(1)}%`;
+const hundredths = (x: number): number => Math.round(x * 100) / 100;
+const ms = (seconds: number): number => Math.round(seconds * 1000);
+/** The median of the pairs' ratios, traced over untraced, as a percentage added. */
+const pairsPercent = (off: readonly number[], on: readonly number[]): number => hundredths((median(on.map((v, i) => v / off[i]!)) - 1) * 100);
+const loadStart = loadavg().map((l) => Math.round(l * 10) / 10);
+const figures: Record<string, unknown> = {};
 
 /** The spans the collector received (each export's span count, from its OTLP/JSON body): proof the traced runs exported them all. */
 let received = 0;
@@ -102,6 +111,22 @@ for (const batch of [true, false].filter((b) => modes.includes(b ? "batched" : "
   }
   const [wallOff, wallOn] = [median(off.map((r) => r.wall)), median(on.map((r) => r.wall))];
   const [cpuOff, cpuOn] = [median(off.map((r) => r.cpu)), median(on.map((r) => r.cpu))];
+  figures[batch ? "batched" : "direct"] = {
+    pairs: runs,
+    spansPerTracedApply: Math.round(received / runs),
+    wallMs: { untraced: ms(wallOff), traced: ms(wallOn), addedPercent: hundredths(((wallOn - wallOff) / wallOff) * 100) },
+    cpuMs: { untraced: ms(cpuOff), traced: ms(cpuOn), addedPercent: hundredths(((cpuOn - cpuOff) / cpuOff) * 100) },
+    pairsMedianAddedPercent: {
+      wall: pairsPercent(
+        off.map((r) => r.wall),
+        on.map((r) => r.wall),
+      ),
+      cpu: pairsPercent(
+        off.map((r) => r.cpu),
+        on.map((r) => r.cpu),
+      ),
+    },
+  };
   log(
     `${batch ? "batched" : "direct"} (median of ${runs}, interleaved): untraced ${wallOff.toFixed(2)} s, traced ${wallOn.toFixed(2)} s: ${percent(wallOff, wallOn)}; ` +
       `CPU ${cpuOff.toFixed(2)} s vs ${cpuOn.toFixed(2)} s: ${percent(cpuOff, cpuOn)} ` +
@@ -109,3 +134,10 @@ for (const batch of [true, false].filter((b) => modes.includes(b ? "batched" : "
   );
 }
 receiver.close();
+const results = {
+  date: new Date().toISOString(),
+  machine: { node: process.version, cores: cpus().length, loadAverage: { start: loadStart, end: loadavg().map((l) => Math.round(l * 10) / 10) } },
+  changes: count,
+  ...figures,
+};
+await writeFile(path.join(path.dirname(fileURLToPath(import.meta.url)), "results.traced-apply.json"), `${JSON.stringify(results, null, 2)}\n`);

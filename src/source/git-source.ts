@@ -1,6 +1,9 @@
 /**
  * A git repository as the source: cloned once into a cache directory, then fetched. Follows a
- * branch (force-pushes included), a tag or a pinned commit, optionally a sub-directory. Each
+ * branch (force-pushes included), a tag or a pinned commit, optionally a sub-directory. Only
+ * the followed ref is fetched (`followedRefspec`): a branch or tag anybody can push beside it —
+ * its size, its name (one too long for the filesystem fails the whole fetch that takes it) —
+ * costs the daemon nothing. Each
  * commit's files are checked out in a directory of their own, kept while a run reads them
  * (revision-trees.ts): a fetch never changes the files of a commit a run is reading.
  * Credentials travel in the environment of the git process (a token as an HTTP header, or an
@@ -23,10 +26,13 @@ import { closest } from "fastest-levenshtein";
 import { readFileSync } from "node:fs";
 import { Locator } from "../load/yaml-locator.js";
 import { similar } from "../similar.js";
-import { quietGit } from "./quiet-git.js";
+import { gitOutput, quietGit } from "./quiet-git.js";
 import { boundText } from "../bounded-text.js";
 import { RevisionTrees } from "./revision-trees.js";
 import { listTags, newestTag } from "./newest-tag.js";
+
+/** Bytes of the remote's branch listing read for an unknown branch's hint (some 20,000 branches). */
+const maxBranchListingBytes = 2 * 1024 * 1024;
 
 /** Characters of a commit's author or subject kept (repository text: it goes to the history and the pages). */
 const maxCommitTextChars = 200;
@@ -107,11 +113,12 @@ export class GitSource implements Source {
       await ensureDirectory(this.opts.cacheDir);
       if (!(await exists(path.join(this.dir, ".git")))) {
         await rm(this.dir, { recursive: true, force: true });
-        await this.git().clone(this.opts.url, this.dir, ["--no-checkout", "--quiet"]);
+        // the remote's default branch alone (its HEAD: a source naming no branch follows it), no tag
+        await this.git().clone(this.opts.url, this.dir, ["--no-checkout", "--quiet", "--single-branch", "--no-tags"]);
       }
       const git = this.git(this.dir);
       // Forced refspecs: a force-pushed branch replaces what was fetched before.
-      await this.quiet(["fetch", "--force", "--prune", "--tags", "--quiet", "origin", "+refs/heads/*:refs/remotes/origin/*"]);
+      await this.quiet(["fetch", "--force", "--prune", "--no-tags", "--quiet", "origin", await this.followedRefspec(git)]);
       const { commit, tag } = await this.resolve(git);
       // the fetch found the commit already checked out (an announced push that moved nothing)
       if (this.last?.commit === commit) return tag === this.last.tag ? this.last : (this.last = { ...this.last, ...(tag === undefined ? {} : { tag }) });
@@ -120,6 +127,9 @@ export class GitSource implements Source {
       return this.last;
     } catch (err) {
       if (err instanceof SourceError) throw err;
+      // a branch the remote does not have: said with the remote's branches (a SourceError), not as git's failed fetch
+      if (this.followsBranch && this.opts.branch !== undefined && /couldn't find remote ref/i.test((err as Error).message))
+        await this.checkBranch(this.opts.branch);
       // git's own message may quote the URL, in its own form: no user information of any URL survives
       const message = stripUrlCredentials((err as Error).message.split(this.opts.url).join(redactUrl(this.opts.url)))
         .split("\n")
@@ -132,18 +142,30 @@ export class GitSource implements Source {
     }
   }
 
+  /** Following a branch (named, or the remote's default): no pinned commit, tag or tag pattern. */
+  private get followsBranch(): boolean {
+    return this.opts.commit === undefined && this.opts.tag === undefined && this.opts.tagPattern === undefined;
+  }
+
+  /**
+   * What a fetch takes: the followed branch or tag alone; every tag for a pattern (the newest is
+   * chosen among them: newest-tag.ts); every branch for a pinned commit (it may be on any).
+   */
+  private async followedRefspec(git: SimpleGit): Promise<string> {
+    if (this.opts.commit !== undefined) return "+refs/heads/*:refs/remotes/origin/*";
+    if (this.opts.tag !== undefined) return `+refs/tags/${this.opts.tag}:refs/tags/${this.opts.tag}`;
+    if (this.opts.tagPattern !== undefined) return "+refs/tags/*:refs/tags/*";
+    const branch = this.opts.branch ?? (await this.defaultBranch(git));
+    return `+refs/heads/${branch}:refs/remotes/origin/${branch}`;
+  }
+
   /** The commit the followed ref names now, and the tag's name when a pattern chose it. */
   private async resolve(git: SimpleGit): Promise<{ commit: string; tag?: string }> {
     if (this.opts.commit === undefined && this.opts.tag === undefined && this.opts.tagPattern !== undefined) return this.newestTag(this.opts.tagPattern);
     const target =
       this.opts.commit ??
       (this.opts.tag !== undefined ? `refs/tags/${this.opts.tag}` : `refs/remotes/origin/${this.opts.branch ?? (await this.defaultBranch(git))}`);
-    // the branch is listed only when it cannot be resolved: one git process less on every fetch
-    const commit = await git.revparse([`${target}^{commit}`]).catch(async (err: unknown) => {
-      const branch = this.opts.commit === undefined && this.opts.tag === undefined ? this.opts.branch : undefined;
-      if (branch !== undefined) await this.checkBranch(git, branch);
-      throw err;
-    });
+    const commit = await git.revparse([`${target}^{commit}`]);
     return { commit: commit.trim() };
   }
 
@@ -184,13 +206,23 @@ export class GitSource implements Source {
     return { root, boundary: tree, revision: commit, commit, ...told, hold: () => this.trees.hold(commit) };
   }
 
-  /** An unknown branch is the user's typo, not git's "ambiguous argument": said with the remote's branches. */
-  private async checkBranch(git: SimpleGit, branch: string): Promise<void> {
-    const refs = await git.raw(["for-each-ref", "--format=%(refname)", "refs/remotes/origin/"]);
+  /**
+   * An unknown branch is the user's typo, not git's "couldn't find remote ref": said with the
+   * remote's branches (listed by `ls-remote`, bounded: nothing else of the remote is fetched).
+   */
+  private async checkBranch(branch: string): Promise<void> {
+    const refs = await gitOutput(["ls-remote", "--heads", "origin"], {
+      cwd: this.dir,
+      env: this.processEnv(),
+      timeoutMs: this.opts.timeoutMs ?? 120_000,
+      maxBytes: maxBranchListingBytes,
+    }).catch(() => undefined);
+    // the remote cannot be listed either: git's own failure says more
+    if (refs === undefined) return;
     const branches = refs
       .split("\n")
-      .map((r) => r.trim().replace(/^refs\/remotes\/origin\//, ""))
-      .filter((b) => b !== "" && b !== "HEAD");
+      .map((line) => line.slice(line.indexOf("\t") + 1).replace(/^refs\/heads\//, ""))
+      .filter((b) => b !== "");
     if (branches.includes(branch)) return;
     const near = branches.length === 0 ? undefined : closest(branch, branches);
     const listed = branches.length > 20 ? `${branches.slice(0, 20).join(", ")} … (${branches.length} in all)` : branches.join(", ");

@@ -33,6 +33,7 @@ import { painter } from "../../src/style.js";
 import { desiredFrom, doc, emptyState, planFor, recordPlan } from "../helpers/plan.js";
 import { projectRoot, removeTempRepos } from "../helpers/temp-repo.js";
 import { HeldValue } from "../../src/deferred.js";
+import { applySummary } from "../helpers/apply-summary.js";
 
 afterAll(removeTempRepos);
 
@@ -98,7 +99,7 @@ describe("the interface registry", () => {
       expect(callsLine({ summary: { calls: counts } } as unknown as Plan)).toBe("2 HTTP calls (gateway 0, portal 0, dashboard 0, llm 0, mail 2)");
 
       const applied: ApplySummary = {
-        ...emptySummary,
+        ...applySummary(),
         calls: { ...counts, checks: 0, retries: 0, pauses: 0 },
       };
       expect(renderSummary(applied, painter(false))).toContain("Calls: gateway 0, portal 0, dashboard 0, llm 0, mail 2; 0 retries, 0 pauses for Retry-After.");
@@ -124,22 +125,6 @@ describe("the interface registry", () => {
     }
   });
 });
-
-const emptySummary: ApplySummary = {
-  applied: [],
-  failed: [],
-  inDoubt: [],
-  blocked: [],
-  unchanged: 0,
-  orphans: [],
-  moved: [],
-  adopted: [],
-  quotaResets: 0,
-  health: [],
-  calls: { gateway: 0, portal: 0, dashboard: 0, llm: 0, batchCalls: 0, batched: 0, total: 0, checks: 0, retries: 0, pauses: 0 },
-  skipped: [],
-  durationMs: 0,
-};
 
 const report = {
   result: "applied",

@@ -9,8 +9,7 @@ import { escapeHtml, html, rootOf } from "../../src/daemon/ui/html.js";
 import { maxShownChars, pretty, resourcePage, settleCommands } from "../../src/daemon/ui/resource-page.js";
 import { filterFrom, matches } from "../../src/daemon/ui/resources-page.js";
 import path from "node:path";
-import { RunHistory } from "../../src/daemon/ui/run-history.js";
-import { defaultHistoryBound } from "../../src/config/history-section.js";
+import { leaderRunView } from "../helpers/run-view.js";
 import { SqliteStateBackend } from "../../src/record/sqlite-backend.js";
 import { tempRepo } from "../helpers/temp-repo.js";
 import { planPage } from "../../src/daemon/ui/plan-page.js";
@@ -188,17 +187,7 @@ describe("status page drawing", () => {
   it("keeps the last runs, folds quiet ones, and follows one resource's changes by commit", async () => {
     const dir = await tempRepo({});
     const store = new SqliteStateBackend(path.join(dir, "state.db"));
-    const history = new RunHistory({
-      store,
-      bound: () => defaultHistoryBound,
-      replica: "r1",
-      follows: () => false,
-      syncedHere: () => true,
-      onError: (err) => {
-        throw err;
-      },
-      window: 3,
-    });
+    const history = leaderRunView(store, 3);
     const report = (result: RunReport["result"], commit: string): RunReport => ({
       reason: "schedule",
       startedAt: "2026-11-27T00:00:00.000Z",

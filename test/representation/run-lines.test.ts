@@ -6,11 +6,12 @@
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { RunReport } from "../../src/apply/run-report.js";
-import { defaultHistoryBound } from "../../src/config/history-section.js";
-import { RunHistory } from "../../src/daemon/ui/run-history.js";
+import type { RunHistory } from "../../src/daemon/ui/run-history.js";
+import { leaderRunView } from "../helpers/run-view.js";
 import { runsPage } from "../../src/daemon/ui/runs-page.js";
 import type { Plan } from "../../src/plan/plan.js";
 import { SqliteStateBackend } from "../../src/record/sqlite-backend.js";
+import { applySummary } from "../helpers/apply-summary.js";
 import { tempRepo } from "../helpers/temp-repo.js";
 
 const changes = 1_000;
@@ -27,21 +28,7 @@ function bigReport(n: number): RunReport {
     result: "applied",
     revision: `r${n}`,
     commit: n.toString(16).padStart(40, "0"),
-    summary: {
-      applied: ids,
-      failed: [],
-      inDoubt: [],
-      blocked: [],
-      unchanged: 0,
-      orphans: [],
-      moved: [],
-      adopted: [],
-      quotaResets: 0,
-      health: [],
-      calls,
-      skipped: [],
-      durationMs: 900 + n,
-    },
+    summary: applySummary({ applied: ids, calls, durationMs: 900 + n }),
   };
 }
 
@@ -56,16 +43,7 @@ describe("the run view", () => {
   async function viewOf(file: string): Promise<RunHistory> {
     const store = new SqliteStateBackend(file);
     stores.push(store);
-    const history = new RunHistory({
-      store,
-      bound: () => defaultHistoryBound,
-      replica: "r1",
-      follows: () => false,
-      syncedHere: () => true,
-      onError: (err) => {
-        throw err;
-      },
-    });
+    const history = leaderRunView(store);
     history.start();
     await history.settled();
     return history;
