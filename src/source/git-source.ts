@@ -29,7 +29,7 @@ import { similar } from "../similar.js";
 import { gitOutput, quietGit } from "./quiet-git.js";
 import { boundText } from "../bounded-text.js";
 import { RevisionTrees } from "./revision-trees.js";
-import { listTags, newestTag } from "./newest-tag.js";
+import { fetchMatchingTags, newestTag } from "./newest-tag.js";
 
 /** Bytes of the remote's branch listing read for an unknown branch's hint (some 20,000 branches). */
 const maxBranchListingBytes = 2 * 1024 * 1024;
@@ -118,7 +118,8 @@ export class GitSource implements Source {
       }
       const git = this.git(this.dir);
       // Forced refspecs: a force-pushed branch replaces what was fetched before.
-      await this.quiet(["fetch", "--force", "--prune", "--no-tags", "--quiet", "origin", await this.followedRefspec(git)]);
+      const refspec = await this.followedRefspec(git);
+      if (refspec !== undefined) await this.quiet(["fetch", "--force", "--prune", "--no-tags", "--quiet", "origin", refspec]);
       const { commit, tag } = await this.resolve(git);
       // the fetch found the commit already checked out (an announced push that moved nothing)
       if (this.last?.commit === commit) return tag === this.last.tag ? this.last : (this.last = { ...this.last, ...(tag === undefined ? {} : { tag }) });
@@ -148,13 +149,14 @@ export class GitSource implements Source {
   }
 
   /**
-   * What a fetch takes: the followed branch or tag alone; every tag for a pattern (the newest is
-   * chosen among them: newest-tag.ts); every branch for a pinned commit (it may be on any).
+   * What a fetch takes: the followed branch or tag alone; every branch for a pinned commit (it
+   * may be on any); nothing for a tag pattern (the matching tags' objects are fetched by id as
+   * the newest is chosen: newest-tag.ts).
    */
-  private async followedRefspec(git: SimpleGit): Promise<string> {
+  private async followedRefspec(git: SimpleGit): Promise<string | undefined> {
     if (this.opts.commit !== undefined) return "+refs/heads/*:refs/remotes/origin/*";
     if (this.opts.tag !== undefined) return `+refs/tags/${this.opts.tag}:refs/tags/${this.opts.tag}`;
-    if (this.opts.tagPattern !== undefined) return "+refs/tags/*:refs/tags/*";
+    if (this.opts.tagPattern !== undefined) return undefined;
     const branch = this.opts.branch ?? (await this.defaultBranch(git));
     return `+refs/heads/${branch}:refs/remotes/origin/${branch}`;
   }
@@ -169,9 +171,9 @@ export class GitSource implements Source {
     return { commit: commit.trim() };
   }
 
-  /** The newest tag matching the pattern (fetched with `--tags`); the name is only reported, never given to git. */
+  /** The newest of the remote's tags matching the pattern (newest-tag.ts); the name is only reported, never given to git. */
   private async newestTag(pattern: string): Promise<{ commit: string; tag: string }> {
-    const tags = await listTags({ cwd: this.dir, env: this.processEnv(), timeoutMs: this.opts.timeoutMs ?? 120_000 });
+    const tags = await fetchMatchingTags(pattern, { cwd: this.dir, env: this.processEnv(), timeoutMs: this.opts.timeoutMs ?? 120_000 });
     const newest = newestTag(tags, pattern);
     if (newest === undefined)
       throw new SourceError(ErrorCode.SOURCE_INVALID, `no tag of ${redactUrl(this.opts.url)} matches \`${pattern}\``, {

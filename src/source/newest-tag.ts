@@ -2,7 +2,10 @@
  * `track: { tag: PATTERN }` (docs/user/environments.md): the newest tag of the repository whose
  * name matches a glob. Tag names are the repository's (anyone who can push writes them): how
  * many are read and how long each may be are bounded, the glob is matched by the linear-time
- * engine (linear-regex.ts), and a name is never handed to git — the commit it points to is.
+ * engine (linear-regex.ts), and a name is never handed to git — the object it names is: the
+ * matching tags are listed with `ls-remote`, their objects fetched by id into refs of
+ * gatesync's own naming (`refs/gatesync/tags/INDEX`), and no other tag is fetched (a tag named
+ * too long for the file system would fail any fetch that takes it).
  */
 import { ErrorCode, SourceError } from "../errors.js";
 import { linearTest } from "../linear-regex.js";
@@ -13,7 +16,7 @@ import type { QuietGitOptions } from "./quiet-git.js";
 export const maxTags = 20_000;
 /** Characters of a tag name considered; a longer name is passed over (no release is named so). */
 export const maxTagNameChars = 200;
-/** What `for-each-ref` may print: maxTags lines of a bounded name, two object names and a date. */
+/** What a listing of tags (`ls-remote`, `for-each-ref`) may print: maxTags lines of a bounded name, two object names and a date. */
 const maxListingBytes = maxTags * (maxTagNameChars + 2 * 64 + 32);
 
 /** A tag that points (directly or through an annotated tag) at a commit. */
@@ -88,33 +91,71 @@ export function newestTag(tags: readonly TagRef[], pattern: string): TagRef | un
 
 const hex = /^[0-9a-f]{40}([0-9a-f]{24})?$/;
 
-/** Parses `for-each-ref`'s lines (name, object, peeled object, dates, types; NUL-separated): tags of commits only. */
-export function parseTagListing(out: string): TagRef[] {
+/** Parses `for-each-ref`'s lines (name, object, peeled object, dates, types; NUL-separated): tags of commits only, named below `namespace`. */
+export function parseTagListing(out: string, namespace = "refs/tags/"): TagRef[] {
+  // (at most maxTags lines: fetchMatchingTags writes no more indices than that)
   const lines = out.split("\n").filter((l) => l !== "");
-  if (lines.length > maxTags) throw tooManyTags(lines.length);
   const tags: TagRef[] = [];
   for (const line of lines) {
     const [ref, object, peeled, type, peeledType, date, peeledDate] = line.split("\0");
     const annotated = peeled !== undefined && peeled !== "";
     const commit = annotated ? peeled : object;
     if (ref === undefined || commit === undefined || !hex.test(commit) || (annotated ? peeledType : type) !== "commit") continue;
-    tags.push({ name: ref.replace(/^refs\/tags\//, ""), commit, date: Number(annotated ? peeledDate : date) || 0 });
+    tags.push({ name: ref.startsWith(namespace) ? ref.slice(namespace.length) : ref, commit, date: Number(annotated ? peeledDate : date) || 0 });
   }
   return tags;
 }
 
-const tooManyTags = (count: number | undefined): SourceError =>
-  new SourceError(ErrorCode.SOURCE_INVALID, `the repository has ${count === undefined ? "more" : `${count}`} tags, more than the ${maxTags} gatesync reads`, {
-    hint: `a tag-tracking environment reads at most ${maxTags} tags: delete old tags from the remote, or follow a branch`,
-  });
+/** More tags match than are read (`count`), or the remote's listing of its tags is longer than is read (no count). */
+const tooManyTags = (pattern: string, count: number | undefined): SourceError =>
+  new SourceError(
+    ErrorCode.SOURCE_INVALID,
+    count === undefined
+      ? `the repository's tags are more than gatesync reads (a listing of ${maxListingBytes} bytes)`
+      : `${count} tags of the repository match \`${pattern}\`, more than the ${maxTags} gatesync reads`,
+    { hint: `a tag-tracking environment reads at most ${maxTags} matching tags: delete old tags from the remote, narrow the pattern, or follow a branch` },
+  );
 
-/** Every tag of the checkout's repository (fetched with `--tags`), bounded in count and bytes. */
-export async function listTags(opts: QuietGitOptions): Promise<TagRef[]> {
-  const format = "%(refname)%00%(objectname)%00%(*objectname)%00%(objecttype)%00%(*objecttype)%00%(committerdate:unix)%00%(*committerdate:unix)";
-  const out = await gitOutput(["for-each-ref", `--format=${format}`, "refs/tags/"], {
+/** Where the matching tags' objects are fetched to, by their index in the remote's listing. */
+const fetchedTags = "refs/gatesync/tags/";
+
+/** The remote's tags whose names match `pattern` (at most `maxTagNameChars` each), with the object each names, as `ls-remote` lists them. */
+async function matchingRemoteTags(pattern: string, opts: QuietGitOptions): Promise<Array<{ readonly name: string; readonly object: string }>> {
+  const out = await gitOutput(["ls-remote", "--tags", "--refs", "origin"], {
     ...opts,
     maxBytes: maxListingBytes,
-    tooLong: () => tooManyTags(undefined),
+    tooLong: () => tooManyTags(pattern, undefined),
   });
-  return parseTagListing(out);
+  const matches = globMatcher(pattern);
+  const tags: Array<{ name: string; object: string }> = [];
+  for (const line of out.split("\n")) {
+    const tab = line.indexOf("\t");
+    const object = line.slice(0, tab);
+    const name = line.slice(tab + 1).replace(/^refs\/tags\//, "");
+    if (tab > 0 && hex.test(object) && name.length <= maxTagNameChars && matches(name)) tags.push({ name, object });
+  }
+  if (tags.length > maxTags) throw tooManyTags(pattern, tags.length);
+  return tags;
+}
+
+/**
+ * The remote's tags matching `pattern` that name commits, with their dates: their objects
+ * fetched by id (refspecs of object ids on git's standard input), read back by index.
+ */
+export async function fetchMatchingTags(pattern: string, opts: QuietGitOptions): Promise<TagRef[]> {
+  const remote = await matchingRemoteTags(pattern, opts);
+  if (remote.length === 0) return [];
+  const refspecs = remote.map((t, i) => `+${t.object}:${fetchedTags}${i}\n`).join("");
+  await gitOutput(["fetch", "--stdin", "--force", "--no-tags", "--quiet", "origin"], { ...opts, input: refspecs });
+  const format = "%(refname)%00%(objectname)%00%(*objectname)%00%(objecttype)%00%(*objecttype)%00%(committerdate:unix)%00%(*committerdate:unix)";
+  const out = await gitOutput(["for-each-ref", `--format=${format}`, fetchedTags], {
+    ...opts,
+    maxBytes: maxListingBytes,
+    tooLong: () => tooManyTags(pattern, undefined),
+  });
+  // every index of this listing was just written (forced); one past it is an earlier listing's, left behind
+  return parseTagListing(out, fetchedTags).flatMap((t) => {
+    const tag = /^\d+$/.test(t.name) ? remote[Number(t.name)] : undefined;
+    return tag === undefined ? [] : [{ ...t, name: tag.name }];
+  });
 }

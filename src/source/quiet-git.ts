@@ -25,13 +25,24 @@ export async function quietGit(args: readonly string[], opts: QuietGitOptions): 
  * Runs `git ...args` and resolves with what it printed, at most `maxBytes` (the process is
  * killed past it, and `tooLong` says why); rejects as quietGit does otherwise.
  */
-export function gitOutput(args: readonly string[], opts: QuietGitOptions & { readonly maxBytes?: number; readonly tooLong?: () => Error }): Promise<string> {
+export function gitOutput(
+  args: readonly string[],
+  opts: QuietGitOptions & { readonly maxBytes?: number; readonly tooLong?: () => Error; readonly input?: string },
+): Promise<string> {
   return new Promise((resolve, reject) => {
-    execFile("git", args, { cwd: opts.cwd, env: opts.env, timeout: opts.timeoutMs, maxBuffer: opts.maxBytes ?? 4 * 1024 * 1024 }, (err, stdout, stderr) => {
-      if (err === null) return resolve(stdout);
-      if (opts.tooLong !== undefined && (err as { code?: unknown }).code === "ERR_CHILD_PROCESS_STDIO_MAXBUFFER") return reject(opts.tooLong());
-      const killed = err.killed ? `git ${args[0]} was stopped after ${opts.timeoutMs} ms` : undefined;
-      reject(new Error(killed ?? (stderr.trim() !== "" ? stderr.trim() : `git ${args[0]} failed (exit code ${String(err.code)})`)));
-    });
+    const child = execFile(
+      "git",
+      args,
+      { cwd: opts.cwd, env: opts.env, timeout: opts.timeoutMs, maxBuffer: opts.maxBytes ?? 4 * 1024 * 1024 },
+      (err, stdout, stderr) => {
+        if (err === null) return resolve(stdout);
+        if (opts.tooLong !== undefined && (err as { code?: unknown }).code === "ERR_CHILD_PROCESS_STDIO_MAXBUFFER") return reject(opts.tooLong());
+        const killed = err.killed ? `git ${args[0]} was stopped after ${opts.timeoutMs} ms` : undefined;
+        reject(new Error(killed ?? (stderr.trim() !== "" ? stderr.trim() : `git ${args[0]} failed (exit code ${String(err.code)})`)));
+      },
+    );
+    // what `--stdin` reads (refspecs of object ids), or nothing: git never waits on a terminal
+    child.stdin?.on("error", () => undefined);
+    child.stdin?.end(opts.input ?? "");
   });
 }

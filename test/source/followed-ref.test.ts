@@ -69,6 +69,32 @@ describe("the refs a git source fetches", () => {
     expect((await source.fetch({ announced: true })).commit).toBe(third);
   });
 
+  it("takes a tag pattern's matching tags alone, by their objects: a tag named too long is passed over, a deleted one is left", async () => {
+    const dir = await tempRepo();
+    const work = gitRemote(dir);
+    const origin = path.join(dir, "origin.git");
+    const first = await pushFiles(work, { "v.txt": "one" }, "one");
+    git(work, "tag", "v1.0.0");
+    git(work, "push", "-q", "origin", "v1.0.0");
+    const source = new GitSource({ url: origin, tagPattern: "v*", cacheDir: path.join(dir, "cache") });
+    expect(await source.fetch()).toMatchObject({ commit: first, tag: "v1.0.0" });
+
+    // a matching tag and another one, both named too long for any file system, at a newer commit
+    const second = await pushFiles(work, { "v.txt": "two" }, "two");
+    await packRefs(origin, [`refs/tags/v9.9.9-${longName}`, `refs/tags/${longName}`], second);
+    git(work, "tag", "v1.1.0");
+    git(work, "push", "-q", "origin", "v1.1.0");
+    expect(await source.fetch({ announced: true })).toMatchObject({ commit: second, tag: "v1.1.0" });
+
+    // a newer tag, then deleted from the remote: the next fetch follows what the remote lists
+    const third = await pushFiles(work, { "v.txt": "three" }, "three");
+    git(work, "tag", "v1.2.0");
+    git(work, "push", "-q", "origin", "v1.2.0");
+    expect(await source.fetch({ announced: true })).toMatchObject({ commit: third, tag: "v1.2.0" });
+    git(work, "push", "-q", "origin", ":refs/tags/v1.2.0");
+    expect(await source.fetch({ announced: true })).toMatchObject({ commit: second, tag: "v1.1.0" });
+  });
+
   it("follows the remote's default branch when none is named, and names the remote's branches for a typo", async () => {
     const dir = await tempRepo();
     const work = gitRemote(dir);

@@ -127,7 +127,7 @@ describe("the newest tag matching a pattern", () => {
     }
   });
 
-  it("passes over a name past the length bound, and refuses a repository of more tags than it reads", async () => {
+  it("passes over a name past the length bound and tags that do not match, and refuses more matching tags than it reads", async () => {
     const { dir, origin, commits, git } = await remoteWith(["old", "new"]);
     git("tag", "v1.0.0", commits[0]!);
     // 240 characters: past the bound, short enough for a ref file of its own
@@ -135,12 +135,15 @@ describe("the newest tag matching a pattern", () => {
     git("push", "-q", "origin", "--tags");
     const source = follow(dir, origin, "v*");
     expect((await source.fetch()).tag).toBe("v1.0.0");
-    // more tags than the bound, written straight into the remote's packed refs
-    const lines = Array.from({ length: maxTags + 1 }, (_, i) => `${commits[0]!} refs/tags/bulk-${i}`);
-    await appendFile(path.join(origin, "packed-refs"), `${lines.join("\n")}\n`);
+    // more tags than the bound, written straight into the remote's packed refs: that do not match, they cost a listing
+    const tags = (prefix: string): string => `${Array.from({ length: maxTags + 1 }, (_, i) => `${commits[0]!} refs/tags/${prefix}${i}`).join("\n")}\n`;
+    await appendFile(path.join(origin, "packed-refs"), tags("bulk-"));
+    expect((await follow(dir, origin, "v*").fetch({ announced: true })).tag).toBe("v1.0.0");
+    // that match, they are refused, said
+    await appendFile(path.join(origin, "packed-refs"), tags("v0.0."));
     await expect(follow(dir, origin, "v*").fetch({ announced: true })).rejects.toMatchObject({
       code: "SOURCE_INVALID",
-      message: expect.stringContaining(`more than the ${maxTags} gatesync reads`) as string,
+      message: expect.stringContaining(`${maxTags + 2} tags of the repository match \`v*\`, more than the ${maxTags} gatesync reads`) as string,
     });
   }, 60_000);
 
