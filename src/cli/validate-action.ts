@@ -16,7 +16,7 @@ import { renderValidation } from "./report.js";
 import type { ReportFormat } from "./report.js";
 import type { CliIo } from "./cli-io.js";
 import { configIfPresent } from "./cli-io.js";
-import { openResources } from "./resources.js";
+import { resourcesPerRef } from "./resources.js";
 import { inRepository, repositoryPrefix, workTreeOf } from "../source/repository-path.js";
 import { checkConfigText, readConfigFile } from "../config/config-text.js";
 import { operatorSectionsIn } from "../config/settings-owners.js";
@@ -79,38 +79,46 @@ export async function validateAction(dir: string | undefined, opts: { config?: s
       "gatesync validate config/   (or `gatesync init` to scaffold a repository with a gatesync.yaml)",
     );
   }
-  const resources =
-    dir === undefined ? await openResources(config!, io.env, undefined) : { input: { root: path.resolve(dir) }, close: async () => Promise.resolve() };
+  // without a directory, each environment's files at the commit it follows (`track:`), fetched as `plan` fetches them
+  const perRef = dir === undefined ? resourcesPerRef(io.env, undefined) : undefined;
+  const filesOf = async (c: GatesyncConfig | undefined): Promise<EnvironmentFiles> =>
+    perRef === undefined || c === undefined ? { root: path.resolve(dir!) } : (await perRef.of(c)).input;
   try {
-    const { root, boundary } = resources.input as { root: string; boundary?: string };
-    const result = await validateEnvironments(root, config, opts.env, io.env, boundary);
+    const result = await validateEnvironments(filesOf, config, opts.env, io.env);
     const ignored = config === undefined ? [] : await operatorSettingsOfRepositoryFile(config.file);
     const report = { valid: result.valid, files: result.files, resources: result.resources.length, diagnostics: [...ignored, ...result.diagnostics] };
     io.stdout(renderValidation(report, opts.format, io.isTty && io.env.NO_COLOR === undefined));
     process.exitCode = result.valid ? 0 : 1;
   } finally {
-    await resources.close();
+    await perRef?.close();
   }
 }
 
+/** Where an environment's files are: a directory, or a fetched commit's sub-directory and its checkout. */
+type EnvironmentFiles = { readonly root: string; readonly boundary?: string };
+
 /**
  * Every environment `--env` names (all of them without it), each with its own values, patches
- * and secret scope; a finding several environments share is reported once.
+ * and secret scope, in its own files (`filesOf`); a finding several environments share is
+ * reported once.
  */
 export async function validateEnvironments(
-  dir: string,
+  filesOf: (config: GatesyncConfig | undefined) => Promise<EnvironmentFiles>,
   config: GatesyncConfig | undefined,
   envName: string | undefined,
   env: Readonly<Record<string, string | undefined>>,
-  boundary?: string,
 ): Promise<RepositoryResult & { valid: boolean }> {
-  if (config === undefined) return validateDirectory(dir, config, env, undefined, boundary);
+  if (config === undefined) {
+    const { root, boundary } = await filesOf(undefined);
+    return validateDirectory(root, config, env, undefined, boundary);
+  }
   const environments = environmentsForFlag(config, envName);
   let first: (RepositoryResult & { valid: boolean }) | undefined;
   const seen = new Set<string>();
   const diagnostics: Diagnostic[] = [];
   for (const e of environments) {
-    const result = await validateDirectory(dir, e.config, env, undefined, boundary);
+    const { root, boundary } = await filesOf(e.config);
+    const result = await validateDirectory(root, e.config, env, undefined, boundary);
     first ??= result;
     for (const d of result.diagnostics) {
       const key = JSON.stringify(d);
