@@ -8,7 +8,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../helpers/cli.js";
 import { git } from "../helpers/git-repo.js";
-import { gitRemote, pushFiles } from "../helpers/git-remote.js";
+import { gitRemote, pushFiles, trackedEnvironmentsConfig } from "../helpers/git-remote.js";
 import { doc } from "../helpers/plan.js";
 import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
 
@@ -29,17 +29,7 @@ beforeAll(async () => {
   await mkdir(path.dirname(operatorFile));
   await writeFile(
     operatorFile,
-    `apiVersion: gatesync.dev/v1
-kind: GatesyncConfig
-source: { git: { url: ${JSON.stringify(path.join(dir, "origin.git"))}, branch: main, subdirectory: config, cacheDir: ./cache } }
-state: { backend: sqlite, path: ./state.db }
-environments:
-  staging:
-    targets: { gateway: { url: "http://127.0.0.1:9", credentialEnv: GW_KEY } }
-    track: { branch: release }
-  production:
-    targets: { gateway: { url: "http://127.0.0.1:9", credentialEnv: GW_KEY } }
-`,
+    trackedEnvironmentsConfig(dir, { staging: { gateway: "http://127.0.0.1:9", track: "{ branch: release }" }, production: { gateway: "http://127.0.0.1:9" } }),
   );
 });
 

@@ -18,7 +18,7 @@ import type { Daemon } from "../../src/daemon/daemon.js";
 import { silentLogger } from "../../src/logger.js";
 import type { SandboxHandle } from "../../src/sandbox/sandbox.js";
 import { eventually } from "../helpers/daemon-process.js";
-import { gitRemote } from "../helpers/git-remote.js";
+import { gitRemote, trackedEnvironmentsConfig } from "../helpers/git-remote.js";
 import { doc } from "../helpers/plan.js";
 import { call, testCredentials, testSandbox } from "../helpers/sandbox.js";
 import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
@@ -104,23 +104,15 @@ beforeAll(async () => {
   await mkdir(path.dirname(operatorFile));
   await writeFile(
     operatorFile,
-    `apiVersion: gatesync.dev/v1
-kind: GatesyncConfig
-source: { git: { url: ${JSON.stringify(path.join(dir, "origin.git"))}, branch: main, subdirectory: config, cacheDir: ./cache } }
-state: { backend: sqlite, path: ./state.db }
-environments:
-  staging:
-    targets: { gateway: { url: ${staging.urls.gateway}, credentialEnv: GW_KEY } }
-    track: { branch: release }
-  production:
-    targets: { gateway: { url: ${production.urls.gateway}, credentialEnv: GW_KEY } }
-    track: { tag: "v*" }
-  canary:
-    targets: { gateway: { url: ${canary.urls.gateway}, credentialEnv: GW_KEY } }
-    track: { promotedFrom: staging }
-schedule: { interval: 1h }
-server: { listen: "127.0.0.1:0", syncTokenEnv: SYNC_TOKEN, stateTokenEnv: STATE_TOKEN }
-`,
+    trackedEnvironmentsConfig(
+      dir,
+      {
+        staging: { gateway: staging.urls.gateway, track: "{ branch: release }" },
+        production: { gateway: production.urls.gateway, track: '{ tag: "v*" }' },
+        canary: { gateway: canary.urls.gateway, track: "{ promotedFrom: staging }" },
+      },
+      `schedule: { interval: 1h }\nserver: { listen: "127.0.0.1:0", syncTokenEnv: SYNC_TOKEN, stateTokenEnv: STATE_TOKEN }\n`,
+    ),
   );
   daemon = await startDaemon({
     config: await loadConfig(operatorFile),

@@ -28,3 +28,25 @@ export async function pushFiles(work: string, files: Record<string, string>, mes
   git(work, "push", "-q", "origin", "main");
   return git(work, "rev-parse", "HEAD");
 }
+
+/**
+ * An operator's gatesync.yaml over the remote `gitRemote(dir)` made (its `config/`, branch main):
+ * each environment sends to its gateway and follows `track` (the text of a `track:` mapping) or
+ * the top level's branch; `extra` is appended as it is.
+ */
+export function trackedEnvironmentsConfig(
+  dir: string,
+  environments: Record<string, { readonly gateway: string; readonly track?: string }>,
+  extra = "",
+): string {
+  const entries = Object.entries(environments).map(
+    ([name, e]) =>
+      `  ${name}:\n    targets: { gateway: { url: ${JSON.stringify(e.gateway)}, credentialEnv: GW_KEY } }\n${e.track === undefined ? "" : `    track: ${e.track}\n`}`,
+  );
+  return `apiVersion: gatesync.dev/v1
+kind: GatesyncConfig
+source: { git: { url: ${JSON.stringify(path.join(dir, "origin.git"))}, branch: main, subdirectory: config, cacheDir: ./cache } }
+state: { backend: sqlite, path: ./state.db }
+environments:
+${entries.join("")}${extra}`;
+}
