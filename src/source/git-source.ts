@@ -149,12 +149,19 @@ export class GitSource implements Source {
   }
 
   /**
-   * What a fetch takes: the followed branch or tag alone; every branch for a pinned commit (it
-   * may be on any); nothing for a tag pattern (the matching tags' objects are fetched by id as
-   * the newest is chosen: newest-tag.ts).
+   * What a fetch takes: the followed branch or tag alone; for a pinned commit, nothing when the
+   * clone holds it already (the default branch's history), else every branch (it may be on
+   * any); nothing for a tag pattern (the matching tags' objects are fetched by id as the newest
+   * is chosen: newest-tag.ts).
    */
   private async followedRefspec(git: SimpleGit): Promise<string | undefined> {
-    if (this.opts.commit !== undefined) return "+refs/heads/*:refs/remotes/origin/*";
+    if (this.opts.commit !== undefined) {
+      const held = await git.raw(["cat-file", "-e", `${this.opts.commit}^{commit}`]).then(
+        () => true,
+        () => false,
+      );
+      return held ? undefined : "+refs/heads/*:refs/remotes/origin/*";
+    }
     if (this.opts.tag !== undefined) return `+refs/tags/${this.opts.tag}:refs/tags/${this.opts.tag}`;
     if (this.opts.tagPattern !== undefined) return undefined;
     const branch = this.opts.branch ?? (await this.defaultBranch(git));

@@ -95,6 +95,17 @@ describe("the refs a git source fetches", () => {
     expect(await source.fetch({ announced: true })).toMatchObject({ commit: second, tag: "v1.1.0" });
   });
 
+  it("pins a commit the clone of the default branch holds without fetching any other branch", async () => {
+    const dir = await tempRepo();
+    const work = gitRemote(dir);
+    const origin = path.join(dir, "origin.git");
+    const pinned = await pushFiles(work, { "v.txt": "one" }, "one");
+    await pushFiles(work, { "v.txt": "two" }, "two");
+    await packRefs(origin, [`refs/heads/feature/${longName}`], pinned);
+    const snapshot = await new GitSource({ url: origin, commit: pinned, cacheDir: path.join(dir, "cache") }).fetch();
+    expect(snapshot.commit).toBe(pinned);
+  });
+
   it("follows the remote's default branch when none is named, and names the remote's branches for a typo", async () => {
     const dir = await tempRepo();
     const work = gitRemote(dir);
