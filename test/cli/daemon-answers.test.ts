@@ -16,6 +16,14 @@ let base: string;
 /** What the server answers at each path. */
 const answers = new Map<string, (res: ServerResponse) => void>();
 
+/** An answer of `mib` MiB of blanks, written as it goes. */
+const blanks = (mib: number) => (res: ServerResponse) => {
+  res.writeHead(200, { "content-type": "application/json" });
+  const chunk = Buffer.alloc(1024 * 1024, 0x20);
+  for (let i = 0; i < mib; i++) res.write(chunk);
+  res.end();
+};
+
 const json = (status: number, body: unknown) => (res: ServerResponse) => {
   res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
 };
@@ -52,12 +60,7 @@ describe("answers at the daemon's address that are not the daemon's", () => {
   });
 
   it("an answer larger than a promotion's plan: dropped past 16 MiB, said", async () => {
-    answers.set("/environments/big/promote", (res) => {
-      res.writeHead(200, { "content-type": "application/json" });
-      const chunk = Buffer.alloc(1024 * 1024, 0x20);
-      for (let i = 0; i < 40; i++) res.write(chunk);
-      res.end();
-    });
+    answers.set("/environments/big/promote", blanks(40));
     const r = await promote("big");
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/STATE_UNREACHABLE.*its answer is larger than the 16777216 bytes read/);
@@ -79,12 +82,7 @@ describe("answers at the daemon's address that are not the daemon's", () => {
   });
 
   it("a plan against a daemon whose settings answer is endless: dropped past 4 MiB, said", async () => {
-    answers.set("/config", (res) => {
-      res.writeHead(200, { "content-type": "application/json" });
-      const chunk = Buffer.alloc(1024 * 1024, 0x20);
-      for (let i = 0; i < 8; i++) res.write(chunk);
-      res.end();
-    });
+    answers.set("/config", blanks(8));
     const r = await runCli(["plan", "--dir", "examples/config", "-c", "examples/gatesync.yaml", "--state-url", base], {
       GATESYNC_STATE_TOKEN: token,
       GW_KEY: "x",
