@@ -11,7 +11,8 @@ import type { EnvironmentConfig } from "../config/environments.js";
 import { ConfigError, ErrorCode, StateError } from "../errors.js";
 import { environmentStatePath } from "../daemon/config-endpoint.js";
 import type { OperatorSettingsView } from "../daemon/config-endpoint.js";
-import { daemonUrl, readFromDaemon } from "./plan-state.js";
+import { daemonAddress } from "./daemon-client.js";
+import { readFromDaemon } from "./plan-state.js";
 import { followedRefFrom } from "../config/track-section.js";
 import type { FollowedRef } from "../config/track-section.js";
 
@@ -68,7 +69,7 @@ function parseView(text: string, where: string): OperatorSettingsView {
 /** The daemon's operator settings, from `GET /config` at its address. */
 export async function daemonSettings(base: string, token: string | undefined): Promise<OperatorSettingsView & { readonly origin: string }> {
   const root = base.replace(/\/+$/, "").replace(/\/state$/, "");
-  const url = daemonUrl(`${root}/config`, base);
+  const url = daemonAddress(`${root}/config`, "--state-url");
   return { ...parseView(await readFromDaemon(url, token, "operator settings"), `${url.origin}${url.pathname}`), origin: root };
 }
 

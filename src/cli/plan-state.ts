@@ -24,10 +24,10 @@ import { redactingState } from "../record/redacting-state.js";
 import { SnapshotState } from "../record/snapshot-state.js";
 import type { StateBackend } from "../record/state.js";
 import { emptySnapshot } from "../record/state.js";
-import { registerSecret } from "../secrets/redaction.js";
 import { stateTokenVariable } from "../secrets/credentials.js";
 import { stateUrlVariable } from "./cli-io.js";
 import { backendFromSpec } from "./state-spec.js";
+import { askDaemon, daemonAddress, unreachableError } from "./daemon-client.js";
 
 export interface PlanStateFlags {
   readonly state?: string;
@@ -86,23 +86,20 @@ const applyWithHint =
 
 /** The daemon's state from its `GET /state` (or an environment's, `/environments/NAME/state`). */
 async function fetchDaemonState(base: string, token: string | undefined): Promise<StateBackend> {
-  const url = daemonUrl(base.replace(/\/+$/, "").endsWith("/state") ? base : `${base.replace(/\/+$/, "")}/state`, base);
+  const url = daemonAddress(base.replace(/\/+$/, "").endsWith("/state") ? base : `${base.replace(/\/+$/, "")}/state`, "--state-url");
   const where = `${url.origin}${url.pathname}`;
   return new SnapshotState(parsePulled(await readFromDaemon(url, token, "state"), where), `the daemon's state at ${where}`);
 }
 
-/** A URL given as the daemon's address, or USAGE. */
-export function daemonUrl(text: string, given = text): URL {
-  try {
-    return new URL(text);
-  } catch {
-    throw new UsageError(`--state-url ${JSON.stringify(given)} is not a URL`, "give the daemon's address, e.g. https://gatesync.internal:9464");
-  }
-}
+/**
+ * What a plan may read of the daemon: its state as large as one string may be (the state grows
+ * with the repository: no smaller bound would hold for every team), its settings some kilobytes.
+ */
+const maxAnswerBytes = { state: 500 * 1024 * 1024, "operator settings": 4 * 1024 * 1024 } as const;
 
 /**
  * The body of one of the daemon's read-only answers (`/state`, `/config`), read with the state
- * token; STATE_UNREACHABLE says why not — never replaced by anything local.
+ * token (daemon-client.ts); STATE_UNREACHABLE says why not — never replaced by anything local.
  */
 export async function readFromDaemon(url: URL, token: string | undefined, what: "state" | "operator settings"): Promise<string> {
   if (token === undefined)
@@ -110,28 +107,23 @@ export async function readFromDaemon(url: URL, token: string | undefined, what: 
       `${stateTokenVariable} is not set: the daemon's ${what} are read with it`,
       `set it to the value of the daemon's server.stateTokenEnv variable`,
     );
-  registerSecret(token);
   const where = `${url.origin}${url.pathname}`;
-  const unreachable = (why: string, hint: string): StateError =>
-    new StateError(ErrorCode.STATE_UNREACHABLE, `cannot read the daemon's ${what} from ${where}: ${why}`, { hint });
-  // the HTTP client is loaded only by the plans that read a daemon's state
-  const { request } = await import("undici");
-  let res;
-  try {
-    res = await request(url, { headers: { authorization: `Bearer ${token}`, accept: "application/json" }, headersTimeout: 30_000, bodyTimeout: 60_000 });
-  } catch (err) {
-    throw unreachable((err as Error).message, "check the address and that the CI runner can reach the daemon's server (server.listen)");
-  }
-  const text = await res.body.text();
-  if (res.statusCode === 401)
+  const unreachable = (why: string, hint: string): StateError => unreachableError(`cannot read the daemon's ${what} from ${where}`, hint)(why);
+  const res = await askDaemon(url, {
+    token,
+    timeoutMs: 60_000,
+    maxBytes: maxAnswerBytes[what],
+    unreachable: (why) => unreachable(why, "check the address and that the CI runner can reach the daemon's server (server.listen)"),
+  });
+  if (res.status === 401)
     throw unreachable("the token was refused (401)", `set ${stateTokenVariable} to the value of the daemon's server.stateTokenEnv variable`);
-  if (res.statusCode === 404)
+  if (res.status === 404)
     throw unreachable(
       `the daemon does not serve its ${what} (404)`,
       what === "state"
         ? "set server.stateTokenEnv in the daemon's gatesync.yaml and the variable it names, then restart it"
         : "set server.stateTokenEnv in the daemon's gatesync.yaml, and run a gatesync that serves GET /config",
     );
-  if (res.statusCode !== 200) throw unreachable(`it answered ${res.statusCode}`, "see the daemon's log");
-  return text;
+  if (res.status !== 200) throw unreachable(`it answered ${res.status}`, "see the daemon's log");
+  return res.text;
 }

@@ -5,12 +5,13 @@
  * there is no gatesync.yaml or it names none). A rollback shows its plan and what it cannot undo,
  * then asks (or takes --auto-approve).
  */
-import { ErrorCode, PromotionError, StateError, UsageError } from "../errors.js";
+import { boundText } from "../bounded-text.js";
+import { PromotionError, UsageError } from "../errors.js";
 import { promoteTokenVariable } from "../secrets/credentials.js";
-import { registerSecret } from "../secrets/redaction.js";
 import { ask } from "./ask.js";
 import type { CliIo } from "./cli-io.js";
 import { configIfPresent } from "./cli-io.js";
+import { askDaemon, daemonAddress, unreachableError } from "./daemon-client.js";
 
 export const daemonUrlVariable = "GATESYNC_DAEMON_URL";
 
@@ -44,6 +45,7 @@ async function daemonOf(opts: { daemon?: string; config?: string }, io: CliIo): 
   const url = opts.daemon ?? io.env[daemonUrlVariable];
   if (url === undefined || url === "")
     throw new UsageError(`no daemon to ask: give --daemon URL or set ${daemonUrlVariable}`, "the daemon's server address, e.g. http://127.0.0.1:9464");
+  daemonAddress(url, opts.daemon === undefined ? daemonUrlVariable : "--daemon");
   const variable = (await configIfPresent(opts.config))?.server.promoteTokenEnv ?? promoteTokenVariable;
   const token = io.env[variable];
   if (token === undefined || token === "")
@@ -51,38 +53,59 @@ async function daemonOf(opts: { daemon?: string; config?: string }, io: CliIo): 
       `${variable} is not set: a promotion is sent with the daemon's promotion token`,
       "set it to the value of the daemon's server.promoteTokenEnv variable",
     );
-  registerSecret(token);
   return { url: url.replace(/\/+$/, ""), token };
 }
 
-async function send(daemon: { url: string; token: string }, env: string, body: object): Promise<Answer> {
-  const { request } = await import("undici");
-  const where = `${daemon.url}/environments/${encodeURIComponent(env)}/promote`;
-  let res;
+/** The largest answer read: a promotion's plan, as the daemon prints it (some 200 bytes a change). */
+const maxAnswerBytes = 16 * 1024 * 1024;
+
+/** The answer's JSON object, or undefined (not JSON, or not an object). */
+function parsedAnswer(text: string): Readonly<Record<string, unknown>> | undefined {
   try {
-    res = await request(where, {
-      method: "POST",
-      headers: { authorization: `Bearer ${daemon.token}`, "content-type": "application/json" },
-      body: JSON.stringify(body),
-      headersTimeout: 120_000,
-    });
-  } catch (err) {
-    throw new StateError(ErrorCode.STATE_UNREACHABLE, `cannot reach the daemon at ${daemon.url}: ${(err as Error).message}`, {
-      hint: `check --daemon / ${daemonUrlVariable}`,
-    });
-  }
-  const text = await res.body.text();
-  let parsed: { error?: string; hint?: string } & Partial<Answer>;
-  try {
-    parsed = JSON.parse(text) as typeof parsed;
+    const v: unknown = JSON.parse(text);
+    return v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
   } catch {
-    parsed = { error: text.slice(0, 200) };
+    return undefined;
   }
-  if (res.statusCode === 409) throw new PromotionError(parsed.error ?? "refused", parsed.hint === undefined ? {} : { hint: parsed.hint });
-  if (res.statusCode === 401)
+}
+
+/** The daemon's answer as a promotion's, checked: anything else at that address is said, not trusted. */
+function answerOf(parsed: unknown, where: string): Answer {
+  const a = parsed as Partial<Record<keyof Answer, unknown>> | null;
+  const texts = a !== null && typeof a === "object" && ["environment", "revision", "from", "plan"].every((k) => typeof a[k as keyof Answer] === "string");
+  if (!texts || typeof a.changes !== "number" || !Array.isArray(a.cannotUndo) || !a.cannotUndo.every((c) => typeof c === "string"))
+    throw new UsageError(`the answer of ${where} is not a promotion's`, `check --daemon / ${daemonUrlVariable}: it is the daemon's server address`);
+  const line = (x: string): string => boundText(x, 200);
+  // printed as they are: no control character reaches the terminal
+  return {
+    environment: line(a.environment as string),
+    revision: line(a.revision as string),
+    from: line(a.from as string),
+    plan: boundText(a.plan as string, maxAnswerBytes),
+    changes: a.changes,
+    cannotUndo: a.cannotUndo.map((c) => boundText(c, 2_000)),
+  };
+}
+
+async function send(daemon: { url: string; token: string }, env: string, body: object): Promise<Answer> {
+  const where = `${daemon.url}/environments/${encodeURIComponent(env)}/promote`;
+  const res = await askDaemon(daemonAddress(where, "--daemon"), {
+    token: daemon.token,
+    body,
+    // a promotion's dry run plans against the target's state first
+    timeoutMs: 120_000,
+    maxBytes: maxAnswerBytes,
+    unreachable: unreachableError(`cannot reach the daemon at ${daemon.url}`, `check --daemon / ${daemonUrlVariable}`),
+  });
+  const text = res.text;
+  const parsed = parsedAnswer(text);
+  // its words reach the terminal: bounded, no control character
+  const said = (x: unknown, fallback: string): string => boundText(typeof x === "string" ? x : fallback, 2_000);
+  if (res.status === 409) throw new PromotionError(said(parsed?.error, "refused"), typeof parsed?.hint === "string" ? { hint: said(parsed.hint, "") } : {});
+  if (res.status === 401)
     throw new UsageError("the daemon refused the promotion token (401)", "set the variable to the value of the daemon's server.promoteTokenEnv variable");
-  if (res.statusCode >= 300) throw new UsageError(`the daemon answered ${res.statusCode}: ${parsed.error ?? text.slice(0, 200)}`);
-  return parsed as Answer;
+  if (res.status >= 300) throw new UsageError(`the daemon answered ${res.status}: ${said(parsed?.error, text.slice(0, 200))}`);
+  return answerOf(parsed, where);
 }
 
 const short = (revision: string): string => revision.slice(0, 12);

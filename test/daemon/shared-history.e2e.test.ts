@@ -235,19 +235,22 @@ retries: { max: 2, baseDelayMs: 20, maxDelayMs: 100, timeoutMs: 5000 }
             .join() === "east,west",
         60_000,
       );
+      const names = leaders.map((f) => f.replica);
+      // the leader as the lease table read at the standby's last renewal says (within one renewal of the take), and its run
+      const standbyShows = (s: Environment): boolean =>
+        s.role === "standby" && s.lastRun !== null && s.synced && s.leader !== null && s.lastRun.replica === s.leader;
       for (const name of ["east", "west"]) {
-        const leader = leaders.find((f) => f.leads.includes(name))!.replica;
-        const other = fleet[leaders.findIndex((f) => !f.leads.includes(name))]!;
-        const seen = await until(
-          async () => (await call(`${other.url}/environments/${name}/status`)).body as Environment,
-          // the leader as the lease table read at this replica's last renewal says: within one renewal of the take
-          (s) => s.role === "standby" && s.lastRun !== null && s.synced && s.leader !== null,
+        // which replica stands by is asked each time: the fleet may hand an environment over to spread them
+        const statuses = await until(
+          async () => Promise.all(fleet.map(async (r) => (await call(`${r.url}/environments/${name}/status`)).body as Environment)),
+          (ss) => ss.some(standbyShows),
           60_000,
         );
-        expect(seen.leader).toBe(leader);
-        expect(seen.lastRun?.replica).toBe(leader);
+        const standby = statuses.findIndex(standbyShows);
+        const seen = statuses[standby]!;
+        expect(seen.leader).toBe(names[1 - standby]);
         expect(["applied", "noop"]).toContain(seen.lastRun?.result);
-        expect((await call(`${other.url}/metrics`)).text).toMatch(new RegExp(`^gatesync_synced\\{environment="${name}"\\} 1$`, "m"));
+        expect((await call(`${fleet[standby]!.url}/metrics`)).text).toMatch(new RegExp(`^gatesync_synced\\{environment="${name}"\\} 1$`, "m"));
       }
     } finally {
       for (const r of fleet) await stop(r, "SIGKILL");
