@@ -95,6 +95,8 @@ const receiver = createServer((req, res) => {
 await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
 const endpoint = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
 const runs = Number(process.env.BENCH_TRACED_REPS ?? reps);
+// BENCH_TRACED_CONTROL=1: the traced arm untraced too — how far the medians move with nothing to measure
+const control = process.env.BENCH_TRACED_CONTROL === "1";
 // BENCH_TRACED_MODES=direct (or batched) measures one mode only
 const modes = (process.env.BENCH_TRACED_MODES ?? "batched,direct").split(",");
 for (const batch of [true, false].filter((b) => modes.includes(b ? "batched" : "direct"))) {
@@ -106,7 +108,7 @@ for (const batch of [true, false].filter((b) => modes.includes(b ? "batched" : "
   for (let i = 0; i < runs; i++) {
     // which goes first alternates: neither arm always follows the other's clean-up (a traced arm's export, its garbage)
     if (i % 2 === 0) off.push(await applyOnce(batch, undefined));
-    on.push(await applyOnce(batch, endpoint));
+    on.push(await applyOnce(batch, control ? undefined : endpoint));
     if (i % 2 === 1) off.push(await applyOnce(batch, undefined));
   }
   const [wallOff, wallOn] = [median(off.map((r) => r.wall)), median(on.map((r) => r.wall))];
@@ -138,6 +140,7 @@ const results = {
   date: new Date().toISOString(),
   machine: { node: process.version, cores: cpus().length, loadAverage: { start: loadStart, end: loadavg().map((l) => Math.round(l * 10) / 10) } },
   changes: count,
+  control,
   ...figures,
 };
 await writeFile(path.join(path.dirname(fileURLToPath(import.meta.url)), "results.traced-apply.json"), `${JSON.stringify(results, null, 2)}\n`);
