@@ -27,6 +27,7 @@ import { readFileSync } from "node:fs";
 import { Locator } from "../load/yaml-locator.js";
 import { similar } from "../similar.js";
 import { gitOutput, quietGit } from "./quiet-git.js";
+import type { QuietGitOptions } from "./quiet-git.js";
 import { boundText } from "../bounded-text.js";
 import { RevisionTrees } from "./revision-trees.js";
 import { fetchMatchingTags, newestTag } from "./newest-tag.js";
@@ -97,9 +98,14 @@ export class GitSource implements Source {
     }).env(this.processEnv());
   }
 
-  /** The commands that print nothing (see quiet-git.ts), in the checkout, with the same environment as simple-git's. */
+  /** git run without simple-git (quiet-git.ts): in the checkout, with the same environment and time limit as simple-git's. */
+  private get gitOptions(): QuietGitOptions {
+    return { cwd: this.dir, env: this.processEnv(), timeoutMs: this.opts.timeoutMs ?? 120_000 };
+  }
+
+  /** The commands that print nothing (see quiet-git.ts). */
   private quiet(args: readonly string[]): Promise<void> {
-    return quietGit(args, { cwd: this.dir, env: this.processEnv(), timeoutMs: this.opts.timeoutMs ?? 120_000 });
+    return quietGit(args, this.gitOptions);
   }
 
   private processEnv(): Record<string, string> {
@@ -117,10 +123,7 @@ export class GitSource implements Source {
         await this.git().clone(this.opts.url, this.dir, ["--no-checkout", "--quiet", "--single-branch", "--no-tags"]);
       }
       const git = this.git(this.dir);
-      // Forced refspecs: a force-pushed branch replaces what was fetched before.
-      const refspec = await this.followedRefspec(git);
-      if (refspec !== undefined) await this.quiet(["fetch", "--force", "--prune", "--no-tags", "--quiet", "origin", refspec]);
-      const { commit, tag } = await this.resolve(git);
+      const { commit, tag } = await this.fetchFollowed(git);
       // the fetch found the commit already checked out (an announced push that moved nothing)
       if (this.last?.commit === commit) return tag === this.last.tag ? this.last : (this.last = { ...this.last, ...(tag === undefined ? {} : { tag }) });
       const snapshot = await this.snapshotOf(git, commit, await this.trees.checkout(commit));
@@ -148,39 +151,39 @@ export class GitSource implements Source {
     return this.opts.commit === undefined && this.opts.tag === undefined && this.opts.tagPattern === undefined;
   }
 
+  /** Fetches what the source follows and reads its commit (a tag pattern's newest tag, with its name). */
+  private async fetchFollowed(git: SimpleGit): Promise<{ commit: string; tag?: string }> {
+    const followed = await this.followedRef(git);
+    if ("pattern" in followed) return this.newestTag(followed.pattern);
+    // Forced refspecs: a force-pushed branch replaces what was fetched before.
+    if (followed.fetch !== undefined) await this.quiet(["fetch", "--force", "--prune", "--no-tags", "--quiet", "origin", followed.fetch]);
+    return { commit: (await git.revparse([`${followed.local}^{commit}`])).trim() };
+  }
+
   /**
-   * What a fetch takes: the followed branch or tag alone; for a pinned commit, nothing when the
-   * clone holds it already (the default branch's history), else every branch (it may be on
-   * any); nothing for a tag pattern (the matching tags' objects are fetched by id as the newest
-   * is chosen: newest-tag.ts).
+   * The ref followed: what a fetch takes (`fetch`, a refspec) and where the commit is then read
+   * (`local`). The branch or tag alone; for a pinned commit, nothing when the clone holds it
+   * already (the default branch's history), else every branch (it may be on any). A tag pattern
+   * is fetched otherwise: the matching tags' objects by id, as the newest is chosen (newest-tag.ts).
    */
-  private async followedRefspec(git: SimpleGit): Promise<string | undefined> {
-    if (this.opts.commit !== undefined) {
-      const held = await git.raw(["cat-file", "-e", `${this.opts.commit}^{commit}`]).then(
+  private async followedRef(git: SimpleGit): Promise<{ readonly fetch?: string; readonly local: string } | { readonly pattern: string }> {
+    const { commit, tag, tagPattern } = this.opts;
+    if (commit !== undefined) {
+      const held = await git.raw(["cat-file", "-e", `${commit}^{commit}`]).then(
         () => true,
         () => false,
       );
-      return held ? undefined : "+refs/heads/*:refs/remotes/origin/*";
+      return { ...(held ? {} : { fetch: "+refs/heads/*:refs/remotes/origin/*" }), local: commit };
     }
-    if (this.opts.tag !== undefined) return `+refs/tags/${this.opts.tag}:refs/tags/${this.opts.tag}`;
-    if (this.opts.tagPattern !== undefined) return undefined;
+    if (tag !== undefined) return { fetch: `+refs/tags/${tag}:refs/tags/${tag}`, local: `refs/tags/${tag}` };
+    if (tagPattern !== undefined) return { pattern: tagPattern };
     const branch = this.opts.branch ?? (await this.defaultBranch(git));
-    return `+refs/heads/${branch}:refs/remotes/origin/${branch}`;
-  }
-
-  /** The commit the followed ref names now, and the tag's name when a pattern chose it. */
-  private async resolve(git: SimpleGit): Promise<{ commit: string; tag?: string }> {
-    if (this.opts.commit === undefined && this.opts.tag === undefined && this.opts.tagPattern !== undefined) return this.newestTag(this.opts.tagPattern);
-    const target =
-      this.opts.commit ??
-      (this.opts.tag !== undefined ? `refs/tags/${this.opts.tag}` : `refs/remotes/origin/${this.opts.branch ?? (await this.defaultBranch(git))}`);
-    const commit = await git.revparse([`${target}^{commit}`]);
-    return { commit: commit.trim() };
+    return { fetch: `+refs/heads/${branch}:refs/remotes/origin/${branch}`, local: `refs/remotes/origin/${branch}` };
   }
 
   /** The newest of the remote's tags matching the pattern (newest-tag.ts); the name is only reported, never given to git. */
   private async newestTag(pattern: string): Promise<{ commit: string; tag: string }> {
-    const tags = await fetchMatchingTags(pattern, { cwd: this.dir, env: this.processEnv(), timeoutMs: this.opts.timeoutMs ?? 120_000 });
+    const tags = await fetchMatchingTags(pattern, this.gitOptions);
     const newest = newestTag(tags, pattern);
     if (newest === undefined)
       throw new SourceError(ErrorCode.SOURCE_INVALID, `no tag of ${redactUrl(this.opts.url)} matches \`${pattern}\``, {
@@ -220,12 +223,7 @@ export class GitSource implements Source {
    * remote's branches (listed by `ls-remote`, bounded: nothing else of the remote is fetched).
    */
   private async checkBranch(branch: string): Promise<void> {
-    const refs = await gitOutput(["ls-remote", "--heads", "origin"], {
-      cwd: this.dir,
-      env: this.processEnv(),
-      timeoutMs: this.opts.timeoutMs ?? 120_000,
-      maxBytes: maxBranchListingBytes,
-    }).catch(() => undefined);
+    const refs = await gitOutput(["ls-remote", "--heads", "origin"], { ...this.gitOptions, maxBytes: maxBranchListingBytes }).catch(() => undefined);
     // the remote cannot be listed either: git's own failure says more
     if (refs === undefined) return;
     const branches = refs
