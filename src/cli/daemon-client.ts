@@ -78,8 +78,6 @@ export async function askDaemon(url: URL, request: DaemonRequest): Promise<Daemo
   return { status: res.statusCode, text: Buffer.concat(chunks).toString("utf8") };
 }
 
-/** The StateError a caller's `unreachable` makes: STATE_UNREACHABLE, `what` failed at `where`, why, and what to check. */
-export const unreachableError =
-  (what: string, hint: string) =>
-  (why: string): StateError =>
-    new StateError(ErrorCode.STATE_UNREACHABLE, `${what}: ${why}`, { hint });
+/** STATE_UNREACHABLE: `what` failed, why, and what to check. */
+export const unreachableError = (what: string, why: string, hint: string): StateError =>
+  new StateError(ErrorCode.STATE_UNREACHABLE, `${what}: ${why}`, { hint });

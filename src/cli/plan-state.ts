@@ -108,7 +108,7 @@ export async function readFromDaemon(url: URL, token: string | undefined, what: 
       `set it to the value of the daemon's server.stateTokenEnv variable`,
     );
   const where = `${url.origin}${url.pathname}`;
-  const unreachable = (why: string, hint: string): StateError => unreachableError(`cannot read the daemon's ${what} from ${where}`, hint)(why);
+  const unreachable = (why: string, hint: string): StateError => unreachableError(`cannot read the daemon's ${what} from ${where}`, why, hint);
   const res = await askDaemon(url, {
     token,
     timeoutMs: 60_000,

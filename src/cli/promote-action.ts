@@ -45,6 +45,7 @@ async function daemonOf(opts: { daemon?: string; config?: string }, io: CliIo): 
   const url = opts.daemon ?? io.env[daemonUrlVariable];
   if (url === undefined || url === "")
     throw new UsageError(`no daemon to ask: give --daemon URL or set ${daemonUrlVariable}`, "the daemon's server address, e.g. http://127.0.0.1:9464");
+  // checked here, once: the promote address is built on it
   daemonAddress(url, opts.daemon === undefined ? daemonUrlVariable : "--daemon");
   const variable = (await configIfPresent(opts.config))?.server.promoteTokenEnv ?? promoteTokenVariable;
   const token = io.env[variable];
@@ -70,9 +71,8 @@ function parsedAnswer(text: string): Readonly<Record<string, unknown>> | undefin
 }
 
 /** The daemon's answer as a promotion's, checked: anything else at that address is said, not trusted. */
-function answerOf(parsed: unknown, where: string): Answer {
-  const a = parsed as Partial<Record<keyof Answer, unknown>> | null;
-  const texts = a !== null && typeof a === "object" && ["environment", "revision", "from", "plan"].every((k) => typeof a[k as keyof Answer] === "string");
+function answerOf(a: Readonly<Record<string, unknown>> | undefined, where: string): Answer {
+  const texts = a !== undefined && ["environment", "revision", "from", "plan"].every((k) => typeof a[k] === "string");
   if (!texts || typeof a.changes !== "number" || !Array.isArray(a.cannotUndo) || !a.cannotUndo.every((c) => typeof c === "string"))
     throw new UsageError(`the answer of ${where} is not a promotion's`, `check --daemon / ${daemonUrlVariable}: it is the daemon's server address`);
   const line = (x: string): string => boundText(x, 200);
@@ -89,13 +89,13 @@ function answerOf(parsed: unknown, where: string): Answer {
 
 async function send(daemon: { url: string; token: string }, env: string, body: object): Promise<Answer> {
   const where = `${daemon.url}/environments/${encodeURIComponent(env)}/promote`;
-  const res = await askDaemon(daemonAddress(where, "--daemon"), {
+  const res = await askDaemon(new URL(where), {
     token: daemon.token,
     body,
     // a promotion's dry run plans against the target's state first
     timeoutMs: 120_000,
     maxBytes: maxAnswerBytes,
-    unreachable: unreachableError(`cannot reach the daemon at ${daemon.url}`, `check --daemon / ${daemonUrlVariable}`),
+    unreachable: (why) => unreachableError(`cannot reach the daemon at ${daemon.url}`, why, `check --daemon / ${daemonUrlVariable}`),
   });
   const text = res.text;
   const parsed = parsedAnswer(text);
