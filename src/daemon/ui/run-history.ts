@@ -118,7 +118,7 @@ export class RunHistory {
    */
   async rows(): Promise<readonly RunEntry[] | undefined> {
     try {
-      const stored = (await this.opts.store.readHistory({ kind: "run", limit: this.window })).flatMap((r) => runEntryOf(r) ?? []);
+      const stored = await this.readRows();
       const shown = this.newestRow;
       if (this.writing === 0 || shown === undefined) return stored;
       return [shown, ...stored.filter((e) => e.seq !== shown.seq)].slice(0, this.window);
@@ -130,6 +130,11 @@ export class RunHistory {
 
   private get window(): number {
     return this.opts.window ?? 50;
+  }
+
+  /** The newest `window` run rows the state holds, whole. */
+  private async readRows(): Promise<RunEntry[]> {
+    return (await this.opts.store.readHistory({ kind: "run", limit: this.window })).flatMap((r) => runEntryOf(r) ?? []);
   }
 
   /** The newest revision is applied in full: this replica's loop says so, or on a standby the leader's newest run. */
@@ -148,11 +153,10 @@ export class RunHistory {
   async load(): Promise<void> {
     if (this.writing > 0) return;
     try {
-      const rows = await this.opts.store.readHistory({ kind: "run", limit: this.window });
+      const entries = await this.readRows();
       this.readAt = performance.now();
       if (this.writing > 0) return;
       const before = this.lines[0];
-      const entries = rows.flatMap((r) => runEntryOf(r) ?? []);
       this.newestRow = entries[0];
       this.lines = entries.map(lineOf);
       const after = this.lines[0];
