@@ -1,4 +1,5 @@
 /** What every part of the benchmark shares: settings, the environment, timing helpers. */
+import { cpus, loadavg } from "node:os";
 import type { Figure } from "./figures.js";
 import { figure } from "./figures.js";
 
@@ -29,4 +30,17 @@ export async function time(fn: () => Promise<unknown>): Promise<number> {
 
 export function log(line: string): void {
   process.stderr.write(`${line}\n`);
+}
+
+/** The load average now, to a tenth. */
+export const loadNow = (): number[] => loadavg().map((l) => Math.round(l * 10) / 10);
+
+/** The machine a bench ran on, for its results file: Node, cores, quick or not, and the load average at `start` and now. */
+export function machineOf(start: readonly number[]): Record<string, unknown> {
+  return { node: process.version, cores: cpus().length, quick, loadAverage: { start, end: loadNow() } };
+}
+
+/** The head of a part's results file: when, which part, on what machine (load from `start`), and how long since `startedMs`. */
+export function resultsHead(parts: string, start: readonly number[], startedMs: number): Record<string, unknown> {
+  return { date: new Date().toISOString(), parts, machine: machineOf(start), durationSeconds: Math.round((Date.now() - startedMs) / 1000) };
 }

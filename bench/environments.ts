@@ -11,14 +11,14 @@
  */
 import { spawn } from "node:child_process";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { availableParallelism, cpus, loadavg, tmpdir } from "node:os";
+import { availableParallelism, tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
 import type { SandboxHandle } from "../src/sandbox/sandbox.js";
 import { databaseUrl, postgresReachable } from "./apply-rate.js";
 import { cli } from "./cold.js";
-import { env, log, quick } from "./common.js";
+import { env, loadNow, log, quick, resultsHead } from "./common.js";
 import { configText, count, names, peakRssMb, rounds, sandboxes, spawnDaemon, status, stopDaemon, until, writes } from "./environments-daemon.js";
 import type { Daemon } from "./environments-daemon.js";
 import { replanAllVersusEach, slowNeighbour } from "./environments-side-by-side.js";
@@ -232,7 +232,7 @@ async function twoReplicas(dir: string, g: Generated): Promise<Record<string, un
 
 export async function environmentsOnly(): Promise<void> {
   const started = Date.now();
-  const start = loadavg().map((l) => Math.round(l * 10) / 10);
+  const start = loadNow();
   const dir = await mkdtemp(path.join(tmpdir(), "gatesync-bench-envs-"));
   log("[environments] generating the 1,000-resource repository");
   const g = await generateRepository(path.join(dir, "repo"), 1_000, oas);
@@ -245,10 +245,7 @@ export async function environmentsOnly(): Promise<void> {
     process.env.BENCH_FLEET === "0" || !(await postgresReachable()) ? { skipped: "PostgreSQL not reachable (or BENCH_FLEET=0)" } : await twoReplicas(dir, g);
   log(`[environments] two replicas: ${JSON.stringify(fleet)}`);
   const results = {
-    date: new Date().toISOString(),
-    parts: "environments",
-    machine: { node: process.version, cores: cpus().length, quick, loadAverage: { start, end: loadavg().map((l) => Math.round(l * 10) / 10) } },
-    durationSeconds: Math.round((Date.now() - started) / 1000),
+    ...resultsHead("environments", start, started),
     valueFile,
     regeneratedDocuments: regenerated,
     oneDaemon: one,

@@ -8,7 +8,7 @@
  * Medians over BENCH_FAILOVER_RUNS runs (default 3); writes bench/results.failover.json.
  */
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
-import { cpus, loadavg, tmpdir } from "node:os";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
@@ -18,7 +18,7 @@ import type { SandboxHandle } from "../src/sandbox/sandbox.js";
 import { databaseUrl, postgresReachable } from "./apply-rate.js";
 import { spawnDaemon, until as untilIn } from "./environments-daemon.js";
 import type { Daemon } from "./environments-daemon.js";
-import { credentials, log } from "./common.js";
+import { credentials, loadNow, log, machineOf } from "./common.js";
 import { figure } from "./figures.js";
 import type { Figure } from "./figures.js";
 
@@ -92,7 +92,7 @@ async function failoverOnce(signal: Signal, n: number): Promise<{ ledMs: number;
 export async function failoverOnly(): Promise<void> {
   if (!(await postgresReachable())) throw new Error(`PostgreSQL is not reachable at ${databaseUrl} (GATESYNC_BENCH_DATABASE_URL)`);
   const started = Date.now();
-  const start = loadavg().map((l) => Math.round(l * 10) / 10);
+  const start = loadNow();
   const rows: Record<Signal, { toLeaderMs: Figure; toCommitAppliedMs: Figure }> = {} as never;
   let n = 0;
   for (const signal of ["SIGKILL", "SIGSTOP", "SIGTERM"] as const) {
@@ -109,7 +109,7 @@ export async function failoverOnly(): Promise<void> {
   const results = {
     date: new Date().toISOString(),
     parts: "failover",
-    machine: { node: process.version, cores: cpus().length, loadAverage: { start, end: loadavg().map((l) => Math.round(l * 10) / 10) } },
+    machine: machineOf(start),
     durationSeconds: Math.round((Date.now() - started) / 1000),
     lease: { durationMs: 5_000, renewMs: 1_000 },
     runs,

@@ -14,7 +14,7 @@
  *   BENCH_QUICK=1 BENCH_PARTS=history npx tsx bench/run.ts  # 20 × 200 resources, 9 pairs
  */
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { cpus, loadavg, tmpdir } from "node:os";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
@@ -24,7 +24,7 @@ import { SqliteStateBackend } from "../src/record/sqlite-backend.js";
 import type { StateBackend } from "../src/record/state.js";
 import type { SandboxHandle } from "../src/sandbox/sandbox.js";
 import { databaseUrl, postgresReachable } from "./apply-rate.js";
-import { log, quick } from "./common.js";
+import { loadNow, log, quick, resultsHead } from "./common.js";
 import { configText, count, names, peakRssMb, rounds, sandboxes, spawnDaemon, status, stopDaemon, until } from "./environments-daemon.js";
 import type { Daemon } from "./environments-daemon.js";
 import { withoutRefusedDocuments } from "./environments.js";
@@ -199,7 +199,7 @@ async function rowFigures(dir: string): Promise<Record<string, unknown>> {
 
 export async function historyOnly(): Promise<void> {
   const started = Date.now();
-  const start = loadavg().map((l) => Math.round(l * 10) / 10);
+  const start = loadNow();
   const dir = await mkdtemp(path.join(tmpdir(), "gatesync-bench-history-"));
   try {
     log(`[history] generating the ${resources}-resource repository`);
@@ -209,10 +209,7 @@ export async function historyOnly(): Promise<void> {
     log(`[history] daemons: ${JSON.stringify(daemon)}`);
     const rows = await rowFigures(dir);
     const results = {
-      date: new Date().toISOString(),
-      parts: "history",
-      machine: { node: process.version, cores: cpus().length, quick, loadAverage: { start, end: loadavg().map((l) => Math.round(l * 10) / 10) } },
-      durationSeconds: Math.round((Date.now() - started) / 1000),
+      ...resultsHead("history", start, started),
       daemon,
       rows,
     };

@@ -22,12 +22,12 @@
  *   BENCH_PARTS=sops npm run bench     # only what 1,000 ${sops:} references across 50 SOPS files add to a plan (bench/sops.ts; its own table)
  */
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
-import { cpus, loadavg, tmpdir } from "node:os";
+import { cpus, tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { applyUnderRateLimit, databaseUrl, postgresReachable } from "./apply-rate.js";
 import { coldFigures, seedState, writeBenchConfig } from "./cold.js";
-import { env, log, quick, reps } from "./common.js";
+import { env, loadNow, log, quick, reps } from "./common.js";
 import { daemonRuns } from "./daemon-runs.js";
 import { generateRepository } from "./generate.js";
 import type { Generated } from "./generate.js";
@@ -58,7 +58,7 @@ const with100k = process.env.BENCH_100K !== "0";
  */
 async function coldOnly(): Promise<void> {
   const started = Date.now();
-  const start = loadavg().map((l) => Math.round(l * 10) / 10);
+  const start = loadNow();
   const dir = await mkdtemp(path.join(tmpdir(), "gatesync-bench-"));
   log("[10000] generating (every API its own OpenAPI document)");
   const g = await generateRepository(path.join(dir, "10000"), 10_000, oas);
@@ -71,7 +71,7 @@ async function coldOnly(): Promise<void> {
   const cold = await coldFigures(g, quick ? 3 : 5, env, config);
   const rows = coldRows(cold, records);
   const durationSeconds = Math.round((Date.now() - started) / 1000);
-  const loadAverage = { start, end: loadavg().map((l) => Math.round(l * 10) / 10) };
+  const loadAverage = { start, end: loadNow() };
   process.stdout.write(
     renderTable(
       rows,
@@ -93,7 +93,7 @@ async function coldOnly(): Promise<void> {
 /** `BENCH_PARTS=rules`: cold validate at 10,000 resources with and without the rulesets of bench/rules.ts, interleaved. */
 async function rulesOnly(): Promise<void> {
   const started = Date.now();
-  const start = loadavg().map((l) => Math.round(l * 10) / 10);
+  const start = loadNow();
   const dir = await mkdtemp(path.join(tmpdir(), "gatesync-bench-"));
   log("[10000] generating (every API its own OpenAPI document)");
   const g = await generateRepository(path.join(dir, "10000"), 10_000, oas);
@@ -101,7 +101,7 @@ async function rulesOnly(): Promise<void> {
   const rules = await rulesFigures(g, dir, quick ? 3 : 5, env);
   const rows = rulesRows(rules);
   const durationSeconds = Math.round((Date.now() - started) / 1000);
-  const loadAverage = { start, end: loadavg().map((l) => Math.round(l * 10) / 10) };
+  const loadAverage = { start, end: loadNow() };
   process.stdout.write(
     renderTable(
       rows,
@@ -123,10 +123,10 @@ async function rulesOnly(): Promise<void> {
 /** `BENCH_PARTS=startup`: small repositories and start-up, whole processes to `node -e 0` (bench/startup.ts); writes bench/results.startup.json. */
 async function startupOnly(): Promise<void> {
   const started = Date.now();
-  const start = loadavg().map((l) => Math.round(l * 10) / 10);
+  const start = loadNow();
   const startup = await startupFigures(quick ? 3 : 5);
   const durationSeconds = Math.round((Date.now() - started) / 1000);
-  const loadAverage = { start, end: loadavg().map((l) => Math.round(l * 10) / 10) };
+  const loadAverage = { start, end: loadNow() };
   const results = {
     date: new Date().toISOString(),
     parts: "startup",
@@ -146,7 +146,7 @@ async function startupOnly(): Promise<void> {
  */
 async function scaleOnly(): Promise<void> {
   const started = Date.now();
-  const start = loadavg().map((l) => Math.round(l * 10) / 10);
+  const start = loadNow();
   const dir = await mkdtemp(path.join(tmpdir(), "gatesync-bench-"));
   log("[10000] generating (every API its own OpenAPI document)");
   const g10k = await generateRepository(path.join(dir, "10000"), 10_000, oas);
@@ -161,7 +161,7 @@ async function scaleOnly(): Promise<void> {
   scale.push(await scaleFigures(g100k, path.join(dir, "scale-100k")));
   const rows = scaleRows(scale);
   const durationSeconds = Math.round((Date.now() - started) / 1000);
-  const loadAverage = { start, end: loadavg().map((l) => Math.round(l * 10) / 10) };
+  const loadAverage = { start, end: loadNow() };
   const inProcess = `at 10,000 in process: plan ${plan.matching.median} ms (state matches), ${plan.onePercent.median} ms (1% changed); peak RSS ${peakRssMb.median} MB`;
   process.stdout.write(
     renderTable(rows, `(scale part only; ${inProcess}; ${durationSeconds} s; load average ${start.join(" ")} → ${loadAverage.end.join(" ")})`),
@@ -189,7 +189,7 @@ async function save(key: string, value: unknown): Promise<void> {
 
 async function main(): Promise<void> {
   const started = Date.now();
-  const load = { start: loadavg().map((l) => Math.round(l * 10) / 10) };
+  const load = { start: loadNow() };
   const dir = await mkdtemp(path.join(tmpdir(), "gatesync-bench-"));
   const perSize: Record<number, SizeResult> = {};
   const repos = new Map<number, Generated>();
@@ -260,7 +260,7 @@ async function main(): Promise<void> {
   const durationSeconds = Math.round((Date.now() - started) / 1000);
   const results = {
     date: new Date().toISOString(),
-    machine: { node: process.version, cores: cpus().length, quick, loadAverage: { ...load, end: loadavg().map((l) => Math.round(l * 10) / 10) } },
+    machine: { node: process.version, cores: cpus().length, quick, loadAverage: { ...load, end: loadNow() } },
     durationSeconds,
     sizes: perSize,
     sharedDocuments10k: sharedDocs,

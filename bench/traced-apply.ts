@@ -10,7 +10,7 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { cpus, loadavg, tmpdir } from "node:os";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { Agent } from "undici";
@@ -21,7 +21,7 @@ import { SqliteStateBackend } from "../src/record/sqlite-backend.js";
 import { startSandbox } from "../src/sandbox/sandbox.js";
 import { startTracing } from "../src/telemetry/tracing.js";
 import { RepositoryValidator } from "../src/validate/validate-repository.js";
-import { credentials, env, log, reps } from "./common.js";
+import { credentials, env, loadNow, log, machineOf, reps } from "./common.js";
 import { benchConfig } from "./daemon-runs.js";
 
 const count = 1_000;
@@ -79,7 +79,7 @@ const hundredths = (x: number): number => Math.round(x * 100) / 100;
 const ms = (seconds: number): number => Math.round(seconds * 1000);
 /** The median of the pairs' ratios, traced over untraced, as a percentage added. */
 const pairsPercent = (off: readonly number[], on: readonly number[]): number => hundredths((median(on.map((v, i) => v / off[i]!)) - 1) * 100);
-const loadStart = loadavg().map((l) => Math.round(l * 10) / 10);
+const loadStart = loadNow();
 const figures: Record<string, unknown> = {};
 
 /** The spans the collector received (each export's span count, from its OTLP/JSON body): proof the traced runs exported them all. */
@@ -138,7 +138,7 @@ for (const batch of [true, false].filter((b) => modes.includes(b ? "batched" : "
 receiver.close();
 const results = {
   date: new Date().toISOString(),
-  machine: { node: process.version, cores: cpus().length, loadAverage: { start: loadStart, end: loadavg().map((l) => Math.round(l * 10) / 10) } },
+  machine: machineOf(loadStart),
   changes: count,
   control,
   ...figures,
