@@ -5,7 +5,6 @@
  * patch changes once between them.
  */
 import { existsSync } from "node:fs";
-import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { materialize } from "../../src/kinds/document-ref.js";
@@ -14,8 +13,7 @@ import type { SourceSnapshot } from "../../src/source/source.js";
 import { RepositoryValidator } from "../../src/validate/validate-repository.js";
 import type { RepositoryResult, ValidateOptions } from "../../src/validate/validate-repository.js";
 import { eventually } from "../helpers/daemon-process.js";
-import { git } from "../helpers/git-repo.js";
-import { gitRemote } from "../helpers/git-remote.js";
+import { gitRemote, pushFiles } from "../helpers/git-remote.js";
 import { petstoreOpenapi } from "../helpers/petstore-openapi.js";
 import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
 
@@ -24,17 +22,6 @@ afterAll(removeTempRepos);
 const orgKey = (name: string, rate: number | string = 5): string =>
   `apiVersion: gatesync.dev/v1\nkind: OrgKey\nmetadata:\n  name: ${name}\nspec:\n  keyId: ${name}\n  rate: ${rate}\n`;
 const api = `apiVersion: gatesync.dev/v1\nkind: ApiDefinition\nmetadata:\n  name: petstore\nspec:\n  apiId: petstore-id\n  definitionFile: ../../openapi/petstore.yaml\n`;
-
-/** Commits `files` (path under config/ → text) and pushes them. */
-async function pushed(work: string, files: Record<string, string>, subject: string): Promise<void> {
-  for (const [rel, text] of Object.entries(files)) {
-    await mkdir(path.dirname(path.join(work, rel)), { recursive: true });
-    await writeFile(path.join(work, rel), text);
-  }
-  git(work, "add", "-A");
-  git(work, "commit", "-q", "-m", subject);
-  git(work, "push", "-q", "origin", "main");
-}
 
 /** What a run of the daemon validates: the snapshot's files, within its repository. */
 const optionsOf = (s: SourceSnapshot, extra: Partial<ValidateOptions> = {}): ValidateOptions => ({ root: s.root, boundary: s.boundary, ...extra });
@@ -52,7 +39,7 @@ describe("unchanged files of a new commit", () => {
     const dir = await tempRepo();
     const work = gitRemote(dir);
     const keys = Object.fromEntries(Array.from({ length: 6 }, (_, i) => [`config/keys/k${i}.yaml`, orgKey(`k${i}`)]));
-    await pushed(work, { ...keys, "config/apis/petstore.yaml": api, "openapi/petstore.yaml": petstoreOpenapi({ description: "pets" }) }, "one");
+    await pushFiles(work, { ...keys, "config/apis/petstore.yaml": api, "openapi/petstore.yaml": petstoreOpenapi({ description: "pets" }) }, "one");
     const source = new GitSource({ url: path.join(dir, "origin.git"), branch: "main", subdirectory: "config", cacheDir: path.join(dir, "cache") });
     const validator = new RepositoryValidator({ workers: { threads: 0 } });
 
@@ -63,7 +50,7 @@ describe("unchanged files of a new commit", () => {
     // six keys, the API, and the document it names
     expect(one.stats).toEqual({ filesRead: 8, filesReused: 0 });
 
-    await pushed(work, { "config/keys/k3.yaml": orgKey("k3", 9) }, "two");
+    await pushFiles(work, { "config/keys/k3.yaml": orgKey("k3", 9) }, "two");
     const second = await source.fetch();
     expect(second.root).not.toBe(first.root);
     // the first commit's checkout goes: nothing of the second run may read it
@@ -86,11 +73,11 @@ describe("unchanged files of a new commit", () => {
   it("a file whose size is the same but whose content changed is read again", async () => {
     const dir = await tempRepo();
     const work = gitRemote(dir);
-    await pushed(work, { "config/a.yaml": orgKey("a", 5), "config/b.yaml": orgKey("b", 5) }, "one");
+    await pushFiles(work, { "config/a.yaml": orgKey("a", 5), "config/b.yaml": orgKey("b", 5) }, "one");
     const source = new GitSource({ url: path.join(dir, "origin.git"), branch: "main", subdirectory: "config", cacheDir: path.join(dir, "cache") });
     const validator = new RepositoryValidator({ workers: { threads: 0 } });
     await validator.validate(optionsOf(await source.fetch()));
-    await pushed(work, { "config/b.yaml": orgKey("b", 6) }, "two");
+    await pushFiles(work, { "config/b.yaml": orgKey("b", 6) }, "two");
     const two = await validator.validate(optionsOf(await source.fetch()));
     expect(two.stats).toEqual({ filesRead: 1, filesReused: 1 });
     expect(two.resources.find((r) => r.name === "b")?.spec.read()).toMatchObject({ rate: 6 });
