@@ -115,6 +115,18 @@ describe("the refs a git source fetches", () => {
     const cacheDir = path.join(dir, "cache");
     expect((await new GitSource({ url: origin, cacheDir }).fetch()).commit).toBe(head);
     const typo = new GitSource({ url: origin, branch: "mian", cacheDir });
+    // a remote of more branches than the hint lists (2 MiB of listing): the typo is still a clear failure, in bounded memory
+    const crowded = new GitSource({ url: origin, branch: "mian", cacheDir: path.join(dir, "cache-crowded") });
+    await packRefs(
+      origin,
+      Array.from({ length: 30_000 }, (_, i) => `refs/heads/crowd/${"b".repeat(40)}-${i}`),
+      head,
+    );
+    await expect(crowded.fetch()).rejects.toMatchObject({
+      code: "SOURCE_FETCH",
+      message: expect.stringContaining("couldn't find remote ref refs/heads/mian") as string,
+    });
+    await writeFile(path.join(origin, "packed-refs"), `${head} refs/heads/${longName}\n`);
     const err = (await typo.fetch().then(
       () => undefined,
       (e: unknown) => e,

@@ -144,7 +144,10 @@ describe("the newest tag matching a pattern", () => {
     await expect(follow(dir, origin, "v*").fetch({ announced: true })).rejects.toMatchObject({
       code: "SOURCE_INVALID",
       message: expect.stringContaining(`${maxTags + 2} tags of the repository match \`v*\`, more than the ${maxTags} gatesync reads`) as string,
+      hint: expect.stringContaining("narrow the pattern") as string,
     });
+    // the hint followed: a narrower pattern is read, and follows its newest tag
+    expect((await follow(dir, origin, "v1.*").fetch({ announced: true })).tag).toBe("v1.0.0");
   }, 60_000);
 
   it("matches a glob of many wildcards against a long name without backtracking", () => {
