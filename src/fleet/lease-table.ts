@@ -173,6 +173,24 @@ export function fleetApplicationName(id: string, name: string): string {
   return `gatesync ${id} ${name}`.slice(0, 63);
 }
 
+/**
+ * The table as last read, told what this replica has done since: a lease it gave back or lost
+ * names no holder (it is being handed over), one it took since names it. Without this a replica
+ * that just handed an environment over showed itself as that environment's leader while
+ * standing by, until its next read.
+ */
+export function ownedSinceRead(
+  rows: readonly HolderRow[],
+  self: { readonly id: string; readonly name: string },
+  token: (environment: string) => number | undefined,
+): HolderRow[] {
+  return rows.map((r) => {
+    const held = token(r.environment);
+    if (held !== undefined) return r.holder === self.id && r.live ? r : { ...r, holder: self.id, holderName: self.name, token: held, live: true };
+    return r.holder === self.id ? { ...r, live: false } : r;
+  });
+}
+
 /** The environments of `rows` nobody holds (free or expired), in random order: replicas starting together try different ones first. */
 export function freeLeases(rows: readonly HolderRow[]): string[] {
   const out = rows.filter((r) => !r.live).map((r) => r.environment);

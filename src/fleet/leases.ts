@@ -29,7 +29,7 @@ import { ErrorCode, StateError } from "../errors.js";
 import type { Logger } from "../logger.js";
 import type { FleetMessage, FleetReason, ForwardOutcome } from "./fleet-messages.js";
 import { PendingTriggers, decodeFleetMessage, encodeFleetMessage, fleetChannel, forwardTrigger } from "./fleet-messages.js";
-import { LeaseTable, fleetApplicationName, freeLeases } from "./lease-table.js";
+import { LeaseTable, fleetApplicationName, freeLeases, ownedSinceRead } from "./lease-table.js";
 import type { HolderRow, LeaseRow } from "./lease-table.js";
 import { endSessions, leaseClientConfig, leaseTiming } from "./lease-session.js";
 import type { LeaseTiming } from "./lease-session.js";
@@ -322,7 +322,8 @@ export class FleetLeases {
   /** Who leads each environment, as the lease table said at the last tick (for /status); undefined when it could not be read. */
   holders(): readonly HolderRow[] | undefined {
     this.forgetStaleRead();
-    return this.lastRead?.rows;
+    const rows = this.lastRead?.rows;
+    return rows === undefined ? undefined : ownedSinceRead(rows, this, (e) => (this.leads(e) ? this.held.get(e)?.token : undefined));
   }
 
   /** Gives every lease back (the others take them at once) and disconnects. */

@@ -60,6 +60,30 @@ describe("fleet leases", () => {
     expect(allLedOnce(leadersOf([a, c]))).toBe(true);
   });
 
+  it("name, in a replica's view of the table, itself as the leader of exactly what it leads, through a handover", async () => {
+    const schema = testSchema();
+    const a = replica(schema, "a");
+    await eventually(
+      () => a.leading().length,
+      (n) => n === environments.length,
+      10_000,
+    );
+    const c = replica(schema, "c");
+    // sampled far more often than a renewal: the table is read once a round, the handover happens between reads
+    const wrong: string[] = [];
+    const end = Date.now() + 4_000;
+    while (Date.now() < end) {
+      for (const r of a.holders() ?? []) {
+        const showsSelf = r.live && r.holderName === "a";
+        if (showsSelf !== a.leads(r.environment)) wrong.push(`${r.environment}: leads ${a.leads(r.environment)}, shows ${r.holderName}`);
+      }
+      await sleep(2);
+    }
+    expect(a.leading().length + c.leading().length).toBe(environments.length);
+    expect(c.leading().length).toBeGreaterThan(0);
+    expect(wrong).toEqual([]);
+  });
+
   it("fences a replica whose lease was taken over: check throws STATE_LOCK_LOST and it is told", async () => {
     const schema = testSchema();
     const events: string[] = [];
