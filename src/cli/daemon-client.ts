@@ -13,7 +13,10 @@ export interface DaemonRequest {
   readonly token: string;
   /** A JSON body, sent with POST; none: GET. */
   readonly body?: object;
-  /** The longest wait for the answer's headers (its body has as long again). */
+  /**
+   * The longest the whole exchange may take, its answer's body included: a server that trickles
+   * a byte now and then (each within undici's own pause limits) is cut off all the same.
+   */
   readonly timeoutMs: number;
   /** The largest answer read; past it the answer is dropped, said. */
   readonly maxBytes: number;
@@ -47,6 +50,8 @@ export async function askDaemon(url: URL, request: DaemonRequest): Promise<Daemo
   registerSecret(request.token);
   // the HTTP client is loaded only by the commands that ask a daemon
   const { request: send } = await import("undici");
+  const deadline = AbortSignal.timeout(request.timeoutMs);
+  const late = `no whole answer within ${request.timeoutMs / 1000} s`;
   const headers: Record<string, string> = { authorization: `Bearer ${request.token}`, accept: "application/json" };
   let res;
   try {
@@ -54,11 +59,10 @@ export async function askDaemon(url: URL, request: DaemonRequest): Promise<Daemo
       method: request.body === undefined ? "GET" : "POST",
       headers: request.body === undefined ? headers : { ...headers, "content-type": "application/json" },
       ...(request.body === undefined ? {} : { body: JSON.stringify(request.body) }),
-      headersTimeout: request.timeoutMs,
-      bodyTimeout: request.timeoutMs,
+      signal: deadline,
     });
   } catch (err) {
-    throw request.unreachable((err as Error).message);
+    throw request.unreachable(deadline.aborted ? late : (err as Error).message);
   }
   const chunks: Buffer[] = [];
   let size = 0;
@@ -73,7 +77,7 @@ export async function askDaemon(url: URL, request: DaemonRequest): Promise<Daemo
     }
   } catch (err) {
     if (err instanceof StateError) throw err;
-    throw request.unreachable(`its answer broke off: ${(err as Error).message}`);
+    throw request.unreachable(deadline.aborted ? late : `its answer broke off: ${(err as Error).message}`);
   }
   return { status: res.statusCode, text: Buffer.concat(chunks).toString("utf8") };
 }

@@ -8,6 +8,7 @@ import { createServer } from "node:http";
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { askDaemon, unreachableError } from "../../src/cli/daemon-client.js";
 import { runCli } from "../helpers/cli.js";
 
 const token = "promote-token-0123456789";
@@ -89,5 +90,37 @@ describe("answers at the daemon's address that are not the daemon's", () => {
     });
     expect(r.code).toBe(1);
     expect(r.stdout + r.stderr).toMatch(/cannot read the daemon's operator settings from .*\/config: its answer is larger than the 4194304 bytes read/);
+  });
+
+  it("an answer that never ends, or trickles: cut off at the whole exchange's deadline, however often a byte comes", async () => {
+    const timers: NodeJS.Timeout[] = [];
+    answers.set("/silent", () => undefined);
+    // a byte every 50 ms: each pause is far within any per-chunk limit, the whole never ends
+    answers.set("/trickle", (res) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      timers.push(setInterval(() => res.write(" "), 50));
+    });
+    const ask = async (route: string): Promise<{ error: string; ms: number }> => {
+      const started = performance.now();
+      const error = await askDaemon(new URL(`${base}${route}`), {
+        token,
+        timeoutMs: 600,
+        maxBytes: 1024 * 1024,
+        unreachable: (why) => unreachableError(`cannot reach the daemon at ${base}`, why, "check --daemon"),
+      }).then(
+        () => "answered",
+        (err: unknown) => String(err),
+      );
+      return { error, ms: performance.now() - started };
+    };
+    try {
+      for (const route of ["/trickle", "/silent"]) {
+        const { error, ms } = await ask(route);
+        expect(error, route).toContain("no whole answer within 0.6 s");
+        expect(ms, route).toBeLessThan(5_000);
+      }
+    } finally {
+      for (const t of timers) clearInterval(t);
+    }
   });
 });
