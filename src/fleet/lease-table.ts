@@ -11,6 +11,7 @@
  *   replica no longer holds here is never renewed by it again.
  */
 import pg from "pg";
+import { createSchema } from "../record/postgres-schema.js";
 
 export interface LeaseRow {
   readonly environment: string;
@@ -44,7 +45,7 @@ export class LeaseTable {
     await client.query("BEGIN");
     try {
       await client.query("SELECT pg_advisory_xact_lock(hashtext($1), $2)", [this.schema, createKey]);
-      await client.query(`CREATE SCHEMA IF NOT EXISTS ${this.s}`);
+      await createSchema(client, this.schema, this.s);
       await client.query(`CREATE TABLE IF NOT EXISTS ${this.s}.fleet_replicas (
         id text PRIMARY KEY, name text NOT NULL, url text, started_at timestamptz NOT NULL DEFAULT now(), seen_at timestamptz NOT NULL DEFAULT now())`);
       await client.query(`CREATE TABLE IF NOT EXISTS ${this.s}.fleet_leases (
