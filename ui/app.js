@@ -104,6 +104,26 @@
     bindFilters();
   }
 
+  // The fresh page's filters hold the query the redraw was fetched with: what a person typed
+  // meanwhile is carried over (and the field they were typing in keeps the focus and caret).
+  function carryFilters(from, to) {
+    const focused = from.contains(document.activeElement) ? document.activeElement : undefined;
+    const form = to.querySelector("form.filters");
+    let refocus;
+    for (const input of from.querySelectorAll("form.filters [name]")) {
+      const twin = form ? form.elements.namedItem(input.name) : null;
+      if (!twin || !("value" in twin)) continue;
+      twin.value = input.value;
+      if (input === focused)
+        refocus = () => {
+          twin.focus();
+          if (typeof input.selectionStart === "number" && typeof twin.setSelectionRange === "function")
+            twin.setSelectionRange(input.selectionStart, input.selectionEnd);
+        };
+    }
+    return refocus;
+  }
+
   async function refresh() {
     const response = await fetch(location.href, { headers: { accept: "text/html" } });
     if (!response.ok) return;
@@ -111,8 +131,10 @@
     const fresh = doc.getElementById("main");
     const main = document.getElementById("main");
     if (fresh && main) {
+      const refocus = carryFilters(main, fresh);
       main.replaceWith(fresh);
       bind();
+      if (refocus) refocus();
     }
   }
 
