@@ -86,7 +86,8 @@ const status = async (r: Replica): Promise<{ role: string; commit: string | null
 async function roles(): Promise<{ leader: Replica; standbys: Replica[] }> {
   const seen = await until(
     async () => Promise.all(alive().map(async (r) => ({ r, role: (await status(r)).role }))),
-    (xs) => xs.filter((x) => x.role === "leader").length === 1,
+    // a replica serves before its lease connection is up, and refuses (503) what it cannot carry until then
+    (xs) => xs.filter((x) => x.role === "leader").length === 1 && xs.every((x) => x.r.log.includes("fleet: connected; listening for triggers")),
   );
   return { leader: seen.find((x) => x.role === "leader")!.r, standbys: seen.filter((x) => x.role === "standby").map((x) => x.r) };
 }
