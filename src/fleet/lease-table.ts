@@ -26,9 +26,6 @@ export interface HolderRow {
   readonly live: boolean;
 }
 
-/** Advisory lock key (hashtext(schema), this) held while the tables are created. */
-const createKey = 30;
-
 /** The SQL of one fleet's tables in `schema` (a plain identifier, checked by the caller). */
 export class LeaseTable {
   private readonly s: string;
@@ -40,11 +37,10 @@ export class LeaseTable {
     this.s = pg.escapeIdentifier(schema);
   }
 
-  /** Creates the tables (idempotent, serialised between replicas starting together) and a row per environment. */
+  /** Creates the tables (idempotent; under the schema's one DDL lock, with the state's migrations: createSchema) and a row per environment. */
   async prepare(client: pg.Client, environments: readonly string[]): Promise<void> {
     await client.query("BEGIN");
     try {
-      await client.query("SELECT pg_advisory_xact_lock(hashtext($1), $2)", [this.schema, createKey]);
       await createSchema(client, this.schema, this.s);
       await client.query(`CREATE TABLE IF NOT EXISTS ${this.s}.fleet_replicas (
         id text PRIMARY KEY, name text NOT NULL, url text, started_at timestamptz NOT NULL DEFAULT now(), seen_at timestamptz NOT NULL DEFAULT now())`);

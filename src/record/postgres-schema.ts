@@ -9,18 +9,20 @@ import type pg from "pg";
 import { ErrorCode, StateError } from "../errors.js";
 import { stateFormatVersion } from "./state.js";
 
-/** Advisory lock keys: (hashtext(schema), n). */
-export const lockKeys = { migrate: 0, state: 1, createSchema: 2 } as const;
+/**
+ * Advisory lock keys: (hashtext(schema), n). `ddl`: held, for its transaction, by whatever
+ * creates a gatesync schema or its tables (createSchema).
+ */
+export const lockKeys = { ddl: 0, state: 1 } as const;
 
 /**
- * Creates `schema` (`s`: its escaped identifier) inside the caller's transaction, under a lock
- * every creator of a gatesync schema takes (the state's migrations, the fleet's lease tables:
- * replicas starting together run both at once). PostgreSQL's `IF NOT EXISTS` alone is not safe
- * against a concurrent creator: one of them fails on pg_namespace's unique index. The lock is
- * held until the caller's transaction ends, so the next creator finds the schema made.
+ * Creates `schema` (`s`: its escaped identifier) in the caller's transaction, which then holds
+ * the schema's one DDL lock to its end: the state's migrations and the fleet's lease tables
+ * (replicas starting together run both at once) take turns. PostgreSQL's `IF NOT EXISTS` alone
+ * is not safe against a concurrent creator: one of them fails on pg_namespace's unique index.
  */
 export async function createSchema(client: pg.ClientBase, schema: string, s: string): Promise<void> {
-  await client.query("SELECT pg_advisory_xact_lock(hashtext($1), $2)", [schema, lockKeys.createSchema]);
+  await client.query("SELECT pg_advisory_xact_lock(hashtext($1), $2)", [schema, lockKeys.ddl]);
   await client.query(`CREATE SCHEMA IF NOT EXISTS ${s}`);
 }
 
@@ -84,7 +86,6 @@ export async function migratePostgres(pool: pg.Pool, schema: string, s: string):
   const client = await pool.connect();
   try {
     await client.query("BEGIN");
-    await client.query("SELECT pg_advisory_xact_lock(hashtext($1), $2)", [schema, lockKeys.migrate]);
     await createSchema(client, schema, s);
     await client.query(`CREATE TABLE IF NOT EXISTS ${s}.schema_migrations (version int PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`);
     const applied = new Set((await client.query<{ version: number }>(`SELECT version FROM ${s}.schema_migrations`)).rows.map((r) => r.version));
