@@ -35,12 +35,24 @@ export function log(line: string): void {
 /** The load average now, to a tenth. */
 export const loadNow = (): number[] => loadavg().map((l) => Math.round(l * 10) / 10);
 
-/** The machine a bench ran on, for its results file: Node, cores, quick or not, and the load average at `start` and now. */
-export function machineOf(start: readonly number[]): Record<string, unknown> {
+/** The machine a bench ran on, as its results file says it. */
+export interface Machine {
+  readonly node: string;
+  readonly cores: number;
+  readonly quick: boolean;
+  readonly loadAverage: { readonly start: readonly number[]; readonly end: readonly number[] };
+}
+
+/** The machine a bench ran on: Node, cores, quick or not, and the load average at `start` and now. */
+export function machineOf(start: readonly number[]): Machine {
   return { node: process.version, cores: cpus().length, quick, loadAverage: { start, end: loadNow() } };
 }
 
 /** The head of a part's results file: when, which part, on what machine (load from `start`), and how long since `startedMs`. */
-export function resultsHead(parts: string, start: readonly number[], startedMs: number): Record<string, unknown> {
+export function resultsHead(
+  parts: string,
+  start: readonly number[],
+  startedMs: number,
+): { date: string; parts: string; machine: Machine; durationSeconds: number } {
   return { date: new Date().toISOString(), parts, machine: machineOf(start), durationSeconds: Math.round((Date.now() - startedMs) / 1000) };
 }

@@ -18,7 +18,7 @@ import type { SandboxHandle } from "../src/sandbox/sandbox.js";
 import { databaseUrl, postgresReachable } from "./apply-rate.js";
 import { spawnDaemon, until as untilIn } from "./environments-daemon.js";
 import type { Daemon } from "./environments-daemon.js";
-import { credentials, loadNow, log, machineOf } from "./common.js";
+import { credentials, loadNow, log, resultsHead } from "./common.js";
 import { figure } from "./figures.js";
 import type { Figure } from "./figures.js";
 
@@ -107,10 +107,7 @@ export async function failoverOnly(): Promise<void> {
     rows[signal] = { toLeaderMs: figure(led), toCommitAppliedMs: figure(applied) };
   }
   const results = {
-    date: new Date().toISOString(),
-    parts: "failover",
-    machine: machineOf(start),
-    durationSeconds: Math.round((Date.now() - started) / 1000),
+    ...resultsHead("failover", start, started),
     lease: { durationMs: 5_000, renewMs: 1_000 },
     runs,
     failover: rows,

@@ -22,12 +22,12 @@
  *   BENCH_PARTS=sops npm run bench     # only what 1,000 ${sops:} references across 50 SOPS files add to a plan (bench/sops.ts; its own table)
  */
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
-import { cpus, tmpdir } from "node:os";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { applyUnderRateLimit, databaseUrl, postgresReachable } from "./apply-rate.js";
 import { coldFigures, seedState, writeBenchConfig } from "./cold.js";
-import { env, loadNow, log, quick, reps } from "./common.js";
+import { env, loadNow, log, machineOf, quick, reps, resultsHead } from "./common.js";
 import { daemonRuns } from "./daemon-runs.js";
 import { generateRepository } from "./generate.js";
 import type { Generated } from "./generate.js";
@@ -70,19 +70,16 @@ async function coldOnly(): Promise<void> {
   log("[10000] whole process, cold: yaml floor, validate, plan --dir against a 10,000-record state");
   const cold = await coldFigures(g, quick ? 3 : 5, env, config);
   const rows = coldRows(cold, records);
-  const durationSeconds = Math.round((Date.now() - started) / 1000);
-  const loadAverage = { start, end: loadNow() };
+  const head = resultsHead("cold", start, started);
+  const { durationSeconds, machine } = head;
   process.stdout.write(
     renderTable(
       rows,
-      `(cold part only; median of ${cold.floor.wallMs.runs} runs; spread min–max; ${durationSeconds} s; load average ${start.join(" ")} → ${loadAverage.end.join(" ")})`,
+      `(cold part only; median of ${cold.floor.wallMs.runs} runs; spread min–max; ${durationSeconds} s; load average ${start.join(" ")} → ${machine.loadAverage.end.join(" ")})`,
     ),
   );
   const results = {
-    date: new Date().toISOString(),
-    parts: "cold",
-    machine: { node: process.version, cores: cpus().length, quick, loadAverage },
-    durationSeconds,
+    ...head,
     cold: { resources: 10_000, stateRecords: records, ...cold },
     table: rows,
   };
@@ -100,19 +97,16 @@ async function rulesOnly(): Promise<void> {
   log("[10000] cold validate, without and with rules");
   const rules = await rulesFigures(g, dir, quick ? 3 : 5, env);
   const rows = rulesRows(rules);
-  const durationSeconds = Math.round((Date.now() - started) / 1000);
-  const loadAverage = { start, end: loadNow() };
+  const head = resultsHead("rules", start, started);
+  const { durationSeconds, machine } = head;
   process.stdout.write(
     renderTable(
       rows,
-      `(rules part only; median of ${rules.with.wallMs.runs} runs; spread min–max; ${durationSeconds} s; load average ${start.join(" ")} → ${loadAverage.end.join(" ")})`,
+      `(rules part only; median of ${rules.with.wallMs.runs} runs; spread min–max; ${durationSeconds} s; load average ${start.join(" ")} → ${machine.loadAverage.end.join(" ")})`,
     ),
   );
   const results = {
-    date: new Date().toISOString(),
-    parts: "rules",
-    machine: { node: process.version, cores: cpus().length, quick, loadAverage },
-    durationSeconds,
+    ...head,
     rules,
     table: rows,
   };
@@ -125,13 +119,8 @@ async function startupOnly(): Promise<void> {
   const started = Date.now();
   const start = loadNow();
   const startup = await startupFigures(quick ? 3 : 5);
-  const durationSeconds = Math.round((Date.now() - started) / 1000);
-  const loadAverage = { start, end: loadNow() };
   const results = {
-    date: new Date().toISOString(),
-    parts: "startup",
-    machine: { node: process.version, cores: cpus().length, quick, loadAverage },
-    durationSeconds,
+    ...resultsHead("startup", start, started),
     startup,
   };
   process.stdout.write(startupTable(startup, startupFooter(results)));
@@ -160,17 +149,14 @@ async function scaleOnly(): Promise<void> {
   const g100k = await generateRepository(path.join(dir, "100000"), 100_000, oas);
   scale.push(await scaleFigures(g100k, path.join(dir, "scale-100k")));
   const rows = scaleRows(scale);
-  const durationSeconds = Math.round((Date.now() - started) / 1000);
-  const loadAverage = { start, end: loadNow() };
+  const head = resultsHead("scale", start, started);
+  const { durationSeconds, machine } = head;
   const inProcess = `at 10,000 in process: plan ${plan.matching.median} ms (state matches), ${plan.onePercent.median} ms (1% changed); peak RSS ${peakRssMb.median} MB`;
   process.stdout.write(
-    renderTable(rows, `(scale part only; ${inProcess}; ${durationSeconds} s; load average ${start.join(" ")} → ${loadAverage.end.join(" ")})`),
+    renderTable(rows, `(scale part only; ${inProcess}; ${durationSeconds} s; load average ${start.join(" ")} → ${machine.loadAverage.end.join(" ")})`),
   );
   const results = {
-    date: new Date().toISOString(),
-    parts: "scale",
-    machine: { node: process.version, cores: cpus().length, quick, loadAverage },
-    durationSeconds,
+    ...head,
     plan10k: plan,
     peakRssMb10k: peakRssMb,
     scale,
@@ -260,7 +246,7 @@ async function main(): Promise<void> {
   const durationSeconds = Math.round((Date.now() - started) / 1000);
   const results = {
     date: new Date().toISOString(),
-    machine: { node: process.version, cores: cpus().length, quick, loadAverage: { ...load, end: loadNow() } },
+    machine: machineOf(load.start),
     durationSeconds,
     sizes: perSize,
     sharedDocuments10k: sharedDocs,

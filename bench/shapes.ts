@@ -9,12 +9,12 @@
  * docs/dev/performance.md is generated from it (bench/shapes-table.ts).
  */
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
-import { loadavg, tmpdir } from "node:os";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { cli, measureProcess, processFigures, writeBenchConfig } from "./cold.js";
 import type { ProcessSample } from "./cold.js";
-import { env, log, quick } from "./common.js";
+import { env, loadNow, log, quick, resultsHead } from "./common.js";
 import { generateRepository } from "./generate.js";
 import type { Shape } from "./generate.js";
 import { manifestMemory } from "./memory-limit.js";
@@ -64,7 +64,7 @@ async function shapeFigures(dir: string, label: string, shape: Shape, n: number)
 /** `BENCH_PARTS=shapes`. */
 export async function shapesOnly(): Promise<void> {
   const started = Date.now();
-  const start = loadavg().map((l) => Math.round(l * 10) / 10);
+  const start = loadNow();
   const n = Number(process.env.BENCH_SHAPES_REPS ?? (quick ? 2 : 3));
   const figures: ShapeFigures[] = [];
   for (const [k, { label, shape }] of shapes.entries()) {
@@ -76,11 +76,8 @@ export async function shapesOnly(): Promise<void> {
     }
   }
   const results = {
-    date: new Date().toISOString(),
-    parts: "shapes",
+    ...resultsHead("shapes", start, started),
     runs: n,
-    machine: { node: process.version, loadAverage: { start, end: loadavg().map((l) => Math.round(l * 10) / 10) } },
-    durationSeconds: Math.round((Date.now() - started) / 1000),
     shapes: figures,
   };
   await writeFile(shapesResultsPath, `${JSON.stringify(results, null, 2)}\n`);

@@ -14,11 +14,11 @@
  */
 import { spawn } from "node:child_process";
 import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { cpus, loadavg, tmpdir } from "node:os";
+import { cpus, tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { cli } from "./cold.js";
-import { log, quick } from "./common.js";
+import { loadNow, log, quick } from "./common.js";
 import { figure } from "./figures.js";
 import type { Figure } from "./figures.js";
 import { SopsFiles } from "../src/secrets/sops-source.js";
@@ -160,7 +160,7 @@ export async function sopsFigures(): Promise<SopsFigures> {
 
 /** `BENCH_PARTS=sops`: the row, printed and written to bench/results.sops.json. */
 export async function sopsOnly(): Promise<void> {
-  const load = loadavg().map((l) => Math.round(l * 10) / 10);
+  const load = loadNow();
   const f = await sopsFigures();
   const row = (name: string, of: (p: PlanFigures) => Figure): string => {
     const cell = (x: Figure): string => `${Math.round(x.median)} ms (${Math.round(x.min)}–${Math.round(x.max)})`;

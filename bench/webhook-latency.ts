@@ -11,14 +11,14 @@
 import { execFileSync, spawn } from "node:child_process";
 import { createHmac } from "node:crypto";
 import { cp, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { loadavg, tmpdir } from "node:os";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { request } from "undici";
 import { loadFixtures } from "../src/sandbox/fixtures.js";
 import { cli } from "./cold.js";
-import { log } from "./common.js";
+import { loadNow, log, resultsHead } from "./common.js";
 import { figure } from "./figures.js";
 import type { Figure } from "./figures.js";
 import { manifestMemory } from "./memory-limit.js";
@@ -178,13 +178,10 @@ export async function webhookFigures(commits: number): Promise<WebhookFigures> {
 /** `BENCH_PARTS=webhook`: writes bench/results.webhook.json and the tables of docs/dev/performance.md. */
 export async function webhookOnly(): Promise<void> {
   const started = Date.now();
-  const start = loadavg().map((l) => Math.round(l * 10) / 10);
+  const start = loadNow();
   const webhook = await webhookFigures(Number(process.env.BENCH_WEBHOOK_COMMITS ?? 20));
   const results = {
-    date: new Date().toISOString(),
-    parts: "webhook",
-    machine: { node: process.version, loadAverage: { start, end: loadavg().map((l) => Math.round(l * 10) / 10) } },
-    durationSeconds: Math.round((Date.now() - started) / 1000),
+    ...resultsHead("webhook", start, started),
     webhook,
   };
   log(`[webhook] p50 ${webhook.latencyMs.median} ms, p90 ${webhook.latencyMs.p90} ms (${webhook.samples.join(", ")})`);
