@@ -6,13 +6,11 @@
  * request's own (its checkout); nothing here is a secret or a credential's name or URL. Guarded
  * by the state token, as `GET /state` is.
  */
-import type { IncomingMessage } from "node:http";
 import type { GatesyncConfig } from "../config/config.js";
 import { environmentsOf } from "../config/environments.js";
 import { followedRef } from "../config/track-section.js";
 import type { FollowedRef } from "../config/track-section.js";
 import type { Reply } from "../http/http-io.js";
-import { stateTokenRefusal } from "./state-endpoint.js";
 
 /** What `GET /config` answers (plan-daemon.ts reads it). */
 export interface OperatorSettingsView {
@@ -56,12 +54,7 @@ export function operatorSettingsView(config: GatesyncConfig): OperatorSettingsVi
   };
 }
 
-export function handleConfigRead(req: IncomingMessage, config: GatesyncConfig, token: string | undefined): Reply {
-  return (
-    stateTokenRefusal(req, token, "the operator's settings are not served") ?? {
-      status: 200,
-      body: operatorSettingsView(config),
-      headers: { "cache-control": "no-store" },
-    }
-  );
+/** The operator's settings, past the state token (the route table checks it first: http/credentials.ts). */
+export function handleConfigRead(config: GatesyncConfig): Reply {
+  return { status: 200, body: operatorSettingsView(config), headers: { "cache-control": "no-store" } };
 }

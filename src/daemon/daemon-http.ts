@@ -9,12 +9,13 @@ import type { GatesyncConfig } from "../config/config.js";
 import type { FleetLeases } from "../fleet/leases.js";
 import type { Logger } from "../logger.js";
 import type { ConfigReloader } from "./config-reload.js";
-import { environmentRoutes, environmentSync, environmentsStatus, fleetRelay } from "./environment-http.js";
+import { environmentSync, environmentsStatus, fleetRelay, servedEnvironments } from "./environment-http.js";
 import { runSoonWhereLed } from "./environment-unit.js";
 import type { EnvironmentUnit } from "./environment-unit.js";
 import type { DaemonMetrics } from "./metrics.js";
 import { promoteTokenOf, serverTokens } from "./server-tokens.js";
 import { startDaemonServer } from "./server.js";
+import { buildStatus } from "./status-body.js";
 import type { DaemonServer, DaemonServerOptions, ServedReconciler } from "./server.js";
 import type { EnvironmentSources } from "./environment-sources.js";
 
@@ -74,17 +75,40 @@ export function serveDaemon(served: ServedDaemon): Promise<DaemonServer> {
     ...(leases === undefined ? {} : { relay: fleetRelay(leases, names) }),
     ...(reloader === undefined ? {} : { config: () => reloader.status }),
     operatorConfig: served.operatorConfig,
-    ...(served.implicit ? atTheRoot(units[0]!) : belowEnvironments(served, every, tokens.stateToken)),
+    ...(served.implicit ? atTheRoot(served) : belowEnvironments(served, every)),
   });
 }
 
-/** The implicit environment: its role, page and `/status` are the server's own. */
-function atTheRoot(unit: EnvironmentUnit): Partial<DaemonServerOptions> {
-  return { role: () => unit.role(), page: unit.page };
+/** The implicit environment: its role, page and `/status` are the server's own; its root paths are aliases of `/environments/default/…`. */
+function atTheRoot(served: ServedDaemon): Partial<DaemonServerOptions> {
+  const unit = served.units[0]!;
+  return {
+    role: () => unit.role(),
+    page: unit.page,
+    environments: {
+      implicit: true,
+      list: [{ name: unit.name, page: unit.page, state: unit.snapshots, status: () => buildStatus(statusParts(served)) }],
+      statusOfAll: () => buildStatus(statusParts(served)),
+      sync: environmentSync([unit.name], served.onTrigger, served.leases),
+    },
+  };
 }
 
-/** Named environments: `/status` of them all, their pages and syncs below `/environments/NAME/`. */
-function belowEnvironments(served: ServedDaemon, every: ServedReconciler, stateToken: string | undefined): Partial<DaemonServerOptions> {
+/** What the implicit environment's `/status` reads: the server's own parts. */
+function statusParts(served: ServedDaemon): Parameters<typeof buildStatus>[0] {
+  const unit = served.units[0]!;
+  return {
+    reconciler: allOf(served.units, served.source),
+    runs: unit.history,
+    state: unit.snapshots,
+    sourceDescription: served.source.description,
+    role: () => unit.role(),
+    ...(served.reloader === undefined ? {} : { config: () => served.reloader!.status }),
+  };
+}
+
+/** Named environments: `/status` of them all, their pages, states, syncs and promotions below `/environments/NAME/`. */
+function belowEnvironments(served: ServedDaemon, every: ServedReconciler): Partial<DaemonServerOptions> {
   const { units, leases, reloader } = served;
   const http = {
     units,
@@ -94,22 +118,25 @@ function belowEnvironments(served: ServedDaemon, every: ServedReconciler, stateT
   };
   return {
     role: () => (leases === undefined ? "single" : "fleet"),
-    statusBody: () => environmentsStatus({ ...http, served: every }),
-    environmentSync: environmentSync(
-      units.map((u) => u.name),
-      served.onTrigger,
-      leases,
-    ),
-    routes: environmentRoutes({ ...http, ...(stateToken === undefined ? {} : { stateToken }) }),
-    promote: {
-      ...promoteTokenOf(served.config, served.env),
-      names: units.map((u) => u.name),
-      promote: async (name, ask) => {
-        const answer = await units.find((u) => u.name === name)!.promote(ask);
-        // the row is in the shared state: the environment runs now wherever it is led, rather than at its schedule
-        if (!ask.dryRun)
-          runSoonWhereLed({ leases, unitOf: (n) => units.find((u) => u.name === n) }, name, ask.rollback === undefined ? "promotion" : "rollback");
-        return answer;
+    environments: {
+      implicit: false,
+      list: servedEnvironments(http),
+      statusOfAll: () => environmentsStatus({ ...http, served: every }),
+      sync: environmentSync(
+        units.map((u) => u.name),
+        served.onTrigger,
+        leases,
+      ),
+      promote: {
+        ...promoteTokenOf(served.config, served.env),
+        names: units.map((u) => u.name),
+        promote: async (name, ask) => {
+          const answer = await units.find((u) => u.name === name)!.promote(ask);
+          // the row is in the shared state: the environment runs now wherever it is led, rather than at its schedule
+          if (!ask.dryRun)
+            runSoonWhereLed({ leases, unitOf: (n) => units.find((u) => u.name === n) }, name, ask.rollback === undefined ? "promotion" : "rollback");
+          return answer;
+        },
       },
     },
   };

@@ -1,18 +1,16 @@
 /**
  * The HTTP side of a daemon serving several environments: `/status` of all of them (and who
- * leads each in a fleet), each environment's pages and JSON below `/environments/NAME/`, and
- * the relay that carries a trigger to each environment's leader.
+ * leads each in a fleet), each environment as its routes below `/environments/NAME/` serve it
+ * (http/route-table.ts), and the relay that carries a trigger to each environment's leader.
  */
-import type { IncomingMessage, ServerResponse } from "node:http";
 import type { FleetLeases } from "../fleet/leases.js";
 import type { HolderRow } from "../fleet/lease-table.js";
-import { writeReply } from "../http/http-io.js";
 import { scrubDeep } from "../secrets/redaction.js";
 import type { ConfigReloader } from "./config-reload.js";
 import type { EnvironmentUnit } from "./environment-unit.js";
-import { buildStatus, buildStatusHead } from "./server.js";
+import { buildStatus, buildStatusHead } from "./status-body.js";
 import type { ServedReconciler } from "./server.js";
-import { handleStateRead } from "./state-endpoint.js";
+import type { ServedEnvironment } from "./http/served.js";
 import type { EnvironmentSync, ForwardResult, ForwardedReason, TriggerRelay } from "./triggers.js";
 
 export interface EnvironmentsHttp {
@@ -20,7 +18,6 @@ export interface EnvironmentsHttp {
   readonly leases: FleetLeases | undefined;
   readonly source: string;
   readonly reloader?: ConfigReloader;
-  readonly stateToken?: string;
 }
 
 /** Who leads each environment (a fleet: the lease table; else this daemon), by name; null when none does. */
@@ -72,61 +69,14 @@ export async function environmentsStatus(http: EnvironmentsHttp & { readonly ser
   });
 }
 
-const notFound = (res: ServerResponse, names: readonly string[]): true => {
-  writeReply(res, { status: 404, body: { error: "no such environment", environments: names } });
-  return true;
-};
-
-const redirect = (res: ServerResponse, location: string): true => {
-  res.writeHead(302, { location, "cache-control": "no-store", "content-length": 0 });
-  res.end();
-  return true;
-};
-
-/** Answers `/`, `/environments/…` and `/state` (which environment's?); false for the server's other paths. */
-export function environmentRoutes(http: EnvironmentsHttp): (req: IncomingMessage, res: ServerResponse) => boolean {
-  const names = http.units.map((u) => u.name);
-  const byName = new Map(http.units.map((u) => [u.name, u]));
-  return (req, res) => {
-    const url = new URL(req.url ?? "/", "http://x");
-    // relative locations: the pages work behind a reverse proxy's path prefix
-    if (url.pathname === "/") return redirect(res, `environments/${encodeURIComponent(names[0]!)}/`);
-    if (url.pathname === "/environments" || url.pathname === "/environments/")
-      return redirect(res, `${url.pathname.endsWith("/") ? "" : "environments/"}${encodeURIComponent(names[0]!)}/`);
-    if (url.pathname === "/state") {
-      writeReply(res, { status: 404, body: { error: "the state is per environment", paths: names.map((n) => `/environments/${n}/state`) } });
-      return true;
-    }
-    const m = /^\/environments\/([^/]+)(\/.*)?$/.exec(url.pathname);
-    // the trigger of one environment is the server's (environmentSync): it names the environments
-    // only to a client holding the sync token, so not here, before any token is checked
-    if (m === null || m[2] === "/sync" || m[2] === "/promote") return false;
-    let name: string;
-    try {
-      name = decodeURIComponent(m[1]!);
-    } catch {
-      return notFound(res, names);
-    }
-    const unit = byName.get(name);
-    if (unit === undefined) return notFound(res, names);
-    const rest = m[2] ?? "";
-    if (rest === "") return redirect(res, `${encodeURIComponent(name)}/`);
-    if (rest === "/metrics") return redirect(res, "../../metrics");
-    if (rest === "/status") {
-      environmentStatus(unit, http, leadersOf(http).leader.get(name) ?? null)
-        .then((body) => writeReply(res, { status: 200, body }))
-        .catch(() => writeReply(res, { status: 500, body: { error: "internal error" } }));
-      return true;
-    }
-    if (rest === "/state") {
-      Promise.resolve(handleStateRead(req, unit.snapshots, http.stateToken))
-        .then((reply) => writeReply(res, reply))
-        .catch(() => writeReply(res, { status: 500, body: { error: "internal error" } }));
-      return true;
-    }
-    req.url = `${rest}${url.search}`;
-    return unit.page.handle(req, res) || notFound(res, names);
-  };
+/** Each environment as its routes serve it (http/route-table.ts): its page, state and `/status` with its leader. */
+export function servedEnvironments(http: EnvironmentsHttp): ServedEnvironment[] {
+  return http.units.map((unit) => ({
+    name: unit.name,
+    page: unit.page,
+    state: unit.snapshots,
+    status: () => environmentStatus(unit, http, leadersOf(http).leader.get(unit.name) ?? null),
+  }));
 }
 
 /** `POST /environments/NAME/sync`: that environment alone is run, here (`run`) or by its leader. */

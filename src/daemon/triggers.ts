@@ -84,12 +84,13 @@ const hasBody = (req: IncomingMessage): boolean => req.headers["transfer-encodin
 /** The W3C trace context an authenticated trigger carries (its run joins that trace: run-span.ts), when it is one (traceparent.ts). */
 const traceparentOf = (req: IncomingMessage): string | undefined => validTraceparent(req.headers.traceparent);
 
+/** `POST /sync`, its token checked first (the route table's `sync` credential: http/credentials.ts). */
 export async function handleSync(req: IncomingMessage, ctx: TriggerContext): Promise<Reply> {
-  return syncRefusal(req, ctx) ?? accept(ctx, "sync", hasBody(req) ? close : {}, undefined, traceparentOf(req));
+  return accept(ctx, "sync", hasBody(req) ? close : {}, undefined, traceparentOf(req));
 }
 
 /** Why a sync trigger is not taken (no token configured, or not the token); undefined when it is. */
-function syncRefusal(req: IncomingMessage, ctx: TriggerContext): Reply | undefined {
+export function syncRefusal(req: IncomingMessage, ctx: TriggerContext): Reply | undefined {
   if (ctx.syncToken === undefined)
     return {
       status: 404,
@@ -159,11 +160,6 @@ export interface EnvironmentSync {
   of(name: string): Pick<TriggerContext, "reconciler" | "relay"> | undefined;
 }
 
-/** `/environments/NAME/sync`: the sync trigger of one environment. */
-const environmentSyncPath = /^\/environments\/([^/]+)\/sync$/;
-
-export const isEnvironmentSyncPath = (path: string): boolean => environmentSyncPath.test(path);
-
 /** The environment a `/environments/NAME/sync` path names, decoded (undefined when it does not decode). */
 function syncedEnvironment(encoded: string): string | undefined {
   try {
@@ -174,24 +170,19 @@ function syncedEnvironment(encoded: string): string | undefined {
 }
 
 /**
- * `POST /environments/NAME/sync` (the other paths below `/environments/` are the pages'); else
- * 404. The token is checked before the name: the environments are named only to its holder.
+ * `POST /environments/NAME/sync`, past its token (the route table checks it before the name:
+ * the environments are named only to its holder); 404 for a name that is none.
  */
 export function handleEnvironmentSync(
-  path: string,
-  method: string,
+  encoded: string,
   req: IncomingMessage,
   environments: EnvironmentSync | undefined,
   ctx: TriggerContext,
 ): Promise<Reply> | Reply {
-  const encoded = environmentSyncPath.exec(path)?.[1];
-  if (encoded === undefined || environments === undefined) return { status: 404, body: { error: "not found" } };
-  if (method !== "POST") return { status: 405, body: { error: "method not allowed" } };
-  const refused = syncRefusal(req, ctx);
-  if (refused !== undefined) return refused;
   const name = syncedEnvironment(encoded);
-  const one = name === undefined ? undefined : environments.of(name);
-  if (one === undefined) return { status: 404, body: { error: "no such environment", environments: environments.names }, headers: hasBody(req) ? close : {} };
+  const one = name === undefined ? undefined : environments?.of(name);
+  if (one === undefined || environments === undefined)
+    return { status: 404, body: { error: "no such environment", environments: environments?.names ?? [] }, headers: hasBody(req) ? close : {} };
   // the relay to every environment's leader does not apply: only this one's leader is asked
   const { relay: _every, ...shared } = ctx;
   return accept({ ...shared, ...one }, "sync", hasBody(req) ? close : {}, undefined, traceparentOf(req));
