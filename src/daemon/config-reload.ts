@@ -33,6 +33,8 @@ export interface ConfigReloaderOptions {
   readonly hashOf: (config: GatesyncConfig) => Promise<string>;
   /** Rebuilds the daemon with a config whose source, state or server changed. */
   readonly onRestart?: (config: GatesyncConfig) => Promise<void>;
+  /** Refuses a config that loads but cannot be served with the daemon's variables (throws a located GatesyncError). */
+  readonly check?: (config: GatesyncConfig) => void;
   /** How often the file is looked at (ms). */
   readonly pollMs?: number;
 }
@@ -70,6 +72,7 @@ export class ConfigReloader {
     try {
       // with its rulesets bundled: one that does not load refuses the config like a bad key
       config = await withRulesets(await loadConfig(this.opts.file));
+      this.opts.check?.(config);
     } catch (err) {
       const diagnostics = diagnosticsOf(err, this.opts.file);
       this.error = { at: new Date().toISOString(), diagnostics };

@@ -28,6 +28,7 @@ import { RepositoryValidator } from "../validate/validate-repository.js";
 import { ConfigReloader } from "./config-reload.js";
 import type { ReloadResult } from "./config-reload.js";
 import { serveDaemon } from "./daemon-http.js";
+import { assertOneTokenPerPurpose } from "./server-tokens.js";
 import { leasesFor } from "./daemon-leases.js";
 import { createEnvironmentUnit } from "./environment-unit.js";
 import type { EnvironmentUnit, SharedParts } from "./environment-unit.js";
@@ -103,6 +104,8 @@ interface Assembly {
 }
 
 export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
+  // refused before anything starts: a token shared by two purposes opens both
+  if (opts.serve !== false) assertOneTokenPerPurpose(opts.config, opts.env);
   // the rulesets are bundled with the config: a reload that breaks one keeps these
   const a = assemble(opts, await withRulesets(opts.config));
   const dispatcher = managementDispatcher();
@@ -234,6 +237,7 @@ class ConfigInForce {
               },
               reconfigure: (next, nextHash) => this.reconfigure(next, nextHash),
             },
+            ...(opts.serve === false ? {} : { check: (next: GatesyncConfig) => assertOneTokenPerPurpose(next, opts.env) }),
             ...(opts.onRestart === undefined ? {} : { onRestart: opts.onRestart }),
           });
   }

@@ -1,5 +1,6 @@
 /** The secrets the daemon's routes check, read from the variables gatesync.yaml names. */
 import type { GatesyncConfig } from "../config/config.js";
+import { ConfigError, ErrorCode } from "../errors.js";
 import type { Logger } from "../logger.js";
 import type { DaemonServerOptions } from "./server.js";
 
@@ -59,4 +60,33 @@ export function promoteTokenOf(
   const variable = config.server.promoteTokenEnv;
   const value = variable === undefined ? undefined : env[variable];
   return { token: value === undefined || value === "" ? undefined : value, variable };
+}
+
+/** The settings naming the variable of each purpose's secret (docs/user/daemon.md, "Routes and their credentials"). */
+const purposeSettings = ["pagesTokenEnv", "stateTokenEnv", "syncTokenEnv", "webhookSecretEnv", "promoteTokenEnv"] as const;
+
+/**
+ * One secret per purpose: two of server's settings naming the same variable, or variables holding
+ * the same value, would let the holder of one (the pages' reader) do what the other guards (promote,
+ * read the state). Refused at start and at a reload (the last good config stays in force), naming
+ * the settings and their variables, never a value.
+ */
+export function assertOneTokenPerPurpose(config: GatesyncConfig, env: Readonly<Record<string, string | undefined>>): void {
+  const set = purposeSettings.flatMap((setting) => {
+    const variable = config.server[setting];
+    const value = variable === undefined ? undefined : env[variable];
+    return variable === undefined || value === undefined || value === "" ? [] : [{ setting, variable, value }];
+  });
+  for (const [i, a] of set.entries()) {
+    const b = set.slice(i + 1).find((x) => x.value === a.value);
+    if (b === undefined) continue;
+    const same = a.variable === b.variable ? `both name ${a.variable}` : `${a.variable} and ${b.variable} hold the same value`;
+    throw new ConfigError(ErrorCode.CONFIG_TOKEN_SHARED, `server.${a.setting} and server.${b.setting} ${same}: each purpose takes a token of its own`, {
+      hint:
+        a.variable === b.variable
+          ? `name another variable in server.${b.setting} and give it a value of its own (e.g. \`openssl rand -hex 32\`)`
+          : `give ${b.variable} a value of its own (e.g. \`openssl rand -hex 32\`), and the clients of server.${b.setting} that value`,
+      location: { ...(config.file === undefined ? {} : { file: config.file }), path: `server.${b.setting}` },
+    });
+  }
 }

@@ -11,7 +11,8 @@ import { startDaemon } from "../../src/daemon/daemon.js";
 import type { Daemon } from "../../src/daemon/daemon.js";
 import { silentLogger } from "../../src/logger.js";
 import type { SandboxHandle } from "../../src/sandbox/sandbox.js";
-import { eventually } from "./daemon-process.js";
+import { eventually, spawnDaemon } from "./daemon-process.js";
+import type { DaemonProcess } from "./daemon-process.js";
 import { gitRemote, pushFiles } from "./git-remote.js";
 import { call, testCredentials, testSandbox } from "./sandbox.js";
 import type { Answer } from "./sandbox.js";
@@ -89,7 +90,7 @@ export async function promotionDaemon(repository: Record<string, string>, promot
 }
 
 /** Waits until production may take staging's newest revision (staging verified it). */
-export async function candidateReady(d: PromotionDaemon): Promise<void> {
+export async function candidateReady(d: Pick<PromotionDaemon, "promote">): Promise<void> {
   await eventually(
     () => d.promote({ dryRun: true }),
     (a) => a.status === 200,
@@ -100,7 +101,7 @@ export async function candidateReady(d: PromotionDaemon): Promise<void> {
  * Production on a second revision (acme's rate raised, globex created) promoted after the first,
  * both verified there: a rollback has a step to go back, and a create it cannot undo.
  */
-export async function promotedTwice(d: PromotionDaemon, files: Record<string, string>): Promise<void> {
+export async function promotedTwice(d: Pick<PromotionDaemon, "push" | "sync" | "promote">, files: Record<string, string>): Promise<void> {
   await d.push(files, "raise acme's rate, add globex");
   await d.sync();
   await eventually(
@@ -113,4 +114,79 @@ export async function promotedTwice(d: PromotionDaemon, files: Record<string, st
     () => d.promote({ rollback: { steps: 1 }, dryRun: true }),
     (a) => a.status === 200,
   );
+}
+
+/** The tokens of every purpose, each its own value, as `spawnedPromotionDaemon` runs with them. */
+export const everyToken = {
+  pages: "promotion-test-pages-token",
+  state: stateToken,
+  sync: syncToken,
+  webhook: "promotion-test-webhook-secret",
+  promote: promoteToken,
+};
+
+export interface SpawnedPromotionDaemon extends Pick<
+  PromotionDaemon,
+  "staging" | "production" | "dir" | "operatorFile" | "push" | "sync" | "promote" | "stop"
+> {
+  readonly process: DaemonProcess;
+  readonly url: string;
+}
+
+/**
+ * The same two environments served by `gatesync run` as a child process, with every token of
+ * `everyToken` set (`server.pagesTokenEnv` and `server.webhookSecretEnv` too); `env` overrides
+ * the variables (a token shared by two purposes), and the config file is watched (a reload).
+ */
+export async function spawnedPromotionDaemon(repository: Record<string, string>, env: Record<string, string> = {}): Promise<SpawnedPromotionDaemon> {
+  const staging = await testSandbox();
+  const production = await testSandbox();
+  const dir = await tempRepo();
+  const work = gitRemote(dir);
+  const push = (files: Record<string, string>, message: string): Promise<string> => pushFiles(work, files, message);
+  await push(repository, "initial");
+  const operatorFile = path.join(dir, "operator", "gatesync.yaml");
+  await mkdir(path.dirname(operatorFile));
+  const server = "promoteTokenEnv: PROMOTE_TOKEN, pagesTokenEnv: PAGES_TOKEN, webhookSecretEnv: HOOK_SECRET";
+  await writeFile(
+    operatorFile,
+    operatorSettings(path.join(dir, "origin.git"), staging, production, "manual").replace("promoteTokenEnv: PROMOTE_TOKEN", server),
+  );
+  const variables = {
+    SYNC_TOKEN: everyToken.sync,
+    STATE_TOKEN: everyToken.state,
+    PROMOTE_TOKEN: everyToken.promote,
+    PAGES_TOKEN: everyToken.pages,
+    HOOK_SECRET: everyToken.webhook,
+    ...env,
+  };
+  const stopSandboxes = async (): Promise<void> => {
+    await staging.stop();
+    await production.stop();
+  };
+  const process = await spawnDaemon(operatorFile, path.dirname(operatorFile), variables).catch(async (err: unknown) => {
+    await stopSandboxes();
+    throw err;
+  });
+  const bearer = (token: string | null): Record<string, string> => (token === null ? {} : { authorization: `Bearer ${token}` });
+  return {
+    staging,
+    production,
+    dir,
+    operatorFile,
+    process,
+    url: process.url,
+    push,
+    sync: async () => {
+      const answer = await call(`${process.url}/sync`, { method: "POST", headers: bearer(everyToken.sync) });
+      if (answer.status !== 202) throw new Error(`sync answered ${answer.status}`);
+    },
+    promote: (body, token = everyToken.promote, environment = "production") =>
+      call(`${process.url}/environments/${environment}/promote`, { method: "POST", headers: { ...bearer(token), "content-type": "application/json" }, body }),
+    stop: async () => {
+      process.child.kill("SIGTERM");
+      await new Promise((resolve) => (process.child.exitCode === null ? process.child.once("exit", resolve) : resolve(undefined)));
+      await stopSandboxes();
+    },
+  };
 }
