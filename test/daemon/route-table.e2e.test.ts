@@ -11,13 +11,16 @@ import { writeFile, readFile } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { routeTable } from "../../src/daemon/http/route-table.js";
 import type { Credential } from "../../src/daemon/http/credentials.js";
-import { eventually } from "../helpers/daemon-process.js";
+import path from "node:path";
+import type { SandboxHandle } from "../../src/sandbox/sandbox.js";
+import { eventually, sandboxTargets, spawnDaemon } from "../helpers/daemon-process.js";
+import type { DaemonProcess } from "../helpers/daemon-process.js";
 import { doc } from "../helpers/plan.js";
 import { everyToken, promotedTwice, spawnedPromotionDaemon } from "../helpers/promotion-daemon.js";
 import type { SpawnedPromotionDaemon } from "../helpers/promotion-daemon.js";
-import { call } from "../helpers/sandbox.js";
+import { call, testSandbox } from "../helpers/sandbox.js";
 import type { Answer } from "../helpers/sandbox.js";
-import { removeTempRepos } from "../helpers/temp-repo.js";
+import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
 
 type Row = readonly [method: "GET" | "POST", path: string, credential: Credential];
 
@@ -76,23 +79,23 @@ afterAll(async () => {
 });
 
 /** The route's answer to `credential`: a live stream is read up to its head only. */
-async function ask(method: string, path: string, credential: Credential): Promise<Answer> {
+async function ask(method: string, path: string, credential: Credential, url = d!.url): Promise<Answer> {
   const headers = { ...presented[credential], ...(method === "POST" ? { "content-type": "application/json" } : {}) };
   if (path.endsWith("/ui/events")) {
     const controller = new AbortController();
-    const res = await fetch(`${d!.url}${path}`, { headers, signal: controller.signal });
+    const res = await fetch(`${url}${path}`, { headers, signal: controller.signal });
     controller.abort();
     return { status: res.status, headers: {}, text: "", body: undefined };
   }
-  return call(`${d!.url}${path}`, { method, headers, ...(path.endsWith("/promote") ? { body: { dryRun: true } } : {}) });
+  return call(`${url}${path}`, { method, headers, ...(path.endsWith("/promote") ? { body: { dryRun: true } } : {}) });
 }
 
 /** Each route accepts exactly its own credential: every other one (and none) is refused 401; an open route takes anything. */
-async function expectOwnCredentialOnly(rows: readonly Row[]): Promise<void> {
+async function expectOwnCredentialOnly(rows: readonly Row[], url = d!.url): Promise<void> {
   const seen: string[] = [];
   for (const [method, path] of rows) {
     for (const held of credentials) {
-      const answer = await ask(method, concrete(path), held);
+      const answer = await ask(method, concrete(path), held, url);
       const accepted = answer.status !== 401;
       const notFound = answer.status === 405 || (answer.status === 404 && (answer.body as { error?: string } | undefined)?.error === "not found");
       seen.push(`${method} ${path} with ${held}: ${accepted && !notFound ? "accepted" : answer.status === 401 ? "refused" : `answered ${answer.status}`}`);
@@ -189,3 +192,64 @@ describe("a token shared by two purposes at start", () => {
     expect(err?.message).not.toContain(everyToken.sync);
   }, 90_000);
 });
+
+/** A daemon of the implicit environment (no `environments:`): its root paths, each with the `/environments/default/…` it stands for, and the credential, by hand. */
+const expectedImplicit: ReadonlyArray<readonly [root: string, canonical: string, credential: Credential]> = [
+  ["/", "/environments/default/", "pages"],
+  ["/resources", "/environments/default/resources", "pages"],
+  ["/resources/OrgKey/acme", "/environments/default/resources/OrgKey/acme", "pages"],
+  ["/runs", "/environments/default/runs", "pages"],
+  ["/runs/", "/environments/default/runs/", "pages"],
+  ["/plan", "/environments/default/plan", "pages"],
+  ["/ui/app.js", "/environments/default/ui/app.js", "pages"],
+  ["/status", "/environments/default/status", "pages"],
+  ["/state", "/environments/default/state", "state"],
+];
+
+describe("the implicit environment's root paths", () => {
+  let implicit: DaemonProcess | undefined;
+  let sandbox: SandboxHandle | undefined;
+
+  afterAll(async () => {
+    implicit?.child.kill("SIGTERM");
+    await sandbox?.stop();
+  });
+
+  it("are aliases of /environments/default/…, each taking exactly its own credential", async () => {
+    sandbox = await testSandbox();
+    const dir = await tempRepo({ "config/keys.yaml": doc("OrgKey", "acme", "keyId: org-acme\nrate: 10") });
+    await writeFile(
+      path.join(dir, "gatesync.yaml"),
+      `apiVersion: gatesync.dev/v1
+kind: GatesyncConfig
+source: { directory: ./config }
+${sandboxTargets(sandbox)}state: { backend: sqlite, path: ./state.db }
+schedule: { interval: 1h }
+server: { listen: "127.0.0.1:0", pagesTokenEnv: PAGES_TOKEN, stateTokenEnv: STATE_TOKEN, syncTokenEnv: SYNC_TOKEN }
+`,
+    );
+    implicit = await spawnDaemon(path.join(dir, "gatesync.yaml"), dir, {
+      PAGES_TOKEN: everyToken.pages,
+      STATE_TOKEN: everyToken.state,
+      SYNC_TOKEN: everyToken.sync,
+    });
+    const url = implicit.url;
+    await eventually(
+      () => call(`${url}/status`, presentedAs("pages")),
+      (a) => (a.body as { lastRun?: unknown }).lastRun !== null,
+      60_000,
+    );
+    const rows = expectedImplicit.flatMap(([root, canonical, credential]) => [["GET", root, credential] as const, ["GET", canonical, credential] as const]);
+    await expectOwnCredentialOnly([...rows, ["POST", "/environments/default/sync", "sync"], ["POST", "/sync", "sync"]], url);
+    for (const [root, canonical, credential] of expectedImplicit) {
+      const [a, b] = [await call(`${url}${root}`, presentedAs(credential)), await call(`${url}${canonical}`, presentedAs(credential))];
+      expect([root, b.status, b.headers["content-type"]]).toEqual([root, a.status, a.headers["content-type"]]);
+      if (root === "/state") expect(b.body).toEqual(a.body);
+    }
+    // the root of named environments is not this daemon's
+    expect((await call(`${url}/environments`, presentedAs("pages"))).status).toBe(404);
+    expect((await call(`${url}/environments/production/status`, presentedAs("pages"))).status).toBe(404);
+  }, 120_000);
+});
+
+const presentedAs = (credential: Credential): { headers: Record<string, string> } => ({ headers: presented[credential] });
