@@ -16,7 +16,8 @@ import type { DaemonMetrics } from "./metrics.js";
 import { promoteTokenOf, serverTokens } from "./server-tokens.js";
 import { startDaemonServer } from "./server.js";
 import { buildStatus } from "./status-body.js";
-import type { DaemonServer, DaemonServerOptions, ServedReconciler } from "./server.js";
+import type { DaemonServer } from "./server.js";
+import type { DaemonServerOptions, ServedReconciler } from "./http/served.js";
 import type { EnvironmentSources } from "./environment-sources.js";
 
 export interface ServedDaemon {

@@ -9,7 +9,7 @@ import { scrubDeep } from "../secrets/redaction.js";
 import type { ConfigReloader } from "./config-reload.js";
 import type { EnvironmentUnit } from "./environment-unit.js";
 import { buildStatus, buildStatusHead } from "./status-body.js";
-import type { ServedReconciler } from "./server.js";
+import type { ServedReconciler } from "./http/served.js";
 import type { ServedEnvironment } from "./http/served.js";
 import type { EnvironmentSync, ForwardResult, ForwardedReason, TriggerRelay } from "./triggers.js";
 

@@ -2,7 +2,7 @@
 import type { GatesyncConfig } from "../config/config.js";
 import { ConfigError, ErrorCode } from "../errors.js";
 import type { Logger } from "../logger.js";
-import type { DaemonServerOptions } from "./server.js";
+import type { DaemonServerOptions } from "./http/served.js";
 
 /**
  * The tokens the daemon's routes check, from the variables gatesync.yaml names (an empty value is

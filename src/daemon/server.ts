@@ -10,63 +10,14 @@ import type { AddressInfo } from "node:net";
 import { ConfigError, ErrorCode } from "../errors.js";
 import { answerDeadline, BodyTooLarge, listenError, writeReply } from "../http/http-io.js";
 import type { Reply } from "../http/http-io.js";
-import type { Logger } from "../logger.js";
-import type { StateSnapshot } from "../record/state.js";
-import type { ConfigStatus } from "./config-reload.js";
-import type { GatesyncConfig } from "../config/config.js";
 import { compileRoutes, dispatch, resolveRoute } from "./http/dispatch.js";
 import { routeTable } from "./http/route-table.js";
-import type { Served, ServedEnvironments } from "./http/served.js";
-import type { DaemonMetrics } from "./metrics.js";
-import type { Reconciler } from "./reconciler.js";
+import type { DaemonServerOptions, Served, ServedEnvironments } from "./http/served.js";
+
 import { buildStatus } from "./status-body.js";
-import type { StatusPage } from "./ui/status-page.js";
-import type { RunHistory } from "./ui/run-history.js";
 import { ReadSlots } from "./triggers.js";
-import type { TriggerContext, TriggerRelay } from "./triggers.js";
+import type { TriggerContext } from "./triggers.js";
 import { ReplayGuard } from "./webhook.js";
-
-/** What the server reads of the reconcile loop (with environments: of all of them). */
-export type ServedReconciler = Pick<Reconciler, "trigger" | "isStopping" | "synced"> & Partial<Pick<Reconciler, "validationOverdue">>;
-
-/** What /status reads of the runs: the history's newest (ui/run-history.ts), the leader's on a standby. */
-export type RunView = Pick<RunHistory, "fresh" | "newest" | "lastSuccess" | "synced">;
-
-export interface DaemonServerOptions {
-  /** `host:port`; port 0 picks a free one. */
-  readonly listen: string;
-  readonly reconciler: ServedReconciler;
-  /** The runs /status names (with environments: the first environment's, as for `state`). */
-  readonly runs: RunView;
-  readonly metrics: DaemonMetrics;
-  /** The state as /status and the pages read it: a shared, cached snapshot (ui/page-cache.ts). */
-  readonly state: { read(): Promise<StateSnapshot>; readonly description: string };
-  readonly logger: Logger;
-  readonly sourceDescription: string;
-  readonly webhookSecret?: string;
-  readonly syncToken?: string;
-  /** The variables gatesync.yaml names for them (`server.webhookSecretEnv`, `server.syncTokenEnv`): said in a 404 while unset. */
-  readonly variables?: TriggerContext["variables"];
-  /** Asked of the status page and /status when set (Bearer, or Basic with it as password). */
-  readonly pagesToken?: string;
-  /** How long a client has to take its whole answer (the live stream excepted). */
-  readonly answerDeadlineMs?: number;
-  /** `leader`, `standby` or `single`. */
-  readonly role?: () => string;
-  /** The operator's config in force: `GET /config` answers what of it a merge-request plan needs. */
-  readonly operatorConfig?: () => GatesyncConfig;
-  /** The config file in force, and a refused reload's errors. */
-  readonly config?: () => ConfigStatus;
-  readonly maxBodyBytes?: number;
-  /** The status page in the browser (`/`, `/resources`, `/runs`, `/plan`). */
-  readonly page?: StatusPage;
-  /** Bearer token of `GET /state` (merge-request plans); absent: not served. */
-  readonly stateToken?: string;
-  /** With replicas: triggers a standby receives go to the leader. */
-  readonly relay?: TriggerRelay;
-  /** The environments and what their routes serve (http/route-table.ts); absent: the implicit one, from these options. */
-  readonly environments?: ServedEnvironments;
-}
 
 export interface DaemonServer {
   readonly url: string;

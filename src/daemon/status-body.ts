@@ -5,7 +5,7 @@
 import type { StateSnapshot, StateVersion } from "../record/state.js";
 import { scrubDeep } from "../secrets/redaction.js";
 import type { RunEntry } from "./run-record.js";
-import type { DaemonServerOptions } from "./server.js";
+import type { DaemonServerOptions } from "./http/served.js";
 
 /** A recorded health as the status endpoint lists it: its verdict and when it was checked. */
 const healthSummary = (health: { readonly ok: boolean; readonly checkedAt: string }): { ok: boolean; checkedAt: string } => ({
