@@ -7,6 +7,7 @@
  * the promotion token and are refused with the pages' token; a token shared by two purposes is
  * refused at start and at a reload.
  */
+import { randomBytes } from "node:crypto";
 import { writeFile, readFile } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { routeTable } from "../../src/daemon/http/route-table.js";
@@ -177,7 +178,14 @@ describe("one route table, one token per purpose", () => {
     // the old config is in force: the pages' token still cannot promote, the promotion token still can
     expect((await spawned.promote({ dryRun: true }, everyToken.pages)).status).toBe(401);
     expect((await spawned.promote({ dryRun: true })).status).not.toBe(401);
+    // the hint followed (another variable, of its own value: the one it named before): the refusal is gone
+    expect(diagnostics[0]!.hint).toContain("name another variable in server.promoteTokenEnv");
     await writeFile(spawned.operatorFile, before);
+    await eventually(
+      () => call(`${spawned.url}/status`, { headers: presented.pages }),
+      (a) => (a.body as { config?: { error?: unknown } }).config?.error === undefined,
+      20_000,
+    );
   }, 60_000);
 });
 
@@ -190,6 +198,16 @@ describe("a token shared by two purposes at start", () => {
     expect(err?.message).toContain("CONFIG_TOKEN_SHARED");
     expect(err?.message).toContain("server.syncTokenEnv and server.promoteTokenEnv");
     expect(err?.message).not.toContain(everyToken.sync);
+    // the hint followed: PROMOTE_TOKEN given a value of its own, the daemon serves, and promotes with that value only
+    expect(err?.message).toContain("give PROMOTE_TOKEN a value of its own");
+    const own = randomBytes(32).toString("hex");
+    const started = await spawnedPromotionDaemon(repository, { PROMOTE_TOKEN: own });
+    try {
+      expect((await started.promote({ dryRun: true }, own)).status).not.toBe(401);
+      expect((await started.promote({ dryRun: true }, everyToken.sync)).status).toBe(401);
+    } finally {
+      await started.stop();
+    }
   }, 90_000);
 });
 
