@@ -26,7 +26,6 @@ import { skippedRun } from "./run-basis.js";
 import type { RunBasis, RunMemory } from "./run-basis.js";
 import { blockedFields, metricResult, refusedCommitFields, runFinishedFields } from "./run-log.js";
 import type { RunReport, RunResult } from "../apply/run-report.js";
-import { withTeamSettings } from "./repository-settings.js";
 import { whereOf } from "./run-record.js";
 import type { ReconcilerOptions } from "./reconciler-options.js";
 
@@ -181,8 +180,11 @@ export class Reconciler {
     const log = this.log.child({ commit: snapshot.commit ?? snapshot.revision });
     const where = whereOf(snapshot);
     let team: RepositorySettings | undefined;
+    let config = this.config;
     try {
-      team = await this.opts.teamSettings?.read(this.config, snapshot);
+      const effective = await this.opts.teamSettings?.read(this.config, snapshot);
+      team = effective?.settings;
+      if (effective !== undefined) config = effective.config;
     } catch (err) {
       return this.failed(err, where, log, finish);
     }
@@ -203,7 +205,6 @@ export class Reconciler {
       const diagnostics = this.lastInvalid?.diagnostics;
       return reported("invalid", { revision: snapshot.revision, ...(diagnostics === undefined ? {} : { diagnostics }) });
     }
-    const config = team === undefined ? this.config : withTeamSettings(this.config, team);
     // unlinked when the run ends: the daemon's own signal outlives every run
     const linked = linkedSignal([this.abort.signal, runAbort.signal]);
     try {
