@@ -35,10 +35,10 @@ describe("who decides each setting", () => {
     const [found, ...rest] = ignoredSettings(
       { targets: { gateway: { url: "http://127.0.0.1:9" } } },
       { targets: { gateway: { url: "https://ops:s3cr3t-pw@gw.example.com/admin" } } },
-      { file: "gatesync.yaml", locate: () => ({ line: 3, column: 23 }) },
+      { file: "gatesync.yaml", locate: () => ({ line: 3, column: 23 }), removable: () => false },
     );
     expect(rest).toEqual([]);
-    expect(found).toMatchObject({ severity: "warning", code: "CONFIG_SETTING_IGNORED", file: "gatesync.yaml", line: 3, path: "targets.gateway.url" });
+    expect(found).toMatchObject({ severity: "info", code: "CONFIG_SETTING_IGNORED", file: "gatesync.yaml", line: 3, path: "targets.gateway.url" });
     expect(found!.message).toBe("targets.gateway.url is an operator setting: the daemon ignores it and keeps its own, https://gw.example.com/admin");
   });
 
