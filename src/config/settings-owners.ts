@@ -112,10 +112,21 @@ export interface SettingsFile {
   readonly removable: (at: readonly PathSegment[]) => boolean;
 }
 
-/** The hint of an ignored setting: one a developer can follow without breaking the repository's file (issue 55). */
-function operatorHint(at: readonly PathSegment[], where: SettingsFile): string {
+/**
+ * The hint of an ignored setting: one a developer can follow without breaking the repository's
+ * file (issue 55) — remove the setting (with the section it alone fills: `track.branch` goes
+ * with its `track`) where the file stays valid without it, else keep it.
+ */
+function operatorHint(repo: Raw, at: readonly PathSegment[], where: SettingsFile): string {
   const ask = "to change the daemon's value, ask the operator to set it in the daemon's configuration";
-  if (where.removable(at)) return `if it was meant for the daemon, remove ${formatPath(at)} from ${where.file} (the file stays valid); ${ask}`;
+  const shortest = at[0] === "environments" ? 3 : 1;
+  let section = at;
+  while (section.length > shortest) {
+    const parent = valueAt(repo, section.slice(0, -1));
+    if (!isMapping(parent) || Object.keys(parent).length !== 1) break;
+    section = section.slice(0, -1);
+  }
+  if (where.removable(section)) return `if it was meant for the daemon, remove \`${formatPath(section)}\` from ${where.file} (the file stays valid); ${ask}`;
   return `keep it: local runs of ${where.file} need it, and the daemon keeps its own value; ${ask}`;
 }
 
@@ -154,7 +165,7 @@ export function ignoredSettings(repo: Raw, operator: Raw, where: SettingsFile): 
     if (leaf.path[0] === "environments" && skipped.has(String(leaf.path[1]))) continue;
     const inForce = leaf.inForceAt.map((at) => valueAt(operator, at)).find((v) => v !== undefined);
     if (canonical(inForce) === canonical(leaf.value)) continue;
-    note(leaf.path, `${formatPath(leaf.path)} is an operator setting: the daemon ignores it and keeps its own, ${shown(inForce)}`, operatorHint(leaf.path, where));
+    note(leaf.path, `${formatPath(leaf.path)} is an operator setting: the daemon ignores it and keeps its own, ${shown(inForce)}`, operatorHint(repo, leaf.path, where));
   }
   return findings;
 }

@@ -115,15 +115,27 @@ export async function readRepositorySettings(
   });
   const config = configFromDocument(checked.document, at.file, path.dirname(at.file));
   const raw = written.doc ?? {};
-  const ignored = ignoredSettings(raw, operator.document ?? {}, { file: shown, locate: checked.locate, removable: removableIn(raw, schemas) });
+  const ignored = ignoredSettings(raw, operator.document ?? {}, { file: shown, locate: checked.locate, removable: removableIn(bytes, shown, at.file, schemas) });
   return { from: { file: at.file, config }, hash: await settingsFingerprint(bytes, config), ignored };
 }
 
-/** Whether the file, as a local run loads it, is no worse without a setting: no schema error it did not have. */
-function removableIn(doc: Record<string, unknown>, schemas: SchemaRegistry): (at: readonly PathSegment[]) => boolean {
-  const key = (i: { path: readonly PathSegment[]; message: string }): string => `${i.path.join(".")}\u0000${i.message}`;
-  const before = new Set(schemas.validate("gatesync-config.schema.json", doc).map(key));
-  return (at) => schemas.validate("gatesync-config.schema.json", withoutPath(doc, at)).every((i) => before.has(key(i)));
+/**
+ * Whether the file, as a local run loads it (its schema and the checks across its settings), is
+ * no worse without a setting: no finding it did not have. What a hint says to remove, removed,
+ * leaves the repository as valid as it was.
+ */
+function removableIn(bytes: Buffer, shown: string, absolute: string, schemas: SchemaRegistry): (at: readonly PathSegment[]) => boolean {
+  const problems = (edit: (doc: Record<string, unknown>) => Record<string, unknown>): string[] => {
+    try {
+      checkConfigText(bytes, shown, absolute, schemas, edit);
+      return [];
+    } catch (err) {
+      if (err instanceof ValidationFailed) return err.diagnostics.map((d) => `${d.code}\u0000${d.path ?? ""}\u0000${d.message}`);
+      throw err;
+    }
+  };
+  const before = new Set(problems((d) => d));
+  return (at) => problems((d) => withoutPath(d, at)).every((k) => before.has(k));
 }
 
 /**
