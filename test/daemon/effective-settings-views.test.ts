@@ -111,6 +111,16 @@ environments:
     return body.environments.find((e) => e.environment === env)?.lastRun.ignoredSettings ?? [];
   };
 
+  it("a team-only file that mentions `track:` is applied: the setting is ignored, said as a note", async () => {
+    const tracked = teamSettings.replace("    values: { rate: 10 }", "    track: { tag: v* }\n    values: { rate: 9 }");
+    await setup.syncTo(await setup.push({ "gatesync.yaml": tracked }, "staging: track (the operator's) and rate 9"));
+    expect(setup.daemon.environments.get("staging")?.lastRun?.result).toBe("applied");
+    expect(rate("staging")).toBe(9);
+    const note = (await notesOn("staging")).find((n) => n.path === "environments.staging.track.tag");
+    expect(note?.severity).toBe("info");
+    expect(note?.hint).toContain("remove `environments.staging.track` from gatesync.yaml");
+  }, 60_000);
+
   it("are ignored, `track:` too: the commit applies, and each is a note whose hint keeps the repository valid", async () => {
     await setup.syncTo(await setup.push({ "gatesync.yaml": local() }, "local settings kept in the repository's file"));
     expect(setup.daemon.environments.get("production")?.lastRun?.result).not.toBe("invalid");
