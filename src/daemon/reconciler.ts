@@ -179,15 +179,13 @@ export class Reconciler {
     await this.noteBehind(snapshot.commit);
     const log = this.log.child({ commit: snapshot.commit ?? snapshot.revision });
     const where = whereOf(snapshot);
-    let team: RepositorySettings | undefined;
-    let config = this.config;
+    let effective: { readonly config: GatesyncConfig; readonly settings: RepositorySettings } | undefined;
     try {
-      const effective = await this.opts.teamSettings?.read(this.config, snapshot);
-      team = effective?.settings;
-      if (effective !== undefined) config = effective.config;
+      effective = await this.opts.teamSettings?.read(this.config, snapshot);
     } catch (err) {
       return this.failed(err, where, log, finish);
     }
+    const [team, config] = [effective?.settings, effective?.config ?? this.config];
     // what the repository writes that the daemon ignores: on every report of the commit (the log has it once)
     const reported: Finish = (result, extra = {}) =>
       finish(result, { ...(team === undefined || team.ignored.length === 0 ? {} : { ignoredSettings: team.ignored }), ...extra });
