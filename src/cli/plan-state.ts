@@ -42,7 +42,6 @@ type Env = Readonly<Record<string, string | undefined>>;
 
 const set = (v: string | undefined): string | undefined => (v === undefined || v === "" ? undefined : v);
 
-
 /** The state to plan against (see above). */
 export async function openPlanState(config: GatesyncConfig, env: Env, flags: PlanStateFlags): Promise<StateBackend> {
   const url = set(flags.stateUrl) ?? set(env[stateUrlVariable]);

@@ -41,7 +41,17 @@ export const topLevelOperatorSettings: readonly string[] = [
   "limits",
 ];
 /** The operator's settings of one entry of `environments:`. */
-export const environmentOperatorSettings: readonly string[] = ["targets", "schedule", "secrets", "notifications", "orphans", "state", "track", "soak", "promotion"];
+export const environmentOperatorSettings: readonly string[] = [
+  "targets",
+  "schedule",
+  "secrets",
+  "notifications",
+  "orphans",
+  "state",
+  "track",
+  "soak",
+  "promotion",
+];
 /**
  * Inside the team's `rules`, the settings that stay the operator's: whether a ruleset may run code
  * inside gatesync, and how long the rules may run (a commit must not lift its own time budget).
@@ -165,7 +175,11 @@ export function ignoredSettings(repo: Raw, operator: Raw, where: SettingsFile): 
     if (leaf.path[0] === "environments" && skipped.has(String(leaf.path[1]))) continue;
     const inForce = leaf.inForceAt.map((at) => valueAt(operator, at)).find((v) => v !== undefined);
     if (canonical(inForce) === canonical(leaf.value)) continue;
-    note(leaf.path, `${formatPath(leaf.path)} is an operator setting: the daemon ignores it and keeps its own, ${shown(inForce)}`, operatorHint(repo, leaf.path, where));
+    note(
+      leaf.path,
+      `${formatPath(leaf.path)} is an operator setting: the daemon ignores it and keeps its own, ${shown(inForce)}`,
+      operatorHint(repo, leaf.path, where),
+    );
   }
   return findings;
 }

@@ -115,7 +115,11 @@ export async function readRepositorySettings(
   });
   const config = configFromDocument(checked.document, at.file, path.dirname(at.file));
   const raw = written.doc ?? {};
-  const ignored = ignoredSettings(raw, operator.document ?? {}, { file: shown, locate: checked.locate, removable: removableIn(bytes, shown, at.file, schemas) });
+  const ignored = ignoredSettings(raw, operator.document ?? {}, {
+    file: shown,
+    locate: checked.locate,
+    removable: removableIn(bytes, shown, at.file, schemas),
+  });
   return { from: { file: at.file, config }, hash: await settingsFingerprint(bytes, config), ignored };
 }
 
@@ -187,4 +191,3 @@ function withOperatorRuleSettings(team: RulesConfig, operator: RulesConfig | und
     ...(operator?.runTimeoutMs === undefined ? {} : { runTimeoutMs: operator.runTimeoutMs }),
   };
 }
-

@@ -126,7 +126,12 @@ environments:
     expect(setup.daemon.environments.get("production")?.lastRun?.result).not.toBe("invalid");
     expect(rate("staging")).toBe(11);
     const notes = await notesOn("production");
-    expect(notes.map((n) => n.path).sort()).toEqual(["environments.production.track.branch", "orphans", "targets.gateway.credentialEnv", "targets.gateway.url"]);
+    expect(notes.map((n) => n.path).sort()).toEqual([
+      "environments.production.track.branch",
+      "orphans",
+      "targets.gateway.credentialEnv",
+      "targets.gateway.url",
+    ]);
     expect(notes.every((n) => n.severity === "info")).toBe(true);
     // a local run needs its target: the hint keeps it (the same source as the daemon's is not said at all); the others may go
     expect(notes.find((n) => n.path === "targets.gateway.url")?.hint).toMatch(/^keep it/);
