@@ -5,7 +5,14 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { environmentTeamSettings, ignoredSettings, operatorRuleSettings, topLevelTeamSettings } from "../../src/config/settings-owners.js";
+import {
+  environmentOperatorSettings,
+  environmentTeamSettings,
+  ignoredSettings,
+  operatorRuleSettings,
+  topLevelOperatorSettings,
+  topLevelTeamSettings,
+} from "../../src/config/settings-owners.js";
 import { parseAllDocuments } from "yaml";
 import { SchemaRegistry } from "../../src/validate/schema-registry.js";
 import { projectRoot } from "../helpers/temp-repo.js";
@@ -29,6 +36,13 @@ describe("who decides each setting", () => {
     expect(Object.keys(environment).filter((k) => environment[k]!["x-owner"] === undefined)).toEqual([]);
     expect(owned(environment, "team").sort()).toEqual([...environmentTeamSettings].sort());
     expect(owned(schema.properties.rules!.properties!, "operator")).toEqual([...operatorRuleSettings]);
+    // what a daemon drops of a repository's file before reading its team settings: every operator setting
+    expect(
+      owned(schema.properties, "operator")
+        .filter((k) => k !== "environments")
+        .sort(),
+    ).toEqual([...topLevelOperatorSettings].sort());
+    expect(owned(environment, "operator").sort()).toEqual([...environmentOperatorSettings].sort());
   });
 
   it("names the value in force without a URL's user information", () => {
