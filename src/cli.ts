@@ -113,7 +113,7 @@ export async function main(argv: readonly string[], io: CliIo = defaultIo): Prom
   const command = commandOf(program, argv);
   // the daemon's tracing is its own (cli/daemon-tracing.ts): its settings follow a reload
   const tracing = traced.has(command ?? "")
-    ? await startTracing(io.env, packageVersion(), (m) => io.stderr(`warning: ${m}\n`), await fileTraces(argv))
+    ? await startTracing(io.env, packageVersion(), (m) => io.stderr(`warning: ${m}\n`), await fileTraces(argv, io.env))
     : undefined;
   try {
     const work = async (): Promise<unknown> => program.parseAsync([...argv]);

@@ -4,6 +4,7 @@
  */
 import { existsSync } from "node:fs";
 import type { GatesyncConfig } from "../config/config.js";
+import { stateTokenVariable } from "../secrets/credentials.js";
 
 export interface CliIo {
   readonly stdout: (text: string) => void;
@@ -71,3 +72,21 @@ export const envOptionHelpOne = "the environment of gatesync.yaml to work on (`e
 
 /** The variable `plan --state-url` defaults to (plan-state.ts). */
 export const stateUrlVariable = "GATESYNC_STATE_URL";
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** Whether this runs in CI: `CI` set to anything but "", "0" or "false". */
+export function inCi(env: Env): boolean {
+  const ci = env.CI?.trim().toLowerCase();
+  return ci !== undefined && ci !== "" && ci !== "0" && ci !== "false";
+}
+
+/**
+ * Whether a command runs for a merge request, whose checkout is data (cli/command-settings.ts):
+ * in CI, or with the daemon's address (`--state-url`, GATESYNC_STATE_URL) or its state token
+ * (GATESYNC_STATE_TOKEN: what the job `gatesync init` writes holds).
+ */
+export function forMergeRequest(env: Env, flags: { readonly stateUrl?: string | undefined } = {}): boolean {
+  const given = (v: string | undefined): boolean => v !== undefined && v !== "";
+  return inCi(env) || given(flags.stateUrl) || given(env[stateUrlVariable]) || given(env[stateTokenVariable]);
+}

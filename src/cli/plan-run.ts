@@ -17,6 +17,7 @@ import type { SelectionRequest } from "../select/selection.js";
 import { RepositoryValidator } from "../validate/validate-repository.js";
 import type { CliIo } from "./cli-io.js";
 import { checkStateRequired, openPlanState } from "./plan-state.js";
+import { commandSettings, forMergeRequest } from "./command-settings.js";
 import type { PlanStateFlags } from "./plan-state.js";
 import type { SelectionFlags } from "./selection-options.js";
 import type { CommandResources } from "./resources.js";
@@ -66,6 +67,8 @@ export async function computePlanRun(
   selection: SelectionRequest | undefined,
   io: CliIo,
 ): Promise<{ readonly plan: Plan; readonly ruleFindings: readonly Diagnostic[] }> {
+  // the commit's team settings, as the daemon runs it; a merge request's job takes no operator setting from its checkout
+  config = await commandSettings(config, resources.input, { fromSource: opts.dir === undefined, mergeRequest: forMergeRequest(io.env, opts) });
   const state = await openPlanState(config, io.env, opts);
   try {
     // a plan only: the state's payloads are read only where the plan compares them

@@ -25,7 +25,9 @@ import { SnapshotState } from "../record/snapshot-state.js";
 import type { StateBackend } from "../record/state.js";
 import { emptySnapshot } from "../record/state.js";
 import { stateTokenVariable } from "../secrets/credentials.js";
-import { stateUrlVariable } from "./cli-io.js";
+import { inCi, stateUrlVariable } from "./cli-io.js";
+
+export { inCi } from "./cli-io.js";
 import { backendFromSpec } from "./state-spec.js";
 import { askDaemon, daemonAddress, unreachableError } from "./daemon-client.js";
 
@@ -39,12 +41,6 @@ export interface PlanStateFlags {
 type Env = Readonly<Record<string, string | undefined>>;
 
 const set = (v: string | undefined): string | undefined => (v === undefined || v === "" ? undefined : v);
-
-/** Whether this runs in CI: `CI` set to anything but "", "0" or "false". */
-export function inCi(env: Env): boolean {
-  const ci = env.CI?.trim().toLowerCase();
-  return ci !== undefined && ci !== "" && ci !== "0" && ci !== "false";
-}
 
 /** The state to plan against (see above). */
 export async function openPlanState(config: GatesyncConfig, env: Env, flags: PlanStateFlags): Promise<StateBackend> {

@@ -1,5 +1,4 @@
 import { oneDocumentFast } from "../load/fast-yaml.js";
-import { realpathSync } from "node:fs";
 import path from "node:path";
 import type { GatesyncConfig } from "../config/config.js";
 import { UsageError, compareDiagnostics, hasErrors } from "../errors.js";
@@ -17,10 +16,8 @@ import type { ReportFormat } from "./report.js";
 import type { CliIo } from "./cli-io.js";
 import { configIfPresent } from "./cli-io.js";
 import { resourcesPerRef } from "./resources.js";
-import { inRepository, repositoryPrefix, workTreeOf } from "../source/repository-path.js";
-import { checkConfigText, readConfigFile } from "../config/config-text.js";
-import { operatorSectionsIn } from "../config/settings-owners.js";
-import { SchemaRegistry } from "../validate/schema-registry.js";
+import { inRepository, repositoryPrefix } from "../source/repository-path.js";
+import { commandSettings, forMergeRequest } from "./command-settings.js";
 
 /**
  * Validates a resource directory with the settings of a config (when there is one). Without a
@@ -55,20 +52,6 @@ export async function validateDirectory(
   return { ...result, diagnostics: inRepository(result.diagnostics, prefix), valid: !hasErrors(result.diagnostics) };
 }
 
-/**
- * The operator's settings of the repository's settings file — `gatesync.yaml` at the root of a
- * git work tree, the file a daemon following the repository reads its team settings from —
- * which that daemon ignores (settings-owners.ts): said as info, located.
- */
-async function operatorSettingsOfRepositoryFile(file: string | undefined): Promise<Diagnostic[]> {
-  const dir = file === undefined ? undefined : realpathSync(path.dirname(file));
-  if (file === undefined || dir === undefined || path.basename(file) !== "gatesync.yaml" || workTreeOf(dir) !== dir) return [];
-  // named from the repository's root, where it is
-  const shown = "gatesync.yaml";
-  const { document, locate } = checkConfigText(await readConfigFile(shown, file), shown, file, new SchemaRegistry());
-  return operatorSectionsIn(document, { file: shown, locate });
-}
-
 /** `gatesync validate [dir]`: every environment without --env, else the one it names. */
 export async function validateAction(dir: string | undefined, opts: { config?: string; format: ReportFormat; env?: string }, io: CliIo): Promise<void> {
   const config = await configIfPresent(opts.config);
@@ -84,9 +67,9 @@ export async function validateAction(dir: string | undefined, opts: { config?: s
   const filesOf = async (c: GatesyncConfig | undefined): Promise<EnvironmentFiles> =>
     perRef === undefined || c === undefined ? { root: path.resolve(dir!) } : (await perRef.of(c)).input;
   try {
-    const result = await validateEnvironments(filesOf, config, opts.env, io.env);
-    const ignored = config === undefined ? [] : await operatorSettingsOfRepositoryFile(config.file);
-    const report = { valid: result.valid, files: result.files, resources: result.resources.length, diagnostics: [...ignored, ...result.diagnostics] };
+    // the operator settings of a repository's own gatesync.yaml are said by the daemon that ignores them, where their value differs
+    const result = await validateEnvironments(filesOf, config, opts.env, io.env, { fromSource: dir === undefined, mergeRequest: forMergeRequest(io.env) });
+    const report = { valid: result.valid, files: result.files, resources: result.resources.length, diagnostics: result.diagnostics };
     io.stdout(renderValidation(report, opts.format, io.isTty && io.env.NO_COLOR === undefined));
     process.exitCode = result.valid ? 0 : 1;
   } finally {
@@ -107,6 +90,7 @@ export async function validateEnvironments(
   config: GatesyncConfig | undefined,
   envName: string | undefined,
   env: Readonly<Record<string, string | undefined>>,
+  how: { readonly fromSource: boolean; readonly mergeRequest: boolean } = { fromSource: false, mergeRequest: false },
 ): Promise<RepositoryResult & { valid: boolean }> {
   if (config === undefined) {
     const { root, boundary } = await filesOf(undefined);
@@ -118,7 +102,8 @@ export async function validateEnvironments(
   const diagnostics: Diagnostic[] = [];
   for (const e of environments) {
     const { root, boundary } = await filesOf(e.config);
-    const result = await validateDirectory(root, e.config, env, undefined, boundary);
+    const settings = await commandSettings(e.config, { root, ...(boundary === undefined ? {} : { boundary }) }, how);
+    const result = await validateDirectory(root, settings, env, undefined, boundary);
     first ??= result;
     for (const d of result.diagnostics) {
       const key = JSON.stringify(d);

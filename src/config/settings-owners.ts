@@ -24,6 +24,34 @@ import { stripUrlCredentials } from "../secrets/credentials.js";
 export const topLevelTeamSettings: readonly string[] = ["values", "selector", "rules"];
 /** The team's settings of one entry of `environments:`. */
 export const environmentTeamSettings: readonly string[] = ["values", "selector", "patches"];
+/** The operator's settings at the top level (`environments` aside: its entries are split by the lists of an entry). */
+export const topLevelOperatorSettings: readonly string[] = [
+  "source",
+  "targets",
+  "retries",
+  "state",
+  "history",
+  "schedule",
+  "orphans",
+  "deactivationGuard",
+  "telemetry",
+  "notifications",
+  "server",
+  "secrets",
+  "limits",
+];
+/** The operator's settings of one entry of `environments:`. */
+export const environmentOperatorSettings: readonly string[] = [
+  "targets",
+  "schedule",
+  "secrets",
+  "notifications",
+  "orphans",
+  "state",
+  "track",
+  "soak",
+  "promotion",
+];
 /**
  * Inside the team's `rules`, the settings that stay the operator's: whether a ruleset may run code
  * inside gatesync, and how long the rules may run (a commit must not lift its own time budget).
@@ -87,72 +115,90 @@ export interface SettingsFile {
   readonly file: string;
   /** Line and column of a path in it. */
   readonly locate: (at: readonly PathSegment[]) => { line?: number; column?: number };
+  /**
+   * Whether the file, as a local run loads it, stays valid without the setting at `at`: the
+   * hint says to remove only what can go (a local run of the file needs `source`, a target's `url` …).
+   */
+  readonly removable: (at: readonly PathSegment[]) => boolean;
 }
 
-const operatorHint =
-  "remove it from the repository's gatesync.yaml (keep local settings in a file of your own, passed with --config), or ask the operator to set it in the daemon's configuration";
+/**
+ * The hint of an ignored setting: one a developer can follow without breaking the repository's
+ * file (issue 55) — remove the setting (with the section it alone fills: `track.branch` goes
+ * with its `track`) where the file stays valid without it, else keep it.
+ */
+function operatorHint(repo: Raw, at: readonly PathSegment[], where: SettingsFile): string {
+  const ask = "to change the daemon's value, ask the operator to set it in the daemon's configuration";
+  const shortest = at[0] === "environments" ? 3 : 1;
+  let section = at;
+  while (section.length > shortest) {
+    const parent = valueAt(repo, section.slice(0, -1));
+    if (!isMapping(parent) || Object.keys(parent).length !== 1) break;
+    section = section.slice(0, -1);
+  }
+  if (where.removable(section)) return `if it was meant for the daemon, remove \`${formatPath(section)}\` from ${where.file} (the file stays valid); ${ask}`;
+  return `keep it: local runs of ${where.file} need it, and the daemon keeps its own value; ${ask}`;
+}
+
+/** A copy of `doc` without the leaf at `at`. */
+export function withoutPath(doc: Raw, at: readonly PathSegment[]): Raw {
+  const [head, ...rest] = at;
+  const key = String(head);
+  if (rest.length === 0) return Object.fromEntries(Object.entries(doc).filter(([k]) => k !== key));
+  const inner = doc[key];
+  return isMapping(inner) ? { ...doc, [key]: withoutPath(inner, rest) } : doc;
+}
 
 /**
- * The repository's operator settings that differ from the operator's (each a located warning
- * naming the setting and the value in force), and its environments the operator does not
- * configure (reported; the daemon skips them).
+ * The repository's operator settings that differ from the operator's (each a located note
+ * naming the setting and the value in force, with a hint that keeps the file valid), and its
+ * environments the operator does not configure (reported; the daemon skips them). Info, not
+ * warnings: nothing is wrong with the commit, the daemon just does not take them.
  */
 export function ignoredSettings(repo: Raw, operator: Raw, where: SettingsFile): Diagnostic[] {
   const findings: Diagnostic[] = [];
-  const warn = (at: readonly PathSegment[], message: string, hint: string): void => {
-    findings.push({ severity: "warning", code: ErrorCode.CONFIG_SETTING_IGNORED, file: where.file, path: formatPath(at), ...where.locate(at), message, hint });
+  const note = (at: readonly PathSegment[], message: string, hint: string): void => {
+    findings.push({ severity: "info", code: ErrorCode.CONFIG_SETTING_IGNORED, file: where.file, path: formatPath(at), ...where.locate(at), message, hint });
   };
   const configured = isMapping(operator.environments) ? operator.environments : {};
   const skipped = new Set<string>();
   for (const name of Object.keys(isMapping(repo.environments) ? repo.environments : {})) {
     if (name in configured) continue;
     skipped.add(name);
-    warn(
+    note(
       ["environments", name],
       `environment ${name} is not one the daemon runs: it is skipped (the daemon runs ${Object.keys(configured).join(", ") || "one environment, default"})`,
-      "which environments exist is the operator's decision: ask for it in the daemon's configuration, or remove it from the repository's gatesync.yaml",
+      "which environments exist is the operator's decision: ask for it in the daemon's configuration; the environment still serves local runs of this file",
     );
   }
   for (const leaf of operatorLeaves(repo)) {
     if (leaf.path[0] === "environments" && skipped.has(String(leaf.path[1]))) continue;
     const inForce = leaf.inForceAt.map((at) => valueAt(operator, at)).find((v) => v !== undefined);
     if (canonical(inForce) === canonical(leaf.value)) continue;
-    warn(leaf.path, `${formatPath(leaf.path)} is an operator setting: the daemon ignores it and keeps its own, ${shown(inForce)}`, operatorHint);
+    note(
+      leaf.path,
+      `${formatPath(leaf.path)} is an operator setting: the daemon ignores it and keeps its own, ${shown(inForce)}`,
+      operatorHint(repo, leaf.path, where),
+    );
   }
   return findings;
 }
 
 /**
- * The operator's sections a repository's settings file writes (`gatesync validate` of the file
- * a daemon would read from the repository): info findings, located at each section's key — a
- * daemon keeps its own values for them; they serve local runs only.
+ * What a daemon reads of a repository's settings file: its team settings only — the operator's,
+ * `track:` among them, are ignored (and said by `ignoredSettings`), never checked against the
+ * daemon's config nor able to make the commit invalid. A key the schema does not know stays, so
+ * a misspelt team setting is still refused, located.
  */
-export function operatorSectionsIn(repo: Raw, where: SettingsFile): Diagnostic[] {
-  const sections: PathSegment[][] = Object.keys(repo)
-    .filter((k) => !documentKeys.includes(k) && !topLevelTeamSettings.includes(k) && k !== "environments")
-    .map((k) => [k]);
-  if (isMapping(repo.rules))
-    sections.push(
-      ...Object.keys(repo.rules)
-        .filter((k) => operatorRuleSettings.includes(k))
-        .map((k) => ["rules", k]),
-    );
-  for (const [name, entry] of Object.entries(isMapping(repo.environments) ? repo.environments : {})) {
-    sections.push(
-      ...Object.keys(isMapping(entry) ? entry : {})
-        .filter((k) => !environmentTeamSettings.includes(k))
-        .map((k) => ["environments", name, k]),
-    );
-  }
-  return sections.map((at) => ({
-    severity: "info",
-    code: ErrorCode.CONFIG_SETTING_IGNORED,
-    file: where.file,
-    path: formatPath(at),
-    ...where.locate(at),
-    message: `${formatPath(at)} is an operator setting: a daemon reading this repository ignores it and keeps its own (the team's settings here are values, patches, rules and selectors)`,
-    hint: operatorHint,
-  }));
+export function teamDocumentOf(doc: Raw): Raw {
+  const top: Record<string, unknown> = Object.fromEntries(Object.entries(doc).filter(([k]) => !topLevelOperatorSettings.includes(k)));
+  if (isMapping(top.rules)) top.rules = Object.fromEntries(Object.entries(top.rules).filter(([k]) => !operatorRuleSettings.includes(k)));
+  if (!isMapping(doc.environments)) return top;
+  const environments = Object.entries(doc.environments).map(([name, entry]) => [
+    name,
+    isMapping(entry) ? Object.fromEntries(Object.entries(entry).filter(([k]) => !environmentOperatorSettings.includes(k))) : entry,
+  ]);
+  return { ...top, environments: Object.fromEntries(environments) };
 }
 
 /** The team's settings a document writes (their paths): in the daemon's own file, what the repository's file replaces. */

@@ -19,7 +19,6 @@ import type { Notifier } from "../notify/notifier.js";
 import type { StateBackend } from "../record/state.js";
 import type { Reconciler } from "./reconciler.js";
 import type { RunHistory } from "./ui/run-history.js";
-import { withTeamSettings } from "./repository-settings.js";
 import type { TeamSettingsReader } from "./repository-settings.js";
 import type { SharedSource } from "./shared-source.js";
 import { runFactOf } from "./verifier.js";
@@ -146,7 +145,7 @@ async function planOf(parts: PromotionParts, unit: PromotionUnit, revision: stri
   try {
     const operator = unit.reconciler.configInForce.config;
     const run = await runPlan({
-      config: withTeamSettings(operator, await parts.teamSettings.read(operator, snapshot)),
+      config: (await parts.teamSettings.read(operator, snapshot)).config,
       root: snapshot.root,
       boundary: snapshot.boundary,
       validator: parts.validator,

@@ -26,7 +26,6 @@ import { skippedRun } from "./run-basis.js";
 import type { RunBasis, RunMemory } from "./run-basis.js";
 import { blockedFields, metricResult, refusedCommitFields, runFinishedFields } from "./run-log.js";
 import type { RunReport, RunResult } from "../apply/run-report.js";
-import { withTeamSettings } from "./repository-settings.js";
 import { whereOf } from "./run-record.js";
 import type { ReconcilerOptions } from "./reconciler-options.js";
 
@@ -180,12 +179,13 @@ export class Reconciler {
     await this.noteBehind(snapshot.commit);
     const log = this.log.child({ commit: snapshot.commit ?? snapshot.revision });
     const where = whereOf(snapshot);
-    let team: RepositorySettings | undefined;
+    let effective: { readonly config: GatesyncConfig; readonly settings: RepositorySettings } | undefined;
     try {
-      team = await this.opts.teamSettings?.read(this.config, snapshot);
+      effective = await this.opts.teamSettings?.read(this.config, snapshot);
     } catch (err) {
       return this.failed(err, where, log, finish);
     }
+    const [team, config] = [effective?.settings, effective?.config ?? this.config];
     // what the repository writes that the daemon ignores: on every report of the commit (the log has it once)
     const reported: Finish = (result, extra = {}) =>
       finish(result, { ...(team === undefined || team.ignored.length === 0 ? {} : { ignoredSettings: team.ignored }), ...extra });
@@ -203,7 +203,6 @@ export class Reconciler {
       const diagnostics = this.lastInvalid?.diagnostics;
       return reported("invalid", { revision: snapshot.revision, ...(diagnostics === undefined ? {} : { diagnostics }) });
     }
-    const config = team === undefined ? this.config : withTeamSettings(this.config, team);
     // unlinked when the run ends: the daemon's own signal outlives every run
     const linked = linkedSignal([this.abort.signal, runAbort.signal]);
     try {

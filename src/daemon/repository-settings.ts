@@ -1,157 +1,18 @@
 /**
- * The team's settings of the commit a daemon run applies (settings-owners.ts): read from the
- * repository's settings file at that commit — `gatesync.yaml` at the repository's root, or the
- * path `source.git.config` names — and put over the operator's config for the run. The
- * operator's settings the file writes have no effect; where they differ they are reported once
- * per commit.
+ * The team settings of the commit a daemon run applies, read through the one function every
+ * reader of a commit uses (`effectiveSettings`, plan/effective-settings.ts); what the
+ * repository's file writes that the daemon ignores is logged once per commit.
  */
-import { createHash } from "node:crypto";
-import { existsSync, realpathSync } from "node:fs";
-import { readFile, stat } from "node:fs/promises";
-import path from "node:path";
-import { configFromDocument } from "../config/config.js";
-import { checkConfigText, readConfigFile } from "../config/config-text.js";
 import type { GatesyncConfig } from "../config/config.js";
-import { ignoredSettings, teamSettingsIn } from "../config/settings-owners.js";
-import { ErrorCode, ValidationFailed, formatDiagnostic } from "../errors.js";
-import type { Diagnostic } from "../errors.js";
-import { isInside, toPosix } from "../file-paths.js";
+import { teamSettingsIn } from "../config/settings-owners.js";
+import { formatDiagnostic } from "../errors.js";
 import type { Logger } from "../logger.js";
-import type { RulesConfig } from "../rules/rules-config.js";
-import { workTreeOf } from "../source/repository-path.js";
+import { effectiveSettings } from "../plan/effective-settings.js";
+import type { RepositorySettings } from "../plan/effective-settings.js";
 import type { SourceSnapshot } from "../source/source.js";
-import { SchemaRegistry } from "../validate/schema-registry.js";
 
-/** The team settings of one commit. */
-export interface RepositorySettings {
-  /**
-   * The repository's settings file (absolute) with its config; undefined when the team settings
-   * are the operator file's own: the repository has no file, or the operator's file is it (a
-   * directory source beside it, outside any git work tree).
-   */
-  readonly from: { readonly file: string; readonly config: GatesyncConfig } | undefined;
-  /** A fingerprint of the team settings: the file, its patch files and rulesets ("nothing changed" compares it). */
-  readonly hash: string;
-  /** The file's operator settings that differ from the operator's, and environments the operator does not run. */
-  readonly ignored: readonly Diagnostic[];
-}
-
-const real = (p: string): string => (existsSync(p) ? realpathSync(p) : path.resolve(p));
-
-/** Where the repository's settings file of a snapshot is, and the repository root it is named from. */
-function settingsFileOf(operator: GatesyncConfig, snapshot: Pick<SourceSnapshot, "root" | "boundary">): { file: string; top: string } | undefined {
-  if (operator.source.type === "git") {
-    const top = snapshot.boundary;
-    const file = path.resolve(top, operator.source.config ?? "gatesync.yaml");
-    if (!isInside(file, top) || !isInside(real(file), real(top))) {
-      throw new ValidationFailed([
-        {
-          severity: "error",
-          code: ErrorCode.CONFIG_INVALID,
-          ...(operator.file === undefined ? {} : { file: operator.file }),
-          path: "source.git.config",
-          message: `the repository's settings file ${operator.source.config ?? "gatesync.yaml"} lies outside the repository`,
-          hint: "name a file inside the repository, relative to its root (default gatesync.yaml)",
-        },
-      ]);
-    }
-    return { file, top };
-  }
-  const top = workTreeOf(real(operator.source.directory));
-  return top === undefined ? undefined : { file: path.join(top, "gatesync.yaml"), top };
-}
-
-/** What a repository's file may leave out for the schema: it may hold team settings only. */
-function completedForSchema(doc: Record<string, unknown>): Record<string, unknown> {
-  return { ...doc, ...(doc.source === undefined ? { source: { directory: "." } } : {}), ...(doc.targets === undefined ? { targets: {} } : {}) };
-}
-
-/**
- * A fingerprint of a settings file and the files it names — overlay patches (every
- * environment's, or an environment's effective own) and rulesets — whose edits on disk no
- * revision of a source covers: a changed one makes the next run apply, and a reload see it.
- */
-export async function settingsFingerprint(bytes: Buffer | string, config: GatesyncConfig): Promise<string> {
-  const hash = createHash("sha256").update(bytes);
-  const patches = [...(config.environments ?? []).flatMap((e) => e.patches), ...(config.patches ?? [])];
-  const patchFiles = patches.flatMap((p) => (p.type === "file" ? [p.file] : []));
-  const rulesets = [config.rules?.openapi, config.rules?.resources].filter((f): f is string => f !== undefined);
-  for (const file of [...new Set([...patchFiles, ...rulesets])]) hash.update(file).update(await readFile(file).catch(() => Buffer.from("(missing)")));
-  return hash.digest("hex").slice(0, 16);
-}
-
-/** The team settings are the operator file's own: its overlays and rulesets as they are on disk now. */
-async function operatorsOwn(operator: GatesyncConfig): Promise<RepositorySettings> {
-  return { from: undefined, hash: await settingsFingerprint("operator", operator), ignored: [] };
-}
-
-/** Reads the team settings of a fetched snapshot; a file that does not load makes the commit invalid (ValidationFailed, located). */
-export async function readRepositorySettings(
-  operator: GatesyncConfig,
-  snapshot: Pick<SourceSnapshot, "root" | "boundary">,
-  schemas: SchemaRegistry = new SchemaRegistry(),
-): Promise<RepositorySettings> {
-  const at = settingsFileOf(operator, snapshot);
-  if (at === undefined || !existsSync(at.file)) return operatorsOwn(operator);
-  if (operator.file !== undefined && real(at.file) === real(operator.file)) return operatorsOwn(operator);
-  const shown = toPosix(path.relative(at.top, at.file));
-  // a commit's file: bounded like every file of the repository
-  if ((await stat(at.file)).size > operator.limits.maxFileBytes) {
-    throw new ValidationFailed([
-      {
-        severity: "error",
-        code: ErrorCode.FILE_TOO_LARGE,
-        file: shown,
-        message: `${shown} is larger than limits.maxFileBytes (${operator.limits.maxFileBytes} bytes)`,
-        hint: "keep the repository's settings file small: it holds values, patches, rules and selectors",
-      },
-    ]);
-  }
-  const bytes = await readConfigFile(shown, at.file);
-  const written: { doc?: Record<string, unknown> } = {};
-  const checked = checkConfigText(bytes, shown, at.file, schemas, (doc) => {
-    written.doc = doc;
-    return completedForSchema(doc);
-  });
-  const config = configFromDocument(checked.document, at.file, path.dirname(at.file));
-  const ignored = ignoredSettings(written.doc ?? {}, operator.document ?? {}, { file: shown, locate: checked.locate });
-  return { from: { file: at.file, config }, hash: await settingsFingerprint(bytes, config), ignored };
-}
-
-/**
- * An environment's config for a run: the operator's (targets, credentials, state, scope, orphans,
- * guard, schedule …) with the commit's team settings — values, overlay patches, selector and
- * rulesets. An environment the repository does not have runs with the top level's values and
- * no patches; whether rulesets may run code stays the operator's.
- */
-export function withTeamSettings(operator: GatesyncConfig, settings: RepositorySettings): GatesyncConfig {
-  if (settings.from === undefined) return operator;
-  const { file, config: team } = settings.from;
-  const name = operator.environment;
-  const own = name === undefined ? undefined : team.environments?.find((e) => e.name === name);
-  const selector = own?.selector ?? team.selector;
-  const { values: _values, patches: _patches, selector: _selector, rules: _rules, rulesets: _rulesets, ...operatorOnly } = operator;
-  return {
-    ...operatorOnly,
-    baseDir: path.dirname(file),
-    teamFile: file,
-    values: { ...team.values, ...own?.values },
-    patches: own?.patches ?? [],
-    ...(selector === undefined ? {} : { selector }),
-    ...(team.rules === undefined ? {} : { rules: withOperatorRuleSettings(team.rules, operator.rules) }),
-  };
-}
-
-/** The team's rulesets with the operator's say over them: whether they may run code, and their time budgets. */
-function withOperatorRuleSettings(team: RulesConfig, operator: RulesConfig | undefined): RulesConfig {
-  const { documentTimeoutMs: _document, runTimeoutMs: _run, ...rulesets } = team;
-  return {
-    ...rulesets,
-    allowCustomFunctions: operator?.allowCustomFunctions ?? false,
-    ...(operator?.documentTimeoutMs === undefined ? {} : { documentTimeoutMs: operator.documentTimeoutMs }),
-    ...(operator?.runTimeoutMs === undefined ? {} : { runTimeoutMs: operator.runTimeoutMs }),
-  };
-}
+export { effectiveSettings, readRepositorySettings, settingsFingerprint, withTeamSettings } from "../plan/effective-settings.js";
+export type { RepositorySettings } from "../plan/effective-settings.js";
 
 /**
  * The team settings of each run, shared by the environments of a daemon: the file is read at
@@ -164,18 +25,20 @@ export class TeamSettingsReader {
 
   constructor(private readonly logger: Logger) {}
 
-  async read(operator: GatesyncConfig, snapshot: SourceSnapshot): Promise<RepositorySettings> {
-    const settings = await readRepositorySettings(operator, snapshot);
+  /** The run's effective settings (`effectiveSettings`), what the daemon ignores of them logged once per commit. */
+  async read(operator: GatesyncConfig, snapshot: SourceSnapshot): Promise<{ readonly config: GatesyncConfig; readonly settings: RepositorySettings }> {
+    const effective = await effectiveSettings(operator, snapshot);
+    const settings = effective.settings;
     const key = `${snapshot.revision}\n${settings.hash}\n${JSON.stringify(operator.document ?? null)}`;
     if (settings.ignored.length > 0 && key !== this.lastLogged) {
-      this.logger.warn(
+      this.logger.info(
         { commit: snapshot.commit ?? snapshot.revision, ignored: settings.ignored.map((d) => formatDiagnostic(d)) },
         "the repository's gatesync.yaml writes operator settings the daemon ignores",
       );
     }
     this.lastLogged = key;
     this.noteReplaced(operator, settings);
-    return settings;
+    return effective;
   }
 
   /** The team settings the daemon's own file still carries, replaced by the repository's: said once per operator file (a migration's leftovers). */

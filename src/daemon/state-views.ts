@@ -7,6 +7,7 @@ import { runPlan } from "../plan/run-plan.js";
 import type { StateBackend } from "../record/state.js";
 import type { RepositoryValidator } from "../validate/validate-repository.js";
 import type { Reconciler } from "./reconciler.js";
+import { effectiveSettings } from "../plan/effective-settings.js";
 import { CachedState } from "./ui/page-cache.js";
 import { PlanPreview } from "./ui/plan-preview.js";
 import type { RunHistory } from "./ui/run-history.js";
@@ -35,9 +36,10 @@ export function stateViews(parts: StateViewParts): { readonly snapshots: CachedS
     snapshot: () => reconciler.lastSnapshot,
     state: snapshots,
     configHash: () => reconciler.configInForce.hash,
-    plan: (snap) =>
+    // the config the next run would take: the operator's with the commit's team settings, as the run reads them
+    plan: async (snap) =>
       runPlan({
-        config: reconciler.configInForce.config,
+        config: (await effectiveSettings(reconciler.configInForce.config, snap)).config,
         root: snap.root,
         boundary: snap.boundary,
         validator: parts.validator,

@@ -5,7 +5,14 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { environmentTeamSettings, ignoredSettings, operatorRuleSettings, topLevelTeamSettings } from "../../src/config/settings-owners.js";
+import {
+  environmentOperatorSettings,
+  environmentTeamSettings,
+  ignoredSettings,
+  operatorRuleSettings,
+  topLevelOperatorSettings,
+  topLevelTeamSettings,
+} from "../../src/config/settings-owners.js";
 import { parseAllDocuments } from "yaml";
 import { SchemaRegistry } from "../../src/validate/schema-registry.js";
 import { projectRoot } from "../helpers/temp-repo.js";
@@ -29,16 +36,23 @@ describe("who decides each setting", () => {
     expect(Object.keys(environment).filter((k) => environment[k]!["x-owner"] === undefined)).toEqual([]);
     expect(owned(environment, "team").sort()).toEqual([...environmentTeamSettings].sort());
     expect(owned(schema.properties.rules!.properties!, "operator")).toEqual([...operatorRuleSettings]);
+    // what a daemon drops of a repository's file before reading its team settings: every operator setting
+    expect(
+      owned(schema.properties, "operator")
+        .filter((k) => k !== "environments")
+        .sort(),
+    ).toEqual([...topLevelOperatorSettings].sort());
+    expect(owned(environment, "operator").sort()).toEqual([...environmentOperatorSettings].sort());
   });
 
   it("names the value in force without a URL's user information", () => {
     const [found, ...rest] = ignoredSettings(
       { targets: { gateway: { url: "http://127.0.0.1:9" } } },
       { targets: { gateway: { url: "https://ops:s3cr3t-pw@gw.example.com/admin" } } },
-      { file: "gatesync.yaml", locate: () => ({ line: 3, column: 23 }) },
+      { file: "gatesync.yaml", locate: () => ({ line: 3, column: 23 }), removable: () => false },
     );
     expect(rest).toEqual([]);
-    expect(found).toMatchObject({ severity: "warning", code: "CONFIG_SETTING_IGNORED", file: "gatesync.yaml", line: 3, path: "targets.gateway.url" });
+    expect(found).toMatchObject({ severity: "info", code: "CONFIG_SETTING_IGNORED", file: "gatesync.yaml", line: 3, path: "targets.gateway.url" });
     expect(found!.message).toBe("targets.gateway.url is an operator setting: the daemon ignores it and keeps its own, https://gw.example.com/admin");
   });
 
