@@ -11,7 +11,10 @@ import { startDaemon } from "../../src/daemon/daemon.js";
 import type { Daemon } from "../../src/daemon/daemon.js";
 import { silentLogger } from "../../src/logger.js";
 import type { SandboxHandle } from "../../src/sandbox/sandbox.js";
-import { eventually } from "./daemon-process.js";
+import { eventually, spawnDaemon } from "./daemon-process.js";
+import type { DaemonProcess } from "./daemon-process.js";
+import { runCli } from "./cli.js";
+import type { CliResult } from "./cli.js";
 import { gitRemote, pushFiles } from "./git-remote.js";
 import { call, testCredentials, testSandbox } from "./sandbox.js";
 import type { Answer } from "./sandbox.js";
@@ -36,14 +39,20 @@ export interface PromotionDaemon {
   stop(): Promise<void>;
 }
 
-const operatorSettings = (origin: string, staging: SandboxHandle, production: SandboxHandle, promotion: string): string => `apiVersion: gatesync.dev/v1
+const operatorSettings = (
+  origin: string,
+  staging: SandboxHandle,
+  production: SandboxHandle,
+  promotion: string,
+  soak = "1s",
+): string => `apiVersion: gatesync.dev/v1
 kind: GatesyncConfig
 source: { git: { url: ${JSON.stringify(origin)}, branch: main, subdirectory: config, cacheDir: ./cache } }
 state: { backend: sqlite, path: ./state.db }
 environments:
   staging:
     targets: { gateway: { url: ${staging.urls.gateway}, credentialEnv: GW_KEY } }
-    soak: 1s
+    soak: ${soak}
   production:
     targets: { gateway: { url: ${production.urls.gateway}, credentialEnv: GW_KEY } }
     track: { promotedFrom: staging }
@@ -113,4 +122,52 @@ export async function promotedTwice(d: PromotionDaemon, files: Record<string, st
     () => d.promote({ rollback: { steps: 1 }, dryRun: true }),
     (a) => a.status === 200,
   );
+}
+
+/** The same two environments run by a real `gatesync run` process; the CLI (in this process) asks it, as an operator's terminal does. */
+export interface PromotionProcess {
+  readonly staging: SandboxHandle;
+  readonly production: SandboxHandle;
+  readonly daemon: DaemonProcess;
+  readonly work: string;
+  readonly operatorFile: string;
+  push(files: Record<string, string>, message: string): Promise<string>;
+  sync(): Promise<void>;
+  /** `gatesync ARGS` with the daemon's address and the promotion token set, and `-c` the daemon's file where the command takes it. */
+  cli(args: readonly string[]): Promise<CliResult>;
+  stop(): Promise<void>;
+}
+
+export async function promotionProcess(repository: Record<string, string>, soak: string): Promise<PromotionProcess> {
+  const staging = await testSandbox();
+  const production = await testSandbox();
+  const dir = await tempRepo();
+  const work = gitRemote(dir);
+  const push = (files: Record<string, string>, message: string): Promise<string> => pushFiles(work, files, message);
+  await push(repository, "initial");
+  const operatorFile = path.join(dir, "operator", "gatesync.yaml");
+  await mkdir(path.dirname(operatorFile));
+  await writeFile(operatorFile, operatorSettings(path.join(dir, "origin.git"), staging, production, "manual", soak));
+  const env = { GW_KEY: testCredentials.gatewayKey, SYNC_TOKEN: syncToken, STATE_TOKEN: stateToken, PROMOTE_TOKEN: promoteToken };
+  const daemon = await spawnDaemon(operatorFile, path.dirname(operatorFile), env);
+  const cliEnv = { ...env, GATESYNC_DAEMON_URL: daemon.url };
+  return {
+    staging,
+    production,
+    daemon,
+    work,
+    operatorFile,
+    push,
+    sync: async () => {
+      const answer = await call(`${daemon.url}/sync`, { method: "POST", headers: { authorization: `Bearer ${syncToken}` } });
+      if (answer.status !== 202) throw new Error(`sync answered ${answer.status}`);
+    },
+    cli: (args) => runCli([...args, "-c", operatorFile], cliEnv),
+    stop: async () => {
+      daemon.child.kill("SIGTERM");
+      await new Promise((resolve) => (daemon.child.exitCode === null ? daemon.child.once("exit", resolve) : resolve(undefined)));
+      await staging.stop();
+      await production.stop();
+    },
+  };
 }
