@@ -88,7 +88,7 @@ function answerOf(a: Readonly<Record<string, unknown>> | undefined, where: strin
     plan: boundText(a.plan as string, maxAnswerBytes),
     changes: a.changes,
     cannotUndo: a.cannotUndo.map((c) => boundText(c, 2_000)),
-    notes: ((a.notes ?? []) as string[]).slice(0, 20).map((c) => boundText(c, 2_000)),
+    notes: (a.notes ?? []).slice(0, 20).map((c) => boundText(c, 2_000)),
     alreadyInForce: a.alreadyInForce === true,
   };
 }
