@@ -34,7 +34,7 @@ export function promotionPanels(parts: PromotionParts, name: string): () => Prom
     const view = await sourceViewOf(source);
     const promotion = (await readPromotions(unit.state, 1))[0]?.record;
     // a rollback is offered only where it can go: an earlier revision this environment applied and verified
-    const { targets } = await rollbackTargetsIn(unit.state);
+    const { targets, lineage } = await rollbackTargetsIn(unit.state);
     const candidate = newestCandidate(view);
     const streak = streakOf(view.runs);
     const gate = streak === undefined ? undefined : gateRefusal(streak.revision, view, Date.now());
@@ -47,7 +47,8 @@ export function promotionPanels(parts: PromotionParts, name: string): () => Prom
       ...(candidate === undefined ? {} : { candidate: { revision: candidate.revision, at: new Date(candidate.at).toISOString() } }),
       ...(streak === undefined || gate === undefined ? {} : { pending: { revision: streak.revision, gate } }),
       commands: [
-        ...(candidate === undefined || candidate.revision === promotion?.revision
+        // nor is the revision a rollback just left offered again: taking it back is a decision, not a suggestion
+        ...(candidate === undefined || candidate.revision === promotion?.revision || lineage.abandoned.includes(candidate.revision)
           ? []
           : [`gatesync promote ${name} --revision ${shortRevision(candidate.revision)}`]),
         ...(targets.length === 0 ? [] : [`gatesync rollback ${name} --steps 1`]),

@@ -198,15 +198,16 @@ async function record(unit: PromotionUnit, answer: PromotionAnswer, actor: Promo
 }
 
 /**
- * `promotion: auto`: the source's newest candidate, when it is newer than the promotion in force
- * and of another revision, written as a promotion by the daemon itself (the target's run that
+ * `promotion: auto`: the source's newest candidate, when it is newer than the promotion in force,
+ * of another revision and not one a rollback since left, written as a promotion by the daemon itself (the target's run that
  * asked applies it next).
  */
 export async function autoPromote(parts: PromotionParts, name: string): Promise<void> {
   const { unit, from } = targetOf(parts, name, false);
   const current = (await readPromotions(unit.state, 1))[0]?.record;
   const next = autoCandidate(await sourceViewOf(from), current === undefined ? undefined : { revision: current.revision, at: Date.parse(current.finishedAt) });
-  if (next === undefined) return;
+  // a revision the environment was rolled back from is not taken back by itself, even verified again
+  if (next === undefined || (await lineageIn(unit.state)).abandoned.includes(next.revision)) return;
   const answer = {
     environment: name,
     revision: next.revision,

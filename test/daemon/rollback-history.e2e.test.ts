@@ -124,6 +124,8 @@ describe("rollback along production's applied history", () => {
     const page = (await call(`${d.daemon.url}/environments/production/`)).text;
     expect(page).toContain("Promotion from staging");
     expect(page).not.toContain("gatesync rollback production");
+    // nor does it suggest taking back what the rollbacks left
+    expect(page).not.toContain(`gatesync promote production --revision ${v[2]!.slice(0, 10)}`);
     expect(rate("production")).toBe(10);
   });
 
