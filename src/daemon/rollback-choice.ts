@@ -53,7 +53,7 @@ function stepsBack(name: string, lineage: Lineage, view: SourceView, steps: numb
   if (target === undefined)
     throw new PromotionError(
       `${name} has ${plural(targets.length, "earlier revision")} it applied and verified before the one in force: cannot go ${steps} back`,
-      { hint: `see the rollback targets: gatesync history --env ${name}` },
+      { hint: `see where each --steps goes: \`gatesync history --env ${name}\`` },
     );
   return { revision: target.revision, restores: target.seq };
 }

@@ -121,6 +121,11 @@ describe("rollback along production's applied history", () => {
     const refused = await d.cli(["rollback", "production", "--steps", "1", "--auto-approve"]);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain("error[PROMOTION_REFUSED] production has 0 earlier revisions it applied and verified before the one in force");
+    // the hint followed: the history shows the one in force and no entry a --steps would go to
+    const followed = await d.cli(hinted(refused.stderr));
+    expect(followed.code, followed.stderr).toBe(0);
+    expect(followed.stdout).toMatch(new RegExp(`rolled back to ${v[0]!.slice(0, 12)} from production .*← in force`));
+    expect(followed.stdout).not.toContain("← rollback --steps");
     const page = (await call(`${d.daemon.url}/environments/production/`)).text;
     expect(page).toContain("Promotion from staging");
     expect(page).not.toContain("gatesync rollback production");
