@@ -74,6 +74,8 @@ export const ErrorCode = {
   SOURCE_NOT_PROMOTED: "SOURCE_NOT_PROMOTED",
   // promotion (docs/user/promotion.md)
   PROMOTION_REFUSED: "PROMOTION_REFUSED",
+  PROMOTION_NOT_EARLIER: "PROMOTION_NOT_EARLIER",
+  PROMOTION_AMBIGUOUS: "PROMOTION_AMBIGUOUS",
   // state, plan, apply, sandbox
   STATE_CORRUPT: "STATE_CORRUPT",
   STATE_LOCKED: "STATE_LOCKED",
@@ -168,10 +170,14 @@ export class SourceError extends GatesyncError {
   }
 }
 
-/** A promotion or rollback the rules refuse (docs/user/promotion.md): the message names the gate. */
+/**
+ * A promotion or rollback the rules refuse (docs/user/promotion.md): the message names the gate;
+ * PROMOTION_NOT_EARLIER: a rollback to a revision not before the one in force (`--forward` goes
+ * there); PROMOTION_AMBIGUOUS: a revision prefix several revisions start with.
+ */
 export class PromotionError extends GatesyncError {
-  constructor(message: string, opts?: Options) {
-    super(ErrorCode.PROMOTION_REFUSED, message, opts);
+  constructor(message: string, opts?: Options, code: Family<"PROMOTION_"> = ErrorCode.PROMOTION_REFUSED) {
+    super(code, message, opts);
   }
 }
 

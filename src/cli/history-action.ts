@@ -5,6 +5,8 @@ import type { HistoryEntry } from "../record/history.js";
 import { describeActor, readPromotions, readVerifications } from "../record/promotion-history.js";
 import type { PromotionRecord, VerificationRecord } from "../record/promotion-history.js";
 import type { RunEntry } from "../daemon/run-record.js";
+import { rollbackTargetsIn } from "../daemon/rollback-targets.js";
+import type { RollbackTarget } from "../daemon/rollback-targets.js";
 import type { CliIo } from "./cli-io.js";
 import { environmentConfig } from "./environment-option.js";
 
@@ -34,12 +36,24 @@ function runText(e: RunEntry): string {
   return lines.join("\n");
 }
 
-/** Promotions and verifications (docs/user/promotion.md), one line each. */
-function promotionText(promotions: ReadonlyArray<HistoryEntry<PromotionRecord>>, verifications: ReadonlyArray<HistoryEntry<VerificationRecord>>): string {
+/** What a promotion row is to a rollback: the one in force, or the entry `--steps N` goes back to. */
+function rollbackMark(e: HistoryEntry<PromotionRecord>, inForce: number | undefined, targets: readonly RollbackTarget[]): string {
+  if (e.seq === inForce) return "  ← in force";
+  const target = targets.find((t) => t.seq === e.seq);
+  return target === undefined ? "" : `  ← rollback --steps ${target.steps}`;
+}
+
+/** Promotions (each marked: in force, or a rollback target) and verifications (docs/user/promotion.md), one line each. */
+function promotionText(
+  promotions: ReadonlyArray<HistoryEntry<PromotionRecord>>,
+  verifications: ReadonlyArray<HistoryEntry<VerificationRecord>>,
+  targets: readonly RollbackTarget[],
+): string {
+  const inForce = promotions[0]?.seq;
   const lines = [
     ...promotions.map(
       (e) =>
-        `#${e.seq} ${e.record.finishedAt} ${e.record.rollback ? "rolled back to" : "promoted"} ${e.record.revision.slice(0, 12)} from ${e.record.from} (${describeActor(e.record.actor)})`,
+        `#${e.seq} ${e.record.finishedAt} ${e.record.rollback ? "rolled back to" : "promoted"} ${e.record.revision.slice(0, 12)} from ${e.record.from} (${describeActor(e.record.actor)})${rollbackMark(e, inForce, targets)}`,
     ),
     ...verifications.map((e) => `#${e.seq} ${e.record.finishedAt} verified ${e.record.revision.slice(0, 12)} after a soak of ${e.record.soakMs} ms`),
   ];
@@ -52,11 +66,12 @@ export async function historyAction(opts: HistoryOptions, io: CliIo): Promise<vo
   try {
     const runs = (await state.readHistory({ kind: "run", limit: opts.limit })).flatMap((e) => runEntryOf(e) ?? []);
     const [promotions, verifications] = [await readPromotions(state, opts.limit), await readVerifications(state, opts.limit)];
+    const { targets } = await rollbackTargetsIn(state);
     if (opts.format === "json") {
       const rows = { promotions: promotions.map((e) => ({ seq: e.seq, ...e.record })), verifications: verifications.map((e) => ({ seq: e.seq, ...e.record })) };
-      io.stdout(`${JSON.stringify({ state: state.description, runs: runs.map(runJson), ...rows }, null, 2)}\n`);
-    } else if (runs.length === 0) io.stdout(`no run recorded in ${state.description} yet\n${promotionText(promotions, verifications)}`);
-    else io.stdout(`${runs.map(runText).join("\n")}\n${promotionText(promotions, verifications)}`);
+      io.stdout(`${JSON.stringify({ state: state.description, runs: runs.map(runJson), ...rows, rollbackTargets: targets }, null, 2)}\n`);
+    } else if (runs.length === 0) io.stdout(`no run recorded in ${state.description} yet\n${promotionText(promotions, verifications, targets)}`);
+    else io.stdout(`${runs.map(runText).join("\n")}\n${promotionText(promotions, verifications, targets)}`);
   } finally {
     await state.close();
   }

@@ -6,7 +6,7 @@
  * then asks (or takes --auto-approve).
  */
 import { boundText } from "../bounded-text.js";
-import { PromotionError, UsageError } from "../errors.js";
+import { ErrorCode, PromotionError, UsageError } from "../errors.js";
 import { promoteTokenVariable } from "../secrets/credentials.js";
 import { ask } from "./ask.js";
 import type { CliIo } from "./cli-io.js";
@@ -25,6 +25,7 @@ export interface PromoteOptions {
 export interface RollbackOptions {
   readonly to?: string;
   readonly steps?: number;
+  readonly forward?: boolean;
   readonly dryRun?: boolean;
   readonly autoApprove?: boolean;
   readonly daemon?: string;
@@ -38,6 +39,8 @@ interface Answer {
   readonly plan: string;
   readonly changes: number;
   readonly cannotUndo: readonly string[];
+  readonly notes: readonly string[];
+  readonly alreadyInForce: boolean;
 }
 
 /** Where the daemon is, and the token to send it. */
@@ -73,7 +76,8 @@ function parsedAnswer(text: string): Readonly<Record<string, unknown>> | undefin
 /** The daemon's answer as a promotion's, checked: anything else at that address is said, not trusted. */
 function answerOf(a: Readonly<Record<string, unknown>> | undefined, where: string): Answer {
   const texts = a !== undefined && ["environment", "revision", "from", "plan"].every((k) => typeof a[k] === "string");
-  if (!texts || typeof a.changes !== "number" || !Array.isArray(a.cannotUndo) || !a.cannotUndo.every((c) => typeof c === "string"))
+  const strings = (v: unknown): v is string[] => Array.isArray(v) && v.every((c) => typeof c === "string");
+  if (!texts || typeof a.changes !== "number" || !strings(a.cannotUndo) || (a.notes !== undefined && !strings(a.notes)))
     throw new UsageError(`the answer of ${where} is not a promotion's`, `check --daemon / ${daemonUrlVariable}: it is the daemon's server address`);
   const line = (x: string): string => boundText(x, 200);
   // printed as they are: no control character reaches the terminal
@@ -84,6 +88,8 @@ function answerOf(a: Readonly<Record<string, unknown>> | undefined, where: strin
     plan: boundText(a.plan as string, maxAnswerBytes),
     changes: a.changes,
     cannotUndo: a.cannotUndo.map((c) => boundText(c, 2_000)),
+    notes: (a.notes ?? []).slice(0, 20).map((c) => boundText(c, 2_000)),
+    alreadyInForce: a.alreadyInForce === true,
   };
 }
 
@@ -101,14 +107,29 @@ async function send(daemon: { url: string; token: string }, env: string, body: o
   const parsed = parsedAnswer(text);
   // its words reach the terminal: bounded, no control character
   const said = (x: unknown, fallback: string): string => boundText(typeof x === "string" ? x : fallback, 2_000);
-  if (res.status === 409) throw new PromotionError(said(parsed?.error, "refused"), typeof parsed?.hint === "string" ? { hint: said(parsed.hint, "") } : {});
+  if (res.status === 409)
+    throw new PromotionError(
+      said(parsed?.error, "refused"),
+      typeof parsed?.hint === "string" ? { hint: said(parsed.hint, "") } : {},
+      promotionCode(parsed?.code),
+    );
   if (res.status === 401)
     throw new UsageError("the daemon refused the promotion token (401)", "set the variable to the value of the daemon's server.promoteTokenEnv variable");
   if (res.status >= 300) throw new UsageError(`the daemon answered ${res.status}: ${said(parsed?.error, text.slice(0, 200))}`);
   return answerOf(parsed, where);
 }
 
+/** The daemon's code of a refusal, when it is one of promotion's (anything else: PROMOTION_REFUSED). */
+function promotionCode(code: unknown): typeof ErrorCode.PROMOTION_REFUSED | typeof ErrorCode.PROMOTION_NOT_EARLIER | typeof ErrorCode.PROMOTION_AMBIGUOUS {
+  return code === ErrorCode.PROMOTION_NOT_EARLIER || code === ErrorCode.PROMOTION_AMBIGUOUS ? code : ErrorCode.PROMOTION_REFUSED;
+}
+
 const short = (revision: string): string => revision.slice(0, 12);
+
+/** The answer's notes (a newer revision soaking in the source), before what was done. */
+const showNotes = (io: CliIo, a: Answer): void => {
+  for (const note of a.notes) io.stdout(`note: ${note}\n`);
+};
 
 function showPlan(io: CliIo, a: Answer): void {
   io.stdout(a.plan.endsWith("\n") ? a.plan : `${a.plan}\n`);
@@ -117,6 +138,11 @@ function showPlan(io: CliIo, a: Answer): void {
 export async function promoteAction(env: string, opts: PromoteOptions, io: CliIo): Promise<void> {
   const daemon = await daemonOf(opts, io);
   const answer = await send(daemon, env, { ...(opts.revision === undefined ? {} : { revision: opts.revision }), dryRun: opts.dryRun === true });
+  showNotes(io, answer);
+  if (answer.alreadyInForce) {
+    io.stdout(`${short(answer.revision)} is already in force in ${env}: nothing promoted\n`);
+    return;
+  }
   if (opts.dryRun === true) {
     showPlan(io, answer);
     io.stdout(
@@ -129,9 +155,15 @@ export async function promoteAction(env: string, opts: PromoteOptions, io: CliIo
 
 export async function rollbackAction(env: string, opts: RollbackOptions, io: CliIo): Promise<void> {
   if ((opts.to === undefined) === (opts.steps === undefined)) throw new UsageError("give --to SHA or --steps N (one of them)");
+  if (opts.forward === true && opts.to === undefined) throw new UsageError("--forward goes to a revision: give --to SHA");
   const daemon = await daemonOf(opts, io);
-  const body = { ...(opts.to === undefined ? {} : { revision: opts.to }), rollback: opts.steps === undefined ? {} : { steps: opts.steps } };
+  const rollback = { ...(opts.steps === undefined ? {} : { steps: opts.steps }), ...(opts.forward === true ? { forward: true } : {}) };
+  const body = { ...(opts.to === undefined ? {} : { revision: opts.to }), rollback };
   const plan = await send(daemon, env, { ...body, dryRun: true });
+  if (plan.alreadyInForce) {
+    io.stdout(`${short(plan.revision)} is already in force in ${env}: nothing to roll back\n`);
+    return;
+  }
   showPlan(io, plan);
   if (plan.cannotUndo.length > 0) io.stdout(`The rollback cannot undo:\n${plan.cannotUndo.map((c) => `  ${c}\n`).join("")}`);
   if (opts.dryRun === true) {

@@ -2,7 +2,7 @@
  * `POST /environments/NAME/promote` (docs/user/promotion.md): a promotion or rollback, guarded by
  * a token of its own (`server.promoteTokenEnv`) — the sync, state and pages tokens cannot promote;
  * unset, the route answers 404. The body is small JSON: `revision` (a commit id or prefix),
- * `dryRun`, `rollback` with `steps`. A refused promotion answers 409 with the gate it did not pass.
+ * `dryRun`, `rollback` with `steps` and `forward`. A refused promotion answers 409 with the gate it did not pass.
  */
 import type { IncomingMessage } from "node:http";
 import { GatesyncError, PromotionError } from "../errors.js";
@@ -22,19 +22,22 @@ export interface PromoteRoute {
 
 /** What the body asks, or why it cannot be read. */
 function askOf(value: unknown, actor: (rollback: boolean) => PromotionActor): PromotionAsk | string {
-  if (!isObject(value)) return "the body is a JSON object: { revision?, dryRun?, rollback?: { steps? } }";
+  if (!isObject(value)) return "the body is a JSON object: { revision?, dryRun?, rollback?: { steps?, forward? } }";
   const { revision, dryRun, rollback } = value;
   if (revision !== undefined && typeof revision !== "string") return "revision is a commit id";
   if (dryRun !== undefined && typeof dryRun !== "boolean") return "dryRun is true or false";
-  if (rollback !== undefined && !isObject(rollback)) return "rollback is an object: { steps? }";
+  if (rollback !== undefined && !isObject(rollback)) return "rollback is an object: { steps?, forward? }";
   const steps = rollback?.steps;
   if (steps !== undefined && (typeof steps !== "number" || !Number.isInteger(steps) || steps < 1 || steps > 1000))
     return "rollback.steps is a whole number from 1";
+  const forward = rollback?.forward;
+  if (forward !== undefined && typeof forward !== "boolean") return "rollback.forward is true or false";
+  if (forward === true && revision === undefined) return "rollback.forward goes to a revision: give revision";
   return {
     ...(revision === undefined ? {} : { revision }),
     dryRun: dryRun === true,
     actor: actor(rollback !== undefined),
-    ...(rollback === undefined ? {} : { rollback: steps === undefined ? {} : { steps } }),
+    ...(rollback === undefined ? {} : { rollback: { ...(steps === undefined ? {} : { steps }), ...(forward === true ? { forward } : {}) } }),
   };
 }
 
@@ -60,7 +63,9 @@ export async function handlePromote(req: IncomingMessage, encoded: string, route
   const ask = parsed.ok ? askOf(parsed.value, (rollback) => (rollback ? { by: "rollback", token } : { by: "token", token })) : "the body is not JSON";
   if (typeof ask === "string") return { status: 400, body: { error: ask } };
   try {
-    return { status: ask.dryRun ? 200 : 202, body: await route.promote(name, ask) };
+    const answer = await route.promote(name, ask);
+    // nothing was recorded for a revision in force: nothing accepted to do
+    return { status: ask.dryRun || answer.alreadyInForce === true ? 200 : 202, body: answer };
   } catch (err) {
     if (err instanceof PromotionError)
       return { status: 409, body: { error: err.message, code: err.code, ...(err.hint === undefined ? {} : { hint: err.hint }) } };

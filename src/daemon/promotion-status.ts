@@ -2,7 +2,7 @@
  * What the status page says of an environment promoted from another (docs/user/promotion.md):
  * the revision in force (its newest promotion: from where, by whom, a rollback or not), the
  * source's newest candidate, the revision on its way there and the gate it waits at, and the
- * commands to run. One object per content, so the page cache draws the page again only when it
+ * commands to run (a rollback only when it has somewhere to go). One object per content, so the page cache draws the page again only when it
  * changed.
  */
 import { promotedFromOf } from "../config/promotion-section.js";
@@ -10,6 +10,7 @@ import { gateRefusal, newestCandidate, shortRevision } from "../promote/gates.js
 import { streakOf } from "../promote/verification.js";
 import { describeActor, readPromotions } from "../record/promotion-history.js";
 import { sourceViewOf } from "./promotion.js";
+import { rollbackTargetsIn } from "./rollback-targets.js";
 import type { PromotionParts } from "./promotion.js";
 
 export interface PromotionPanel {
@@ -32,6 +33,8 @@ export function promotionPanels(parts: PromotionParts, name: string): () => Prom
     if (unit === undefined || from === undefined || source === undefined) return undefined;
     const view = await sourceViewOf(source);
     const promotion = (await readPromotions(unit.state, 1))[0]?.record;
+    // a rollback is offered only where it can go: an earlier revision this environment applied and verified
+    const { targets, lineage } = await rollbackTargetsIn(unit.state);
     const candidate = newestCandidate(view);
     const streak = streakOf(view.runs);
     const gate = streak === undefined ? undefined : gateRefusal(streak.revision, view, Date.now());
@@ -44,10 +47,11 @@ export function promotionPanels(parts: PromotionParts, name: string): () => Prom
       ...(candidate === undefined ? {} : { candidate: { revision: candidate.revision, at: new Date(candidate.at).toISOString() } }),
       ...(streak === undefined || gate === undefined ? {} : { pending: { revision: streak.revision, gate } }),
       commands: [
-        ...(candidate === undefined || candidate.revision === promotion?.revision
+        // nor is the revision a rollback just left offered again: taking it back is a decision, not a suggestion
+        ...(candidate === undefined || candidate.revision === promotion?.revision || lineage.abandoned.includes(candidate.revision)
           ? []
           : [`gatesync promote ${name} --revision ${shortRevision(candidate.revision)}`]),
-        ...(promotion === undefined ? [] : [`gatesync rollback ${name} --steps 1`]),
+        ...(targets.length === 0 ? [] : [`gatesync rollback ${name} --steps 1`]),
       ],
     };
     const text = JSON.stringify(panel);

@@ -9,7 +9,7 @@ import type { PromotionActor, PromotionRecord } from "../record/promotion-histor
 import { readPromotions, readVerifications, describeActor } from "../record/promotion-history.js";
 import { PromotionError } from "../errors.js";
 import { promotedFromOf } from "../config/promotion-section.js";
-import { autoCandidate, gateRefusal, newestCandidate, shortRevision } from "../promote/gates.js";
+import { autoCandidate, gateRefusal, shortRevision } from "../promote/gates.js";
 import type { SourceView } from "../promote/gates.js";
 import { runPlan } from "../plan/run-plan.js";
 import { renderText } from "../plan/render.js";
@@ -22,14 +22,17 @@ import type { RunHistory } from "./ui/run-history.js";
 import type { TeamSettingsReader } from "./repository-settings.js";
 import type { SharedSource } from "./shared-source.js";
 import { runFactOf } from "./verifier.js";
+import { promotionChoice, rollbackChoice } from "./rollback-choice.js";
+import type { RollbackAsk, RollbackChoice } from "./rollback-choice.js";
+import { lineageIn, verificationRows } from "./rollback-targets.js";
 
 export interface PromotionAsk {
   /** A commit id or its prefix; absent: the newest candidate (a rollback: `steps` back). */
   readonly revision?: string;
   readonly dryRun: boolean;
   readonly actor: PromotionActor;
-  /** A rollback: to an earlier revision this environment applied and verified. */
-  readonly rollback?: { readonly steps?: number };
+  /** A rollback: to an earlier revision this environment applied and verified (`forward`: or to one not before the one in force). */
+  readonly rollback?: RollbackAsk;
 }
 
 export interface PromotionAnswer {
@@ -43,6 +46,10 @@ export interface PromotionAnswer {
   readonly changes: number;
   /** What a rollback cannot undo through the interfaces (said before it starts). */
   readonly cannotUndo: readonly string[];
+  /** What the operator should know of the choice (a newer revision soaking in the source). */
+  readonly notes: readonly string[];
+  /** The revision asked for is in force already: nothing recorded. */
+  readonly alreadyInForce?: true;
 }
 
 /** What promotion reads and writes of an environment (environment-unit.ts makes it). */
@@ -70,17 +77,9 @@ export async function sourceViewOf(unit: PromotionUnit): Promise<SourceView> {
   // the runs as the shared state holds them now: a standby's copy may be 2 s old, and a gate read
   // from it would answer otherwise than the source's leader (a fleet's replicas refuse alike)
   await unit.history.fresh(0);
-  const verified = (await readVerifications(unit.state, 50)).map((v) => ({ revision: v.record.revision, at: Date.parse(v.record.finishedAt) }));
+  const verified = (await readVerifications(unit.state, verificationRows)).map((v) => ({ revision: v.record.revision, at: Date.parse(v.record.finishedAt) }));
   const soakMs = unit.reconciler.configInForce.config.promotion?.soakMs ?? 0;
   return { name: unit.name, soakMs, verified, runs: unit.history.entries().map(runFactOf) };
-}
-
-/** A commit id or prefix as one of the revisions the rows name (a full id stays as given). */
-function resolveRevision(asked: string, view: SourceView): string {
-  if (!/^[0-9a-f]{4,40}$/.test(asked))
-    throw new PromotionError(`${JSON.stringify(asked.slice(0, 80))} is not a commit id`, { hint: "give a commit id (at least 4 hex digits)" });
-  const known = [...view.verified.map((v) => v.revision), ...view.runs.flatMap((r) => r.revision ?? [])];
-  return known.find((r) => r.startsWith(asked)) ?? asked;
 }
 
 /** The unit to promote to, and the environment its candidates come from (itself for a rollback). */
@@ -95,16 +94,23 @@ function targetOf(parts: PromotionParts, name: string, rollback: boolean): { uni
   return { unit, from };
 }
 
-/** The revision a rollback goes to: the given one, or `steps` verified revisions back from the one in force. */
-async function rollbackRevision(unit: PromotionUnit, view: SourceView, ask: PromotionAsk): Promise<string> {
-  if (ask.revision !== undefined) return resolveRevision(ask.revision, view);
-  const inForce = (await readPromotions(unit.state, 1))[0]?.record.revision;
-  const earlier = [...new Set(view.verified.map((v) => v.revision))].filter((r) => r !== inForce);
-  const steps = ask.rollback?.steps ?? 1;
-  const revision = earlier[steps - 1];
-  if (revision === undefined)
-    throw new PromotionError(`${unit.name} has ${earlier.length} earlier verified revision${earlier.length === 1 ? "" : "s"}: cannot go ${steps} back`);
-  return revision;
+/** The revision asked for, where a rollback puts it in the lineage, and the notes: nothing is planned yet. */
+async function chosen(name: string, unit: PromotionUnit, view: SourceView, ask: PromotionAsk): Promise<{ choice?: RollbackChoice; notes: string[] }> {
+  const lineage = await lineageIn(unit.state);
+  if (ask.rollback !== undefined) {
+    const choice = rollbackChoice(name, lineage, view, ask.revision, ask.rollback);
+    return { ...(choice === undefined ? {} : { choice }), notes: [] };
+  }
+  const { revision, notes } = promotionChoice(name, lineage, view, ask.revision);
+  const inForce = lineage.entries[lineage.entries.length - 1]?.revision;
+  return { ...(revision === inForce ? {} : { choice: { revision } }), notes };
+}
+
+/** The answer to a promotion or rollback of the revision in force: nothing to record. */
+async function alreadyInForce(unit: PromotionUnit, from: string, rollback: boolean, dryRun: boolean): Promise<PromotionAnswer> {
+  const revision = (await readPromotions(unit.state, 1))[0]!.record.revision;
+  const plan = `${shortRevision(revision)} is already in force in ${unit.name}: nothing to promote\n`;
+  return { environment: unit.name, revision, from, rollback, dryRun, plan, changes: 0, cannotUndo: [], notes: [], alreadyInForce: true };
 }
 
 /** Checks, plans and (unless a dry run) writes a promotion or rollback. */
@@ -112,12 +118,9 @@ export async function promote(parts: PromotionParts, name: string, ask: Promotio
   const rollback = ask.rollback !== undefined;
   const { unit, from } = targetOf(parts, name, rollback);
   const view = await sourceViewOf(from);
-  const revision = rollback
-    ? await rollbackRevision(unit, view, ask)
-    : ask.revision === undefined
-      ? newestCandidate(view)?.revision
-      : resolveRevision(ask.revision, view);
-  if (revision === undefined) throw new PromotionError(`${from.name} has verified no revision yet: nothing to promote to ${name}`);
+  const { choice, notes } = await chosen(name, unit, view, ask);
+  if (choice === undefined) return alreadyInForce(unit, from.name, rollback, ask.dryRun);
+  const revision = choice.revision;
   const refusal = gateRefusal(revision, view, Date.now());
   if (refusal !== undefined)
     throw new PromotionError(`${name} cannot take ${shortRevision(revision)}: ${refusal}`, { hint: `see gatesync history --env ${from.name}` });
@@ -131,8 +134,9 @@ export async function promote(parts: PromotionParts, name: string, ask: Promotio
     plan: renderText(plan, false),
     changes: plan.changes.filter((c) => c.action !== "no-op").length,
     cannotUndo: rollback ? cannotUndo(plan, revision) : [],
+    notes,
   };
-  if (!ask.dryRun) await record(unit, answer, ask.actor);
+  if (!ask.dryRun) await record(unit, answer, ask.actor, choice);
   return answer;
 }
 
@@ -172,7 +176,7 @@ function cannotUndo(plan: Plan, revision: string): string[] {
   });
 }
 
-async function record(unit: PromotionUnit, answer: PromotionAnswer, actor: PromotionActor, trigger = true): Promise<void> {
+async function record(unit: PromotionUnit, answer: PromotionAnswer, actor: PromotionActor, choice: RollbackChoice, trigger = true): Promise<void> {
   const now = new Date().toISOString();
   const row: PromotionRecord = {
     kind: "promotion",
@@ -181,6 +185,8 @@ async function record(unit: PromotionUnit, answer: PromotionAnswer, actor: Promo
     from: answer.from,
     actor,
     rollback: answer.rollback,
+    ...(choice.restores === undefined ? {} : { restores: choice.restores }),
+    ...(choice.forward === true ? { forward: true } : {}),
     startedAt: now,
     finishedAt: now,
   };
@@ -191,15 +197,26 @@ async function record(unit: PromotionUnit, answer: PromotionAnswer, actor: Promo
 }
 
 /**
- * `promotion: auto`: the source's newest candidate, when it is newer than the promotion in force
- * and of another revision, written as a promotion by the daemon itself (the target's run that
+ * `promotion: auto`: the source's newest candidate, when it is newer than the promotion in force,
+ * of another revision and not one a rollback since left, written as a promotion by the daemon itself (the target's run that
  * asked applies it next).
  */
 export async function autoPromote(parts: PromotionParts, name: string): Promise<void> {
   const { unit, from } = targetOf(parts, name, false);
   const current = (await readPromotions(unit.state, 1))[0]?.record;
   const next = autoCandidate(await sourceViewOf(from), current === undefined ? undefined : { revision: current.revision, at: Date.parse(current.finishedAt) });
-  if (next === undefined) return;
-  const answer = { environment: name, revision: next.revision, from: from.name, rollback: false, dryRun: false, plan: "", changes: 0, cannotUndo: [] };
-  await record(unit, answer, { by: "auto" }, false);
+  // a revision the environment was rolled back from is not taken back by itself, even verified again
+  if (next === undefined || (await lineageIn(unit.state)).abandoned.includes(next.revision)) return;
+  const answer = {
+    environment: name,
+    revision: next.revision,
+    from: from.name,
+    rollback: false,
+    dryRun: false,
+    plan: "",
+    changes: 0,
+    cannotUndo: [],
+    notes: [],
+  };
+  await record(unit, answer, { by: "auto" }, { revision: next.revision }, false);
 }

@@ -15,7 +15,14 @@ const waitsForPromotion = (err: unknown): boolean => err instanceof GatesyncErro
 /** The source's newest snapshot; a fetch that fails is logged and thrown. */
 export async function fetchLogged(source: Source, reason: string, log: Logger): Promise<SourceSnapshot> {
   try {
-    return await inFetchSpan(async () => source.fetch({ announced: reason === "webhook" }));
+    const snapshot = await inFetchSpan(async () => source.fetch({ announced: reason === "webhook" }));
+    // a stray tag is passed over, not followed: said, as the track's version order holds
+    if (snapshot.skippedTags !== undefined)
+      log.warn(
+        { tag: snapshot.tag, skipped: snapshot.skippedTags, source: source.description },
+        "tags that are not semantic versions passed over: the newest version is followed",
+      );
+    return snapshot;
   } catch (err) {
     const code = err instanceof GatesyncError ? err.code : undefined;
     if (waitsForPromotion(err)) {

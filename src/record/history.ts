@@ -2,9 +2,10 @@
  * The environment's history, kept in its state beside the records (docs/user/state.md): rows
  * newest first, each of a `kind` — the daemon's runs (daemon/run-record.ts says what a run row
  * holds), and the verifications and promotions of revisions (promotion-history.ts), which readers
- * of runs pass over — bounded by the operator's `history: { keep, maxAge }`, except that the newest
- * row of each kind always stays: an environment promoted from another never forgets the revision
- * in force, however many runs followed its promotion. It survives restarts
+ * of runs pass over — bounded by the operator's `history: { keep, maxAge }` per kind: the newest
+ * `keep` rows of each kind stay, so a burst of runs never prunes a promotion or verification (the
+ * rollback targets), and only runs go by age (a promotion a month old is still where a rollback
+ * goes), the newest run whatever its age. It survives restarts
  * and fail-overs, and every replica reads the same rows: a standby shows the leader's runs.
  * Rows never change the records or the serial, so appending one needs no state lock.
  */

@@ -51,13 +51,15 @@ export async function appendPostgresHistory(
       [record.kind, record.startedAt, record.finishedAt, draft.foldKey ?? null, JSON.stringify(record)],
     )
   ).rows[0]!;
-  // the newest `keep` rows stay (the one just written among them), and of those the ones not too old;
-  // the newest of each kind stays whatever its age (history.ts: the promotion in force)
-  await client.query(
-    `DELETE FROM ${s}.history WHERE (seq < (SELECT seq FROM ${s}.history ORDER BY seq DESC LIMIT 1 OFFSET $1) OR last_at < $2)
-      AND seq NOT IN (SELECT max(seq) FROM ${s}.history GROUP BY kind)`,
-    [bound.keep - 1, keptSince(bound, new Date())],
-  );
+  // the bound is per kind, as SQLite's (sqlite-history.ts): the newest `keep` rows of the kind just
+  // written stay; runs alone also go by age, the newest run whatever its age
+  await client.query(`DELETE FROM ${s}.history WHERE kind = $1 AND seq < (SELECT seq FROM ${s}.history WHERE kind = $1 ORDER BY seq DESC LIMIT 1 OFFSET $2)`, [
+    record.kind,
+    bound.keep - 1,
+  ]);
+  await client.query(`DELETE FROM ${s}.history WHERE last_at < $1 AND kind = 'run' AND seq <> (SELECT max(seq) FROM ${s}.history WHERE kind = 'run')`, [
+    keptSince(bound, new Date()),
+  ]);
   return entryOfRow({ ...row, seq: Number(row.seq) }, corrupt);
 }
 

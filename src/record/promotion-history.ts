@@ -31,6 +31,10 @@ export interface PromotionRecord extends HistoryRecord {
   readonly from: string;
   readonly actor: PromotionActor;
   readonly rollback: boolean;
+  /** A rollback: the promotion row (its seq) it went back to — counting back goes on from there (promote/rollback.ts). */
+  readonly restores?: number;
+  /** A rollback `--forward`: to a revision not before the one in force, which it puts on top as a promotion would. */
+  readonly forward?: boolean;
 }
 
 const text = (v: unknown): boolean => typeof v === "string" && v !== "";

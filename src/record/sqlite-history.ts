@@ -22,13 +22,13 @@ const foldSql = `UPDATE history SET repeats = repeats + 1, last_at = ?, record =
   RETURNING seq, started_at, last_at, repeats, record`;
 const insertSql = `INSERT INTO history (kind, started_at, last_at, repeats, fold_key, record) VALUES (?, ?, ?, 0, ?, ?)
   RETURNING seq, started_at, last_at, repeats, record`;
-// the newest `keep` rows stay (the one just written among them), and of those the ones not too old;
-// the newest of each kind stays whatever its age (history.ts: the promotion in force). The newest
-// `keep` are the last `keep` seqs: rows go only from the bottom, so those above the cut have no gap,
-// and the cut is read off the primary key and the age off its index (migration 3) — walking
-// `keep` rows to an OFFSET read every row's page, ~1 MiB of page cache per environment per append
-export const pruneSql = `DELETE FROM history WHERE (seq < (SELECT max(seq) - ? FROM history) OR last_at < ?)
-  AND seq NOT IN (SELECT max(seq) FROM history GROUP BY kind)`;
+// the bound is per kind (history.ts): the newest `keep` rows of the kind just written stay — a
+// burst of runs never prunes a promotion or verification, the rollback targets — read off the
+// (kind, seq) index, which holds both columns: walking it to the OFFSET reads no row's page
+export const pruneKindSql = `DELETE FROM history WHERE kind = ? AND seq < (SELECT seq FROM history WHERE kind = ? ORDER BY seq DESC LIMIT 1 OFFSET ?)`;
+// runs alone also go by age (off the age index, migration 3: `+kind` keeps the kind's index, which
+// would read every run's page, out of it), the newest run whatever its age
+export const pruneAgeSql = `DELETE FROM history WHERE last_at < ? AND +kind = 'run' AND seq <> (SELECT max(seq) FROM history WHERE kind = 'run')`;
 
 /**
  * Commits without waiting for the disk (`synchronous = NORMAL` for this transaction alone, the
@@ -47,7 +47,8 @@ export function appendSqliteHistory(db: Database.Database, draft: HistoryDraft, 
         // a fold adds no row: nothing more to drop
         if (folded !== undefined) return entryOfRow(folded, corrupt);
         const row = db.prepare(insertSql).get(record.kind, record.startedAt, record.finishedAt, draft.foldKey ?? null, text) as HistoryRow;
-        db.prepare(pruneSql).run(bound.keep - 1, keptSince(bound, new Date()));
+        db.prepare(pruneKindSql).run(record.kind, record.kind, bound.keep - 1);
+        db.prepare(pruneAgeSql).run(keptSince(bound, new Date()));
         return entryOfRow(row, corrupt);
       })
       .immediate();

@@ -53,7 +53,7 @@ const migrations: ReadonlyArray<{ readonly version: number; readonly sql: string
       CREATE INDEX history_by_kind ON history (kind, seq);`,
   },
   {
-    // the bound's age test after every append (sqlite-history.ts pruneSql) walks an index, not
+    // the bound's age test after every append (sqlite-history.ts pruneAgeSql) walks an index, not
     // every row: a scan pulled each row's pages into the connection's cache, tens of MiB across
     // 20 environments' histories at their bound (bench/history.ts)
     version: 3,

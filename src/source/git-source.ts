@@ -30,7 +30,7 @@ import { gitOutput, quietGit } from "./quiet-git.js";
 import type { QuietGitOptions } from "./quiet-git.js";
 import { boundText } from "../bounded-text.js";
 import { RevisionTrees } from "./revision-trees.js";
-import { fetchMatchingTags, newestTag } from "./newest-tag.js";
+import { fetchMatchingTags, newestTagOf } from "./newest-tag.js";
 
 /** Bytes of the remote's branch listing read for an unknown branch's hint (some 20,000 branches). */
 const maxBranchListingBytes = 2 * 1024 * 1024;
@@ -123,11 +123,16 @@ export class GitSource implements Source {
         await this.git().clone(this.opts.url, this.dir, ["--no-checkout", "--quiet", "--single-branch", "--no-tags"]);
       }
       const git = this.git(this.dir);
-      const { commit, tag } = await this.fetchFollowed(git);
+      const { commit, tag, skippedTags } = await this.fetchFollowed(git);
+      const chosenBy = { ...(tag === undefined ? {} : { tag }), ...(skippedTags === undefined ? {} : { skippedTags }) };
       // the fetch found the commit already checked out (an announced push that moved nothing)
-      if (this.last?.commit === commit) return tag === this.last.tag ? this.last : (this.last = { ...this.last, ...(tag === undefined ? {} : { tag }) });
+      if (this.last?.commit === commit) {
+        const { tag: _tag, skippedTags: _skipped, ...last } = this.last;
+        const same = tag === this.last.tag && JSON.stringify(skippedTags) === JSON.stringify(this.last.skippedTags);
+        return same ? this.last : (this.last = { ...last, ...chosenBy });
+      }
       const snapshot = await this.snapshotOf(git, commit, await this.trees.checkout(commit));
-      this.last = { ...snapshot, ...(tag === undefined ? {} : { tag }) };
+      this.last = { ...snapshot, ...chosenBy };
       return this.last;
     } catch (err) {
       if (err instanceof SourceError) throw err;
@@ -152,7 +157,7 @@ export class GitSource implements Source {
   }
 
   /** Fetches what the source follows and reads its commit (a tag pattern's newest tag, with its name). */
-  private async fetchFollowed(git: SimpleGit): Promise<{ commit: string; tag?: string }> {
+  private async fetchFollowed(git: SimpleGit): Promise<{ commit: string; tag?: string; skippedTags?: readonly string[] }> {
     const followed = await this.followedRef(git);
     if ("pattern" in followed) return this.newestTag(followed.pattern);
     // Forced refspecs: a force-pushed branch replaces what was fetched before.
@@ -182,14 +187,14 @@ export class GitSource implements Source {
   }
 
   /** The newest of the remote's tags matching the pattern (newest-tag.ts); the name is only reported, never given to git. */
-  private async newestTag(pattern: string): Promise<{ commit: string; tag: string }> {
+  private async newestTag(pattern: string): Promise<{ commit: string; tag: string; skippedTags?: readonly string[] }> {
     const tags = await fetchMatchingTags(pattern, this.gitOptions);
-    const newest = newestTag(tags, pattern);
+    const { tag: newest, skipped } = newestTagOf(tags, pattern);
     if (newest === undefined)
       throw new SourceError(ErrorCode.SOURCE_INVALID, `no tag of ${redactUrl(this.opts.url)} matches \`${pattern}\``, {
         hint: `push a tag matching it (\`git tag ${pattern.replaceAll("*", "1.0.0").replaceAll("?", "1")} && git push --tags\`), or change the environment's \`track: { tag: … }\``,
       });
-    return { commit: newest.commit, tag: newest.name };
+    return { commit: newest.commit, tag: newest.name, ...(skipped.length === 0 ? {} : { skippedTags: skipped.slice(0, 10) }) };
   }
 
   /**

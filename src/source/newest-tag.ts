@@ -71,23 +71,31 @@ export function compareVersions(a: Version, b: Version): number {
 }
 
 /**
- * The newest of the tags matching `pattern`: by semantic version when every matching name is
- * one, else by the tagged commit's date (then by name, so the choice never depends on the order
- * git listed them in). Undefined when none matches.
+ * The newest of the tags matching `pattern`: by semantic version when any matching name is one —
+ * the names that are not are passed over (`skipped`: one stray tag must not switch a release
+ * track to commit-date order) — else by the tagged commit's date (then by name, so the choice
+ * never depends on the order git listed them in). No tag when none matches.
  */
-export function newestTag(tags: readonly TagRef[], pattern: string): TagRef | undefined {
+export function newestTagOf(tags: readonly TagRef[], pattern: string): { readonly tag?: TagRef; readonly skipped: readonly string[] } {
   const matches = globMatcher(pattern);
   const matching = tags.filter((t) => t.name.length <= maxTagNameChars && matches(t.name));
-  if (matching.length === 0) return undefined;
+  if (matching.length === 0) return { skipped: [] };
   const prefix = pattern.split(/[*?]/)[0]!;
-  const versions = matching.map((t) => versionOf(t.name, prefix));
   const byName = (a: TagRef, b: TagRef): number => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
-  if (versions.every((v) => v !== undefined)) {
-    const ordered = matching.map((t, i) => ({ t, v: versions[i]! })).sort((a, b) => compareVersions(a.v, b.v) || a.t.date - b.t.date || byName(a.t, b.t));
-    return ordered[ordered.length - 1]!.t;
+  const versioned = matching.flatMap((t) => {
+    const v = versionOf(t.name, prefix);
+    return v === undefined ? [] : [{ t, v }];
+  });
+  if (versioned.length > 0) {
+    const ordered = versioned.sort((a, b) => compareVersions(a.v, b.v) || a.t.date - b.t.date || byName(a.t, b.t));
+    const skipped = matching.filter((t) => versionOf(t.name, prefix) === undefined).map((t) => t.name);
+    return { tag: ordered[ordered.length - 1]!.t, skipped: [...new Set(skipped)].sort() };
   }
-  return [...matching].sort((a, b) => a.date - b.date || byName(a, b))[matching.length - 1];
+  return { tag: [...matching].sort((a, b) => a.date - b.date || byName(a, b))[matching.length - 1]!, skipped: [] };
 }
+
+/** The newest tag matching `pattern` (newestTagOf), or undefined when none matches. */
+export const newestTag = (tags: readonly TagRef[], pattern: string): TagRef | undefined => newestTagOf(tags, pattern).tag;
 
 const hex = /^[0-9a-f]{40}([0-9a-f]{24})?$/;
 

@@ -15,6 +15,8 @@ export interface SourceSnapshot {
   readonly subject?: string;
   /** The tag the commit was chosen by (an environment tracking `{ tag: PATTERN }`): repository text, bounded (newest-tag.ts). */
   readonly tag?: string;
+  /** Tags matching the pattern that are not semantic versions, passed over in version order (newest-tag.ts): repository text, bounded. */
+  readonly skippedTags?: readonly string[];
   /**
    * Keeps this revision's files where `root` says until the returned function is called: a git
    * source checks each revision out in a directory of its own and removes one that is neither

@@ -52,6 +52,13 @@ describe("POST /environments/production/promote with the worst bodies", () => {
     const steps = await d.promote({ rollback: { steps: 1e9 } });
     expect(steps.status).toBe(400);
     expect(errorOf(steps.body)).toContain("rollback.steps is a whole number");
+    const forward = await d.promote({ rollback: { forward: "yes" }, revision: "abcd" });
+    expect(forward.status).toBe(400);
+    expect(errorOf(forward.body)).toBe("rollback.forward is true or false");
+    // forward goes somewhere named: with no revision it would be a step forward of no meaning
+    const nowhere = await d.promote({ rollback: { forward: true } });
+    expect(nowhere.status).toBe(400);
+    expect(errorOf(nowhere.body)).toBe("rollback.forward goes to a revision: give revision");
   });
 
   it("a revision that is not hex, or longer than a commit id, is refused by name and cut short in the message", async () => {

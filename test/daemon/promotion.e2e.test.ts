@@ -143,10 +143,11 @@ describe("rollback", () => {
     );
     expect((await production.runOnce("test")).result).toBe("noop");
     expect(rateIn(d, "production")).toBe(10);
-    // a revision production never verified is not a rollback target
+    // a revision production never applied is not a rollback target
     const refused = await d.promote({ rollback: {}, revision: "0123456789abcdef0123456789abcdef01234567" });
     expect(refused.status).toBe(409);
-    expect(errorOf(refused.body)).toContain("was not applied in production");
+    expect(refused.body).toMatchObject({ code: "PROMOTION_NOT_EARLIER" });
+    expect(errorOf(refused.body)).toContain("production never applied 0123456789ab");
     // the status page says where production stands and what to run
     const page = (await call(`${d.daemon.url}/environments/production/`)).text;
     expect(page).toContain("Promotion from staging");
@@ -154,13 +155,14 @@ describe("rollback", () => {
       /<code>[0-9a-f]{10}<\/code> rolled back to .* \(rollback with PROMOTE_TOKEN\) <span class="warn">stays until the next promotion<\/span>/,
     );
     expect(page).toContain("promotion: manual (a person runs gatesync promote)");
-    expect(page).toContain("gatesync rollback production --steps 1");
+    // back on its first revision, production has nowhere further back to go: no rollback offered
+    expect(page).not.toContain("gatesync rollback production");
     expect((await call(`${d.daemon.url}/environments/staging/`)).text).not.toContain("Promotion from");
     // gatesync history lists them from the state, with the runs
     const history = await runCli(["history", "-c", d.operatorFile, "--env", "production"], d.env);
     expect(history.code).toBe(0);
     expect(history.stdout).toMatch(
-      /Promotions and verifications:\n {2}#\d+ \S+ rolled back to [0-9a-f]{12} from production \(rollback with PROMOTE_TOKEN\)\n {2}#\d+ \S+ promoted [0-9a-f]{12} from staging \(promote with PROMOTE_TOKEN\)/,
+      /Promotions and verifications:\n {2}#\d+ \S+ rolled back to [0-9a-f]{12} from production \(rollback with PROMOTE_TOKEN\) {2}← in force\n {2}#\d+ \S+ promoted [0-9a-f]{12} from staging \(promote with PROMOTE_TOKEN\)\n/,
     );
     expect(history.stdout).toMatch(/verified [0-9a-f]{12} after a soak of 0 ms/);
   });

@@ -13,6 +13,8 @@ import { silentLogger } from "../../src/logger.js";
 import type { SandboxHandle } from "../../src/sandbox/sandbox.js";
 import { eventually, spawnDaemon } from "./daemon-process.js";
 import type { DaemonProcess } from "./daemon-process.js";
+import { runCli } from "./cli.js";
+import type { CliResult } from "./cli.js";
 import { gitRemote, pushFiles } from "./git-remote.js";
 import { call, testCredentials, testSandbox } from "./sandbox.js";
 import type { Answer } from "./sandbox.js";
@@ -37,14 +39,20 @@ export interface PromotionDaemon {
   stop(): Promise<void>;
 }
 
-const operatorSettings = (origin: string, staging: SandboxHandle, production: SandboxHandle, promotion: string): string => `apiVersion: gatesync.dev/v1
+const operatorSettings = (
+  origin: string,
+  staging: SandboxHandle,
+  production: SandboxHandle,
+  promotion: string,
+  soak = "1s",
+): string => `apiVersion: gatesync.dev/v1
 kind: GatesyncConfig
 source: { git: { url: ${JSON.stringify(origin)}, branch: main, subdirectory: config, cacheDir: ./cache } }
 state: { backend: sqlite, path: ./state.db }
 environments:
   staging:
     targets: { gateway: { url: ${staging.urls.gateway}, credentialEnv: GW_KEY } }
-    soak: 1s
+    soak: ${soak}
   production:
     targets: { gateway: { url: ${production.urls.gateway}, credentialEnv: GW_KEY } }
     track: { promotedFrom: staging }
@@ -129,6 +137,7 @@ export interface SpawnedPromotionDaemon extends Pick<
   PromotionDaemon,
   "staging" | "production" | "dir" | "operatorFile" | "push" | "sync" | "promote" | "stop"
 > {
+  readonly work: string;
   readonly process: DaemonProcess;
   readonly url: string;
 }
@@ -138,7 +147,11 @@ export interface SpawnedPromotionDaemon extends Pick<
  * `everyToken` set (`server.pagesTokenEnv` and `server.webhookSecretEnv` too); `env` overrides
  * the variables (a token shared by two purposes), and the config file is watched (a reload).
  */
-export async function spawnedPromotionDaemon(repository: Record<string, string>, env: Record<string, string> = {}): Promise<SpawnedPromotionDaemon> {
+export async function spawnedPromotionDaemon(
+  repository: Record<string, string>,
+  env: Record<string, string> = {},
+  soak = "1s",
+): Promise<SpawnedPromotionDaemon> {
   const staging = await testSandbox();
   const production = await testSandbox();
   const dir = await tempRepo();
@@ -150,7 +163,7 @@ export async function spawnedPromotionDaemon(repository: Record<string, string>,
   const server = "promoteTokenEnv: PROMOTE_TOKEN, pagesTokenEnv: PAGES_TOKEN, webhookSecretEnv: HOOK_SECRET";
   await writeFile(
     operatorFile,
-    operatorSettings(path.join(dir, "origin.git"), staging, production, "manual").replace("promoteTokenEnv: PROMOTE_TOKEN", server),
+    operatorSettings(path.join(dir, "origin.git"), staging, production, "manual", soak).replace("promoteTokenEnv: PROMOTE_TOKEN", server),
   );
   const variables = {
     SYNC_TOKEN: everyToken.sync,
@@ -173,6 +186,7 @@ export async function spawnedPromotionDaemon(repository: Record<string, string>,
     staging,
     production,
     dir,
+    work,
     operatorFile,
     process,
     url: process.url,
@@ -188,5 +202,43 @@ export async function spawnedPromotionDaemon(repository: Record<string, string>,
       await new Promise((resolve) => (process.child.exitCode === null ? process.child.once("exit", resolve) : resolve(undefined)));
       await stopSandboxes();
     },
+  };
+}
+
+/** The same two environments run by a real `gatesync run` process; the CLI (in this process) asks it, as an operator's terminal does. */
+export interface PromotionProcess {
+  readonly staging: SandboxHandle;
+  readonly production: SandboxHandle;
+  readonly daemon: DaemonProcess;
+  readonly work: string;
+  readonly operatorFile: string;
+  push(files: Record<string, string>, message: string): Promise<string>;
+  sync(): Promise<void>;
+  /** `gatesync ARGS` with the daemon's address and the promotion token set, and `-c` the daemon's file where the command takes it. */
+  cli(args: readonly string[]): Promise<CliResult>;
+  stop(): Promise<void>;
+}
+
+export async function promotionProcess(repository: Record<string, string>, soak: string): Promise<PromotionProcess> {
+  const d = await spawnedPromotionDaemon(repository, {}, soak);
+  const cliEnv = {
+    GW_KEY: testCredentials.gatewayKey,
+    SYNC_TOKEN: everyToken.sync,
+    STATE_TOKEN: everyToken.state,
+    PROMOTE_TOKEN: everyToken.promote,
+    PAGES_TOKEN: everyToken.pages,
+    HOOK_SECRET: everyToken.webhook,
+    GATESYNC_DAEMON_URL: d.url,
+  };
+  return {
+    staging: d.staging,
+    production: d.production,
+    daemon: d.process,
+    work: d.work,
+    operatorFile: d.operatorFile,
+    push: d.push,
+    sync: d.sync,
+    cli: (args) => runCli([...args, "-c", d.operatorFile], cliEnv),
+    stop: d.stop,
   };
 }

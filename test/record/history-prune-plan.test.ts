@@ -8,13 +8,13 @@ import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
 import { defaultHistoryBound } from "../../src/config/history-section.js";
 import { SqliteStateBackend } from "../../src/record/sqlite-backend.js";
-import { pruneSql } from "../../src/record/sqlite-history.js";
+import { pruneAgeSql, pruneKindSql } from "../../src/record/sqlite-history.js";
 import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
 
 afterAll(removeTempRepos);
 
 describe("the SQLite history's prune", () => {
-  it("walks the primary key and the age index only, never the table", async () => {
+  it("walks the (kind, seq) index and the age index only, never the table", async () => {
     const file = path.join(await tempRepo(), "state.db");
     const state = new SqliteStateBackend(file);
     const at = new Date().toISOString();
@@ -22,10 +22,21 @@ describe("the SQLite history's prune", () => {
     await state.close();
     const db = new Database(file, { readonly: true });
     try {
-      const plan = (db.prepare(`EXPLAIN QUERY PLAN ${pruneSql}`).all(defaultHistoryBound.keep - 1, at) as Array<{ detail: string }>).map((r) => r.detail);
+      const planOf = (sql: string, ...args: unknown[]): string[] =>
+        (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...args) as Array<{ detail: string }>).map((r) => r.detail);
+      const kind = planOf(pruneKindSql, "run", "run", defaultHistoryBound.keep - 1);
+      const age = planOf(pruneAgeSql, at);
+      const plan = [...kind, ...age];
       const scans = plan.filter((d) => d.startsWith("SCAN history") && !d.includes("COVERING INDEX"));
       expect(scans, plan.join("\n")).toEqual([]);
-      expect(plan.some((d) => d.includes("history_by_last_at"))).toBe(true);
+      expect(
+        kind.some((d) => d.includes("history_by_kind")),
+        kind.join("\n"),
+      ).toBe(true);
+      expect(
+        age.some((d) => d.includes("history_by_last_at")),
+        age.join("\n"),
+      ).toBe(true);
     } finally {
       db.close();
     }

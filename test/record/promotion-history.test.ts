@@ -69,18 +69,29 @@ describe.each(stateBackends)("%s promotion history", (_name, open) => {
     }
   });
 
-  it("keeps the newest promotion and verification after many runs and past the age bound; older ones go", async () => {
+  it("bounds each kind apart: a burst of runs prunes no promotion or verification, each kind keeps its own newest `keep`, only runs go by age", async () => {
     const state = (await open())();
     try {
       const bound: HistoryBound = { keep: 3, maxAgeMs: 60 * 60_000 };
-      await state.appendHistory({ record: promotion("old1", 300) }, bound);
-      await state.appendHistory({ record: verification("old1", 300) }, bound);
-      await state.appendHistory({ record: promotion("inforce", 200) }, bound);
-      await state.appendHistory({ record: verification("inforce", 200) }, bound);
-      for (let n = 1; n <= 6; n++) await state.appendHistory({ record: runRow(n) }, bound);
-      expect((await readPromotions(state, 10)).map((e) => e.record.revision)).toEqual(["inforce"]);
-      expect((await readVerifications(state, 10)).map((e) => e.record.revision)).toEqual(["inforce"]);
-      expect(await state.readHistory({ kind: "run", limit: 10 })).toHaveLength(3);
+      // promotions and verifications older than the age bound: still where a rollback goes
+      for (const [n, revision] of ["old1", "old2", "old3", "inforce"].entries()) {
+        await state.appendHistory({ record: promotion(revision, 400 - n * 100) }, bound);
+        await state.appendHistory({ record: verification(revision, 400 - n * 100) }, bound);
+      }
+      await state.appendHistory({ record: runRow(0, 300) }, bound);
+      for (let n = 1; n <= 20; n++) await state.appendHistory({ record: runRow(n) }, bound);
+      expect((await readPromotions(state, 10)).map((e) => e.record.revision)).toEqual(["inforce", "old3", "old2"]);
+      expect((await readVerifications(state, 10)).map((e) => e.record.revision)).toEqual(["inforce", "old3", "old2"]);
+      const runs = await state.readHistory({ kind: "run", limit: 10 });
+      expect(runs.map((e) => (e.record as unknown as { trigger: string }).trigger)).toEqual(["t20", "t19", "t18"]);
+      // the age bound takes old runs even under the count, and keeps the newest run whatever its age
+      await state.appendHistory({ record: runRow(21, 200) }, { keep: 10, maxAgeMs: 60 * 60_000 });
+      expect((await state.readHistory({ kind: "run", limit: 10 })).map((e) => (e.record as unknown as { trigger: string }).trigger)).toEqual([
+        "t21",
+        "t20",
+        "t19",
+        "t18",
+      ]);
     } finally {
       await state.close();
     }

@@ -100,11 +100,27 @@ describe("the newest tag matching a pattern", () => {
     expect(await source.fetch()).toMatchObject({ commit: commits[1], tag: "deploy-c" });
   });
 
+  it("keeps version order when one matching tag is not a version: the stray tag on the newest commit is passed over, and named", async () => {
+    const { dir, origin, commits, git } = await remoteWith(["one", "two", "three"]);
+    git("tag", "v1.2.10", commits[1]!);
+    git("tag", "v1.2.9", commits[0]!);
+    // pushed by someone on the newest commit: by commit date it would win
+    git("tag", "v-latest-test", commits[2]!);
+    git("push", "-q", "origin", "--tags");
+    const snapshot = await follow(dir, origin, "v*").fetch();
+    expect(snapshot).toMatchObject({ commit: commits[1], tag: "v1.2.10", skippedTags: ["v-latest-test"] });
+    expect(await readFile(path.join(snapshot.root, "v.txt"), "utf8")).toBe("two");
+    // a newer version is followed as ever; the stray tag is still named
+    git("tag", "v1.3.0", commits[2]!);
+    git("push", "-q", "origin", "--tags");
+    expect(await follow(dir, origin, "v*").fetch()).toMatchObject({ commit: commits[2], tag: "v1.3.0", skippedTags: ["v-latest-test"] });
+  });
+
   it("never hands a tag name to git: a name shaped like an option is followed as the tag it is", async () => {
     const { dir, origin, commits, git } = await remoteWith(["safe", "tagged"]);
     // a ref `git tag` refuses but a push can create: read as an option, it would replace the program git runs on the remote
     git("update-ref", "refs/tags/--upload-pack=false", commits[1]!);
-    git("tag", "v0.1.0", commits[0]!);
+    git("tag", "older", commits[0]!);
     git("push", "-q", "origin", "--tags");
     const snapshot = await follow(dir, origin, "*").fetch();
     expect(snapshot.commit).toBe(commits[1]);

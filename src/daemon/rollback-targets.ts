@@ -1,0 +1,38 @@
+/**
+ * The rollback targets of an environment (docs/user/promotion.md), read from its state: its
+ * promotion rows folded into the lineage it stands on (promote/rollback.ts), and the revisions it
+ * verified itself — a rollback goes only where the environment applied and verified. The daemon
+ * chooses with it, the status page offers a rollback with it, `gatesync history` marks it.
+ */
+import { lineageOf, rollbackTargets } from "../promote/rollback.js";
+import type { AppliedEntry, Lineage, RollbackTarget } from "../promote/rollback.js";
+import type { HistoryEntry, HistoryStore } from "../record/history.js";
+import { readPromotions, readVerifications } from "../record/promotion-history.js";
+import type { PromotionRecord } from "../record/promotion-history.js";
+
+/** Promotion rows the lineage is folded from, at most (the history's bound keeps fewer unless raised). */
+export const lineageRows = 2_000;
+/** Verification rows read: how far back an environment's own verifications are looked for. */
+export const verificationRows = 200;
+
+export const appliedEntryOf = (e: HistoryEntry<PromotionRecord>): AppliedEntry => ({
+  seq: e.seq,
+  revision: e.record.revision,
+  rollback: e.record.rollback,
+  ...(typeof e.record.restores === "number" ? { restores: e.record.restores } : {}),
+  ...(e.record.forward === true ? { forward: true } : {}),
+});
+
+/** The lineage of an environment's promotion rows. */
+export async function lineageIn(state: HistoryStore): Promise<Lineage> {
+  return lineageOf((await readPromotions(state, lineageRows)).map(appliedEntryOf));
+}
+
+/** The lineage and its rollback targets (`--steps N` is the N-th), over the revisions the environment verified. */
+export async function rollbackTargetsIn(state: HistoryStore, verified?: ReadonlySet<string>): Promise<{ lineage: Lineage; targets: RollbackTarget[] }> {
+  const lineage = await lineageIn(state);
+  const own = verified ?? new Set((await readVerifications(state, verificationRows)).map((v) => v.record.revision));
+  return { lineage, targets: rollbackTargets(lineage, (r) => own.has(r)) };
+}
+
+export type { RollbackTarget };
