@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eventually } from "../helpers/daemon-process.js";
 import { git } from "../helpers/git-repo.js";
 import { doc } from "../helpers/plan.js";
-import { promotionProcess } from "../helpers/promotion-daemon.js";
+import { everyToken, promotionProcess } from "../helpers/promotion-daemon.js";
 import type { PromotionProcess } from "../helpers/promotion-daemon.js";
 import { call } from "../helpers/sandbox.js";
 import { removeTempRepos } from "../helpers/temp-repo.js";
@@ -90,6 +90,9 @@ afterAll(async () => {
 /** The objects production holds: one per resource, whatever the rollbacks did. */
 const orgKeyIds = (): string[] => [...d.production.inspect.store.orgKeys.keys()].sort();
 
+/** The status page's reader: the daemon guards its pages with the pages token. */
+const pagesReader = { headers: { authorization: `Bearer ${everyToken.pages}` } };
+
 describe("rollback along production's applied history", () => {
   it("history marks where --steps 1 and --steps 2 go; two --steps 1 in a row go v3 → v2 → v1, one object per resource", async () => {
     const marked = await d.cli(["history", "--env", "production"]);
@@ -126,7 +129,7 @@ describe("rollback along production's applied history", () => {
     expect(followed.code, followed.stderr).toBe(0);
     expect(followed.stdout).toMatch(new RegExp(`rolled back to ${v[0]!.slice(0, 12)} from production .*← in force`));
     expect(followed.stdout).not.toContain("← rollback --steps");
-    const page = (await call(`${d.daemon.url}/environments/production/`)).text;
+    const page = (await call(`${d.daemon.url}/environments/production/`, pagesReader)).text;
     expect(page).toContain("Promotion from staging");
     expect(page).not.toContain("gatesync rollback production");
     // nor does it suggest taking back what the rollbacks left
@@ -147,7 +150,7 @@ describe("rollback along production's applied history", () => {
     expect(inForce.stdout).toBe(`${v[2]!.slice(0, 12)} is already in force in production: nothing promoted\n`);
     expect((await history()).promotions.length).toBe(before);
     // the page offers the rollback again: v1 lies below v3
-    expect((await call(`${d.daemon.url}/environments/production/`)).text).toContain("gatesync rollback production --steps 1");
+    expect((await call(`${d.daemon.url}/environments/production/`, pagesReader)).text).toContain("gatesync rollback production --steps 1");
   });
 
   it("--to a revision a rollback took off is refused with a stable code; the hint's --forward goes there", async () => {
