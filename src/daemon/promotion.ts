@@ -13,7 +13,7 @@ import { autoCandidate, gateRefusal, newestCandidate, shortRevision } from "../p
 import type { SourceView } from "../promote/gates.js";
 import { runPlan } from "../plan/run-plan.js";
 import { renderText } from "../plan/render.js";
-import type { Plan } from "../plan/plan.js";
+import type { PlanRun } from "../plan/run-plan.js";
 import type { GatesyncConfig } from "../config/config.js";
 import type { Notifier } from "../notify/notifier.js";
 import type { StateBackend } from "../record/state.js";
@@ -23,6 +23,7 @@ import { withTeamSettings } from "./repository-settings.js";
 import type { TeamSettingsReader } from "./repository-settings.js";
 import type { SharedSource } from "./shared-source.js";
 import { runFactOf } from "./verifier.js";
+import { cannotUndo } from "./rollback-limits.js";
 
 export interface PromotionAsk {
   /** A commit id or its prefix; absent: the newest candidate (a rollback: `steps` back). */
@@ -122,7 +123,7 @@ export async function promote(parts: PromotionParts, name: string, ask: Promotio
   const refusal = gateRefusal(revision, view, Date.now());
   if (refusal !== undefined)
     throw new PromotionError(`${name} cannot take ${shortRevision(revision)}: ${refusal}`, { hint: `see gatesync history --env ${from.name}` });
-  const plan = await planOf(parts, unit, revision);
+  const { plan, state } = await planOf(parts, unit, revision);
   const answer: PromotionAnswer = {
     environment: name,
     revision,
@@ -131,14 +132,14 @@ export async function promote(parts: PromotionParts, name: string, ask: Promotio
     dryRun: ask.dryRun,
     plan: renderText(plan, false),
     changes: plan.changes.filter((c) => c.action !== "no-op").length,
-    cannotUndo: rollback ? cannotUndo(plan, revision) : [],
+    cannotUndo: rollback ? cannotUndo(plan, state, revision) : [],
   };
   if (!ask.dryRun) await record(unit, answer, ask.actor);
   return answer;
 }
 
 /** The plan of `revision`'s files against the target's state, with its config in force. */
-async function planOf(parts: PromotionParts, unit: PromotionUnit, revision: string): Promise<Plan> {
+async function planOf(parts: PromotionParts, unit: PromotionUnit, revision: string): Promise<Pick<PlanRun, "plan" | "state">> {
   const source = parts.sourceOf(unit.name);
   await source.fetch();
   const snapshot = await source.at(revision);
@@ -155,22 +156,10 @@ async function planOf(parts: PromotionParts, unit: PromotionUnit, revision: stri
       commit: revision,
       traced: false,
     });
-    return run.plan;
+    return run;
   } finally {
     release?.();
   }
-}
-
-/** What going back to `revision` leaves as it is: objects created since (an orphan, never deleted), quotas reset. */
-function cannotUndo(plan: Plan, revision: string): string[] {
-  return plan.changes.flatMap((c) => {
-    if (c.action === "orphan")
-      return [
-        `${c.id} was created after ${shortRevision(revision)}: the rollback does not delete it (${c.deactivate === true ? "it is deactivated" : "it stays, reported as an orphan"})`,
-      ];
-    if (c.quotaReset === true) return [`${c.id}: its quota is reset; the usage counted so far does not come back`];
-    return [];
-  });
 }
 
 async function record(unit: PromotionUnit, answer: PromotionAnswer, actor: PromotionActor, trigger = true): Promise<void> {
