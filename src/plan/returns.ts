@@ -17,8 +17,7 @@ import type { MoveDecision } from "./renames.js";
 const noCompare: Readonly<Record<string, unknown>> = Object.freeze({});
 
 /** The object's address key, read from its address alone (an API's apiId, a webhook's id …). */
-const addressKey = (kind: string, address: Readonly<Record<string, string>>): string | undefined =>
-  knownKind(kind)?.objectKeys(address, noCompare).address;
+const addressKey = (kind: string, address: Readonly<Record<string, string>>): string | undefined => knownKind(kind)?.objectKeys(address, noCompare).address;
 
 /** A desired resource whose own address names another object than the record's is no return of it. */
 function mayBe(d: Desired, record: ResourceRecord): boolean {

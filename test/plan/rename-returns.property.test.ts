@@ -69,7 +69,11 @@ const filesOf = (c: Commit): Record<string, string> =>
         : [
             [
               `hook-${i}.yaml`,
-              doc("PortalWebhook", h.name, `Name: hook ${i} v${h.title}\nURL: https://hooks.example/${i}/${h.url}\nMethod: POST\nEvents: [UserRegistered]`).replace(
+              doc(
+                "PortalWebhook",
+                h.name,
+                `Name: hook ${i} v${h.title}\nURL: https://hooks.example/${i}/${h.url}\nMethod: POST\nEvents: [UserRegistered]`,
+              ).replace(
                 `  name: ${h.name}\n`,
                 `  name: ${h.name}\n${h.movedFrom === undefined ? "" : `  annotations: { gatesync.dev/moved-from: ${h.movedFrom} }\n`}`,
               ),

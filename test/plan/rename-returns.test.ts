@@ -65,7 +65,9 @@ describe("a name that comes back", () => {
     ]);
     expect(c.notes[0]).toContain("PortalWebhook/orders comes back: it was renamed PortalWebhook/orders-events on ");
     expect(back.plan.summary).toMatchObject({ create: 0, orphan: 0, moved: 1, update: 1 });
-    expect(renderPlan(back.plan, "text")).toContain("~ PortalWebhook/orders  update  from PortalWebhook/orders-events (back to an earlier name: same object)  PUT /webhooks/srv-orders");
+    expect(renderPlan(back.plan, "text")).toContain(
+      "~ PortalWebhook/orders  update  from PortalWebhook/orders-events (back to an earlier name: same object)  PUT /webhooks/srv-orders",
+    );
     // one record, the same server object; v2 again (its annotation, or without it) moves it forward
     expect([...back.state.resources.keys()]).toEqual(["PortalWebhook/orders"]);
     expect(back.state.resources.get("PortalWebhook/orders")!.serverId).toBe("srv-orders");
@@ -96,7 +98,10 @@ describe("a name that comes back", () => {
     expect(back.state.resources.get("ApiProduct/shop")!.serverId).toBe("srv-shop");
     // still no create on the next plan: the kind's usual block, whose `--accept` finds the record under its name
     const next = planFor(await desiredFrom(product("shop", "Shop")), back.state);
-    expect(change(next, "ApiProduct/shop")).toMatchObject({ action: "blocked", hint: expect.stringContaining("state resolve ApiProduct/shop --accept") as string });
+    expect(change(next, "ApiProduct/shop")).toMatchObject({
+      action: "blocked",
+      hint: expect.stringContaining("state resolve ApiProduct/shop --accept") as string,
+    });
   });
 
   it("an earlier name declared beside its newer one is blocked with the explicit way to a second object; another address is another object", async () => {
@@ -110,7 +115,9 @@ describe("a name that comes back", () => {
     expect(both.plan.summary.create).toBe(0);
     // a webhook whose spec names another portal id is not the renamed one: planned as it is
     const other = planFor(
-      await desiredFrom({ "hook.yaml": doc("PortalWebhook", "orders", "webhookId: wh-77\nName: Orders\nURL: https://h/x\nMethod: POST\nEvents: [UserRegistered]") }),
+      await desiredFrom({
+        "hook.yaml": doc("PortalWebhook", "orders", "webhookId: wh-77\nName: Orders\nURL: https://h/x\nMethod: POST\nEvents: [UserRegistered]"),
+      }),
       two.state,
     );
     expect(change(other, "PortalWebhook/orders").moved).toBeUndefined();
