@@ -25,20 +25,27 @@ export interface RenameStep {
  */
 export const maxRenameSteps = 64;
 
-const isStep = (v: unknown): v is RenameStep =>
-  v !== null &&
-  typeof v === "object" &&
-  typeof (v as RenameStep).from === "string" &&
-  typeof (v as RenameStep).to === "string" &&
-  typeof (v as RenameStep).at === "string" &&
-  ((v as RenameStep).commit === undefined || typeof (v as RenameStep).commit === "string");
+// a lineage read from a dump or a pushed state is printed in plans: `Kind/name` of printable characters, an ISO time, a commit id
+const resourceIdPattern = /^[A-Za-z]{1,64}\/[^\u0000-\u001f\u007f-\u009f]{1,253}$/;
+const timePattern = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/;
+const commitPattern = /^[0-9a-f]{4,64}$/;
+
+const isStep = (v: unknown): v is RenameStep => {
+  if (v === null || typeof v !== "object") return false;
+  const s = v as Record<string, unknown>;
+  const text = (x: unknown, p: RegExp): boolean => typeof x === "string" && p.test(x);
+  return (
+    text(s.from, resourceIdPattern) && text(s.to, resourceIdPattern) && text(s.at, timePattern) && (s.commit === undefined || text(s.commit, commitPattern))
+  );
+};
 
 /** What is wrong with a record's `renames` as read from storage (a dump, a pushed state), or undefined. */
 export function renamesProblem(value: unknown): string | undefined {
   if (value === undefined) return undefined;
   if (!Array.isArray(value)) return "its renames are not a list";
   if (value.length > maxRenameSteps) return `it has ${value.length} renames (at most ${maxRenameSteps} are kept)`;
-  return value.every(isStep) ? undefined : "one of its renames is not a {from, to, at} step";
+  const bad = value.findIndex((v) => !isStep(v));
+  return bad < 0 ? undefined : `renames[${bad}] is not a step {from: Kind/name, to: Kind/name, at: ISO time, commit?: commit id}`;
 }
 
 /** The names the record's object had before (its own excluded), newest move first. */
@@ -69,7 +76,8 @@ export function formerHolders(state: StateSnapshot | undefined): ReadonlyMap<str
 
 /** The record of `from` under its new name, the move added to its lineage. */
 export function renamedRecord(from: ResourceRecord, to: { readonly id: string; readonly name: string }, at: string, commit?: string): ResourceRecord {
-  const step: RenameStep = { from: from.id, to: to.id, at, ...(commit === undefined ? {} : { commit }) };
+  // only a commit id is kept as the commit (what a reader checks the step by: renamesProblem)
+  const step: RenameStep = { from: from.id, to: to.id, at, ...(commit === undefined || !commitPattern.test(commit) ? {} : { commit }) };
   const renames = [...(from.renames ?? []), step].slice(-maxRenameSteps);
   return { ...from, id: to.id, name: to.name, renames, updatedAt: at };
 }
