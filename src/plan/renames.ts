@@ -23,22 +23,9 @@ import type { ResourceRecord, StateSnapshot } from "../record/state.js";
 import type { Desired } from "./desired.js";
 import type { Draft } from "./plan-change.js";
 import { returnMoves } from "./returns.js";
+import type { MoveDecision } from "./move-decision.js";
 
 export const movedFromAnnotation = "gatesync.dev/moved-from";
-
-export type MoveDecision =
-  /** The record of `from` moves to the desired resource's name. */
-  | {
-      readonly action: "move";
-      readonly from: ResourceRecord;
-      readonly declared: boolean;
-      /** An earlier name of the record comes back (returns.ts). */
-      readonly returned?: true;
-      readonly note: string;
-    }
-  | { readonly action: "blocked"; readonly reason: string; readonly hint: string }
-  /** The annotation changes nothing (the move is done, or there is nothing to move): said in a note. */
-  | { readonly action: "note"; readonly note: string };
 
 export interface Moves {
   /** By desired id. */

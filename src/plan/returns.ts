@@ -12,7 +12,7 @@ import { leftAt } from "../record/rename-lineage.js";
 import type { ResourceRecord, StateSnapshot } from "../record/state.js";
 import type { Desired } from "./desired.js";
 import type { Draft } from "./plan-change.js";
-import type { MoveDecision } from "./renames.js";
+import type { MoveDecision } from "./move-decision.js";
 
 const noCompare: Readonly<Record<string, unknown>> = Object.freeze({});
 

@@ -5,8 +5,8 @@
  */
 import type { Deferred } from "../deferred.js";
 import type { HistoryStore } from "./history.js";
-import { renamesProblem } from "./rename-lineage.js";
-import type { RenameStep } from "./rename-lineage.js";
+import { renamesProblem } from "./rename-step.js";
+import type { RenameStep } from "./rename-step.js";
 
 export const stateFormatVersion = 1;
 

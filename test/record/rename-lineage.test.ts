@@ -6,7 +6,8 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { heldPayload } from "../../src/record/lazy-record.js";
 import { parsePulled, pulledState } from "../../src/record/pulled-state.js";
-import { formerHolders, formerIds, maxRenameSteps, renamedRecord, withoutFormer } from "../../src/record/rename-lineage.js";
+import { formerHolders, formerIds, renamedRecord, withoutFormer } from "../../src/record/rename-lineage.js";
+import { maxRenameSteps } from "../../src/record/rename-step.js";
 import type { ResourceRecord } from "../../src/record/state.js";
 import { dropTestSchemas } from "../helpers/postgres.js";
 import { stateBackends } from "../helpers/state-backends.js";
