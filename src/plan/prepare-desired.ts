@@ -46,7 +46,9 @@ function dependencies(refs: ReadonlyArray<{ kind: string; name: string }>, ids: 
 function diffedAgainst(prep: Preparation, id: string, movedFrom: string | undefined, kind: KindName): (hash: string) => boolean {
   const state = prep.opts.state;
   const record =
-    state?.resources.get(id) ?? (movedFrom === undefined ? undefined : state?.resources.get(resourceId({ kind, name: movedFrom }))) ?? prep.holders.get(id)?.[0];
+    state?.resources.get(id) ??
+    (movedFrom === undefined ? undefined : state?.resources.get(resourceId({ kind, name: movedFrom }))) ??
+    prep.holders.get(id)?.[0];
   return (hash) => record !== undefined && record.appliedHash !== hash;
 }
 

@@ -17,6 +17,7 @@ export interface RenameStep {
 export const maxRenameSteps = 64;
 
 // a lineage read from a dump or a pushed state is printed in plans: `Kind/name` of printable characters, an ISO time, a commit id
+// eslint-disable-next-line no-control-regex -- refusing them is the point
 const resourceIdPattern = /^[A-Za-z]{1,64}\/[^\u0000-\u001f\u007f-\u009f]{1,253}$/;
 const timePattern = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/;
 export const commitPattern = /^[0-9a-f]{4,64}$/;
