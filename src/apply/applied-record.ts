@@ -44,6 +44,8 @@ export function appliedRecord(d: Desired, previous: ResourceRecord | undefined, 
     ...(outcome.response === undefined ? {} : { response: heldPayload(outcome.response) }),
     ...(outcome.commit === undefined ? (previous?.commit === undefined ? {} : { commit: previous.commit }) : { commit: outcome.commit }),
     status: "applied",
+    // the names its object had: kept across every rewrite (rename-lineage.ts)
+    ...(previous?.renames === undefined ? {} : { renames: previous.renames }),
     createdAt: previous?.createdAt ?? outcome.now,
     updatedAt: outcome.now,
   };

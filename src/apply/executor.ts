@@ -14,7 +14,7 @@ import type { InterfaceName } from "../contract/interfaces.js";
 import { operations } from "../contract/operations.js";
 import { kindModule } from "../kinds/registry.js";
 import type { PlannedChange } from "../plan/plan-change.js";
-import { isExecutable } from "../plan/plan-change.js";
+import { isExecutable, movesRecord } from "../plan/plan-change.js";
 import { Batcher } from "./batched.js";
 import { batchRouteGuard } from "./batch-guard.js";
 import type { RouteGuard } from "./batch-guard.js";
@@ -211,7 +211,7 @@ function summaryOf(input: ApplyInput, run: RunParts): ApplySummary {
     blocked: input.plan.changes.filter((c) => c.action === "blocked").map((c) => c.id),
     unchanged: input.plan.changes.filter((c) => c.action === "no-op").length,
     orphans: input.plan.changes.filter((c) => c.action === "orphan").map((c) => c.id),
-    moved: input.plan.changes.filter((c) => c.moved !== undefined && c.action !== "blocked").map((c) => `${c.moved!.from} → ${c.id}`),
+    moved: input.plan.changes.filter(movesRecord).map((c) => `${c.moved!.from} → ${c.id}`),
     adopted: input.plan.changes.filter((c) => c.action === "adopt").map((c) => c.id),
     quotaResets: executable.filter((c) => c.quotaReset === true && appliedIds.has(c.id)).length,
     health: checks.health,

@@ -6,17 +6,22 @@
  * create). No call: the server's object is the same.
  */
 import type { Plan } from "../plan/plan.js";
-import type { ResourceRecord, StateBackend, StateSnapshot } from "../record/state.js";
+import { movesRecord } from "../plan/plan-change.js";
+import { renamedRecord } from "../record/rename-lineage.js";
+import type { StateBackend, StateSnapshot } from "../record/state.js";
 
 /** Writes the moves (under the apply's lock) and returns the state the executor builds on. */
 export async function recordMoves(plan: Plan, snapshot: StateSnapshot, state: StateBackend, now: string): Promise<StateSnapshot> {
-  const moves = plan.changes.filter((c) => c.moved !== undefined && c.action !== "blocked");
+  // a name coming back moves back even when its change is blocked (a kind that cannot be
+  // updated): the object is that record's, and the plan's advice (`state resolve --accept`) needs it there
+  const moves = plan.changes.filter(movesRecord);
   if (moves.length === 0) return snapshot;
   const resources = new Map(snapshot.resources);
   for (const c of moves) {
     const from = resources.get(c.moved!.from);
     if (from === undefined || resources.has(c.id)) continue;
-    const record: ResourceRecord = { ...from, id: c.id, name: c.name, updatedAt: now };
+    // the lineage learns the move: an earlier name declared again comes back to this object
+    const record = renamedRecord(from, c, now, plan.commit);
     // one at a time, durably: the new name first
     await state.write(record);
     await state.remove(from.id);

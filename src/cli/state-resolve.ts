@@ -9,6 +9,7 @@ import type { PlanRun } from "../plan/run-plan.js";
 import { openStateBackend } from "../record/open-backend.js";
 import { appliedRecord } from "../apply/applied-record.js";
 import type { ResourceRecord, StateBackend } from "../record/state.js";
+import { formerHolders, withoutFormer } from "../record/rename-lineage.js";
 import { RepositoryValidator } from "../validate/validate-repository.js";
 import type { CliIo } from "./cli-io.js";
 import { openResources } from "./resources.js";
@@ -106,17 +107,30 @@ async function withLockedState(config: GatesyncConfig, io: CliIo, owner: string,
   }
 }
 
-/** Drops the records of `ids`, none unless all are there. */
+/**
+ * Drops the records of `ids`, none unless all are there. An id with no record that is an earlier
+ * name of records (their rename lineage) is forgotten as that name: the operator means a new
+ * object under it, and the next apply creates one (docs/user/renames.md, "What comes back").
+ */
 async function forget(config: GatesyncConfig, backend: StateBackend, ids: readonly string[], io: CliIo): Promise<void> {
-  const records = (await backend.read({ payloadsFor: () => new Set() })).resources;
-  const missing = ids.filter((id) => !records.has(id));
+  const snapshot = await backend.read();
+  const records = snapshot.resources;
+  const holders = formerHolders(snapshot);
+  const missing = ids.filter((id) => !records.has(id) && !holders.has(id));
   if (missing.length > 0)
     throw new UsageError(`${missing.join(", ")} ${missing.length === 1 ? "is" : "are"} not in the state: nothing forgotten`, {
       hint: withInvocation("`gatesync state list` shows what is", invocationOf(config)),
     });
   for (const id of ids) {
-    await backend.remove(id);
-    io.stdout(`forgot ${id}\n`);
+    if (records.has(id)) {
+      await backend.remove(id);
+      io.stdout(`forgot ${id}\n`);
+      continue;
+    }
+    for (const holder of holders.get(id) ?? []) {
+      await backend.write(withoutFormer(holder, id));
+      io.stdout(`forgot ${id} as an earlier name of ${holder.id} (which keeps its object): the next apply creates ${id} as a new object\n`);
+    }
   }
 }
 

@@ -13,7 +13,7 @@ import { autoCandidate, gateRefusal, shortRevision } from "../promote/gates.js";
 import type { SourceView } from "../promote/gates.js";
 import { runPlan } from "../plan/run-plan.js";
 import { renderText } from "../plan/render.js";
-import type { Plan } from "../plan/plan.js";
+import type { PlanRun } from "../plan/run-plan.js";
 import type { GatesyncConfig } from "../config/config.js";
 import type { Notifier } from "../notify/notifier.js";
 import type { StateBackend } from "../record/state.js";
@@ -25,6 +25,7 @@ import { runFactOf } from "./verifier.js";
 import { promotionChoice, rollbackChoice } from "./rollback-choice.js";
 import type { RollbackAsk, RollbackChoice } from "./rollback-choice.js";
 import { lineageIn, verificationRows } from "./rollback-targets.js";
+import { cannotUndo } from "./rollback-limits.js";
 
 export interface PromotionAsk {
   /** A commit id or its prefix; absent: the newest candidate (a rollback: `steps` back). */
@@ -124,7 +125,7 @@ export async function promote(parts: PromotionParts, name: string, ask: Promotio
   const refusal = gateRefusal(revision, view, Date.now());
   if (refusal !== undefined)
     throw new PromotionError(`${name} cannot take ${shortRevision(revision)}: ${refusal}`, { hint: `see gatesync history --env ${from.name}` });
-  const plan = await planOf(parts, unit, revision);
+  const { plan, state } = await planOf(parts, unit, revision);
   const answer: PromotionAnswer = {
     environment: name,
     revision,
@@ -133,7 +134,7 @@ export async function promote(parts: PromotionParts, name: string, ask: Promotio
     dryRun: ask.dryRun,
     plan: renderText(plan, false),
     changes: plan.changes.filter((c) => c.action !== "no-op").length,
-    cannotUndo: rollback ? cannotUndo(plan, revision) : [],
+    cannotUndo: rollback ? cannotUndo(plan, state, revision) : [],
     notes,
   };
   if (!ask.dryRun) await record(unit, answer, ask.actor, choice);
@@ -141,7 +142,7 @@ export async function promote(parts: PromotionParts, name: string, ask: Promotio
 }
 
 /** The plan of `revision`'s files against the target's state, with its config in force. */
-async function planOf(parts: PromotionParts, unit: PromotionUnit, revision: string): Promise<Plan> {
+async function planOf(parts: PromotionParts, unit: PromotionUnit, revision: string): Promise<Pick<PlanRun, "plan" | "state">> {
   const source = parts.sourceOf(unit.name);
   await source.fetch();
   const snapshot = await source.at(revision);
@@ -158,22 +159,10 @@ async function planOf(parts: PromotionParts, unit: PromotionUnit, revision: stri
       commit: revision,
       traced: false,
     });
-    return run.plan;
+    return run;
   } finally {
     release?.();
   }
-}
-
-/** What going back to `revision` leaves as it is: objects created since (an orphan, never deleted), quotas reset. */
-function cannotUndo(plan: Plan, revision: string): string[] {
-  return plan.changes.flatMap((c) => {
-    if (c.action === "orphan")
-      return [
-        `${c.id} was created after ${shortRevision(revision)}: the rollback does not delete it (${c.deactivate === true ? "it is deactivated" : "it stays, reported as an orphan"})`,
-      ];
-    if (c.quotaReset === true) return [`${c.id}: its quota is reset; the usage counted so far does not come back`];
-    return [];
-  });
 }
 
 async function record(unit: PromotionUnit, answer: PromotionAnswer, actor: PromotionActor, choice: RollbackChoice, trigger = true): Promise<void> {

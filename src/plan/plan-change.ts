@@ -41,7 +41,12 @@ export interface PlannedChange {
   /** Orphan deactivated under `orphans: deactivate`. */
   readonly deactivate?: boolean;
   /** Renamed: the record of `from` moves to this name (docs/user/renames.md); `moved` alone sends nothing. */
-  readonly moved?: { readonly from: string; readonly declared: boolean };
+  readonly moved?: {
+    readonly from: string;
+    readonly declared: boolean;
+    /** The name comes back: it is an earlier name of `from`'s record (its rename lineage), which moves back. */
+    readonly returned?: true;
+  };
   /** A deactivated object declared again: this write switches it on. */
   readonly reactivate?: boolean;
   /** Adopted: recorded under this server id instead of created (with an update where the kind has one). */
@@ -153,3 +158,10 @@ export type ChangeFields = readonly FieldChange[] | RequestFields;
 export function fieldChanges(change: Pick<PlannedChange, "fields">): readonly FieldChange[] {
   return change.fields instanceof RequestFields ? change.fields.read() : change.fields;
 }
+
+/**
+ * Whether the apply moves a record for this change (record-moves.ts): a rename that is not
+ * blocked, or an earlier name coming back — blocked or not, its record moves back (no call).
+ */
+export const movesRecord = (c: Pick<PlannedChange, "moved" | "action">): boolean =>
+  c.moved !== undefined && (c.action !== "blocked" || c.moved.returned === true);

@@ -17,6 +17,7 @@ import { guardDeactivations } from "./deactivation-guard.js";
 import type { DeactivationGuard, MassDeactivation } from "./deactivation-guard.js";
 import { declaredElsewhere, movedRecord, planMoves, supersededOrphan } from "./renames.js";
 import type { Moves } from "./renames.js";
+import { stayingDraft } from "./returns.js";
 import { isBreaking } from "./breaking/classify.js";
 import { perInterface } from "../contract/interfaces.js";
 import type { InterfaceName, PerInterface } from "../contract/interfaces.js";
@@ -24,7 +25,7 @@ import type { Desired } from "./desired.js";
 import { planWaves } from "./graph.js";
 import { planChange } from "./decide-change.js";
 import type { ChangeContext } from "./decide-change.js";
-import { fieldChanges, isExecutable, refuseUnaddressable } from "./plan-change.js";
+import { fieldChanges, isExecutable, movesRecord, refuseUnaddressable } from "./plan-change.js";
 import { planOrphan } from "./orphan.js";
 import { notComparedFields } from "./not-compared.js";
 import { holdsPayload } from "../record/lazy-record.js";
@@ -213,11 +214,13 @@ function planResource(d: Desired, state: StateSnapshot, moves: Moves, ctx: Chang
     return { ...draft, notes: [...draft.notes, decision.note] };
   }
   const draft = planChange(d, movedRecord(decision.from, d), ctx);
-  const moved = { from: decision.from.id, declared: decision.declared };
+  const moved = { from: decision.from.id, declared: decision.declared, ...(decision.returned === true ? { returned: true as const } : {}) };
   const notes = [decision.note, ...draft.notes];
   // nothing changes on the server: the record changes its name, no call
   if (draft.action === "no-op") return { ...draft, action: "moved", moved, reason: `renamed from ${decision.from.id}`, notes };
-  return draft.action === "blocked" ? { ...draft, notes } : { ...draft, moved, notes };
+  if (draft.action !== "blocked") return { ...draft, moved, notes };
+  // a name coming back whose change cannot be made: its record moves back all the same, the object stays as it is
+  return decision.returned === true ? { ...stayingDraft(draft, decision.from.id), moved, notes } : { ...draft, notes };
 }
 
 export function computePlan(desired: readonly Desired[], state: StateSnapshot, options: PlanOptions): Plan {
@@ -259,7 +262,7 @@ export function computePlan(desired: readonly Desired[], state: StateSnapshot, o
     blocked: count("blocked"),
     orphan: count("orphan"),
     adopt: count("adopt"),
-    moved: changes.filter((c) => c.moved !== undefined && c.action !== "blocked").length,
+    moved: changes.filter(movesRecord).length,
     reactivate: changes.filter((c) => c.reactivate === true).length,
     deactivate: changes.filter((c) => c.deactivate === true).length,
     quotaResets: changes.filter((c) => c.quotaReset === true).length,

@@ -15,7 +15,8 @@ import { kindModule, providedApiIds } from "../kinds/registry.js";
 import type { Resource } from "../kinds/resource.js";
 import { resourceId } from "../kinds/resource.js";
 import { SecretResolver } from "../secrets/resolver.js";
-import type { StateSnapshot } from "../record/state.js";
+import type { ResourceRecord } from "../record/state.js";
+import { formerHolders } from "../record/rename-lineage.js";
 import { contentHash } from "../kinds/canonical.js";
 import type { Desired, DesiredSet, PlannedRequestView, PrepareOptions } from "./desired.js";
 import { BodiesToSend, CompareRebuilder, RecentlySent, requestFor, resolveSpec } from "./outgoing.js";
@@ -38,11 +39,16 @@ function dependencies(refs: ReadonlyArray<{ kind: string; name: string }>, ids: 
 
 /**
  * Whether the planner will diff a resource's compare field by field against its record: its
- * content hash differs from what was applied (under its name, or the one it declares it moved
- * from). Its documents held by reference are then read here, not by the planner.
+ * content hash differs from what was applied (under its name, the one it declares it moved
+ * from, or the record it is an earlier name of: returns.ts). Its documents held by reference are
+ * then read here, not by the planner.
  */
-function diffedAgainst(state: StateSnapshot | undefined, id: string, movedFrom: string | undefined, kind: KindName): (hash: string) => boolean {
-  const record = state?.resources.get(id) ?? (movedFrom === undefined ? undefined : state?.resources.get(resourceId({ kind, name: movedFrom })));
+function diffedAgainst(prep: Preparation, id: string, movedFrom: string | undefined, kind: KindName): (hash: string) => boolean {
+  const state = prep.opts.state;
+  const record =
+    state?.resources.get(id) ??
+    (movedFrom === undefined ? undefined : state?.resources.get(resourceId({ kind, name: movedFrom }))) ??
+    prep.holders.get(id)?.[0];
   return (hash) => record !== undefined && record.appliedHash !== hash;
 }
 
@@ -56,6 +62,8 @@ interface Preparation {
   /** What every memo key of the set holds: the hash key, the API ids, the app-type providers. */
   readonly memoContext: string;
   readonly recent: RecentlySent;
+  /** Each earlier name of a record → the records that had it (record/rename-lineage.ts). */
+  readonly holders: ReadonlyMap<string, readonly ResourceRecord[]>;
   /** One for all: each request holds its resource and this (see PrepareOptions.compareFrom). */
   rebuilder: CompareRebuilder | undefined;
 }
@@ -76,6 +84,7 @@ function preparation(resources: readonly Resource[], opts: PrepareOptions): Prep
     ids,
     memoContext: opts.memo === undefined ? "" : contentHash([opts.hashKey, [...apis.entries()].sort(), [...opts.appTypeProviders].sort()]),
     recent: new RecentlySent(),
+    holders: formerHolders(opts.state),
     rebuilder: undefined,
   };
 }
@@ -122,7 +131,7 @@ function prepareOne(r: Resource, id: string, prep: Preparation, diagnostics: Dia
     diagnostics.push(...problems);
     return undefined;
   }
-  const diffed = diffedAgainst(opts.state, id, r.annotations[movedFromAnnotation], r.kind);
+  const diffed = diffedAgainst(prep, id, r.annotations[movedFromAnnotation], r.kind);
   const memoKey = opts.memo === undefined ? "" : `${prep.memoContext}|${secretsKey(secrets, sealing)}|${id}|${r.source.file}:${r.source.line}`;
   const known = opts.memo?.entries.get(spec);
   if (known !== undefined && known.key === `${memoKey}${diffed(known.desired.hash) ? "|read" : ""}`) return known.desired;

@@ -8,6 +8,7 @@
  * - Declared: the annotation `gatesync.dev/moved-from: <old name>` moves the old record.
  * - Undeclared, by address (an API's apiId, a key's keyId, a client's id, a webhook's id): the
  *   calls address the same object whatever the resource is called, so the record moves.
+ * - Returned: an earlier name of a record (its rename lineage) declared again moves it back (returns.ts).
  * - Undeclared, by content (a product's Name, a dashboard hook's name/method/target, identical
  *   LLM settings): a likeness, not a proof — blocked, never a second object, until declared.
  *
@@ -17,18 +18,14 @@
 import { kindModule, knownKind } from "../kinds/registry.js";
 import type { ObjectKeys } from "../kinds/kind.js";
 import { holdsPayload } from "../record/lazy-record.js";
+import { formerHolders } from "../record/rename-lineage.js";
 import type { ResourceRecord, StateSnapshot } from "../record/state.js";
 import type { Desired } from "./desired.js";
 import type { Draft } from "./plan-change.js";
+import { returnMoves } from "./returns.js";
+import type { MoveDecision } from "./move-decision.js";
 
 export const movedFromAnnotation = "gatesync.dev/moved-from";
-
-export type MoveDecision =
-  /** The record of `from` moves to the desired resource's name. */
-  | { readonly action: "move"; readonly from: ResourceRecord; readonly declared: boolean; readonly note: string }
-  | { readonly action: "blocked"; readonly reason: string; readonly hint: string }
-  /** The annotation changes nothing (the move is done, or there is nothing to move): said in a note. */
-  | { readonly action: "note"; readonly note: string };
 
 export interface Moves {
   /** By desired id. */
@@ -71,10 +68,13 @@ const moveNote = (from: string, how: string): string =>
 export function planMoves(desired: readonly Desired[], state: StateSnapshot, present: ReadonlySet<string>): Moves {
   const orphans = [...state.resources.values()].filter((r) => !present.has(r.id));
   const annotated = desired.filter((d) => d.movedFrom !== undefined);
-  if (orphans.length === 0 && annotated.length === 0) return noMoves;
+  const holders = formerHolders(state);
+  if (orphans.length === 0 && annotated.length === 0 && holders.size === 0) return noMoves;
   const decisions = new Map<string, MoveDecision>();
   const movedAway = new Set<string>();
   declaredMoves(annotated, state, present, decisions, movedAway);
+  // an earlier name coming back before any guess by address or content: the lineage is a proof
+  returnMoves(desired, state, present, holders, decisions, movedAway);
   undeclaredMoves(desired, orphans, state, decisions, movedAway);
   return { decisions, movedAway, declaredKeys: declaredKeys(desired, state, orphans.length > 0) };
 }

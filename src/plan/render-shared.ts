@@ -94,5 +94,6 @@ export function massDeactivationLine(plan: Plan): string | undefined {
 
 /** "from Kind/old" for a rename: what the change's first line says after its action. */
 export function movedText(c: PlannedChange): string {
-  return c.moved === undefined ? "" : `from ${c.moved.from}${c.moved.declared ? "" : " (detected: same object)"}`;
+  if (c.moved === undefined) return "";
+  return `from ${c.moved.from}${c.moved.returned === true ? " (back to an earlier name: same object)" : c.moved.declared ? "" : " (detected: same object)"}`;
 }

@@ -5,6 +5,8 @@
  */
 import type { Deferred } from "../deferred.js";
 import type { HistoryStore } from "./history.js";
+import { renamesProblem } from "./rename-step.js";
+import type { RenameStep } from "./rename-step.js";
 
 export const stateFormatVersion = 1;
 
@@ -52,6 +54,11 @@ export interface ResourceRecord {
   readonly labels?: Readonly<Record<string, string>>;
   /** Adopted: the object existed before gatesync managed it; `verified` once an update by its id succeeded. */
   readonly adopted?: { readonly at: string; readonly source: "repository" | "command"; readonly verified: boolean };
+  /**
+   * The moves of this record from name to name, oldest first (rename-lineage.ts): an earlier name
+   * declared again comes back to this record's object. Absent on records never renamed.
+   */
+  readonly renames?: readonly RenameStep[];
   readonly createdAt: string;
   readonly updatedAt: string;
 }
@@ -131,5 +138,6 @@ export function recordProblem(value: unknown): string | undefined {
   }
   if (!["applied", "failed", "in-doubt"].includes(r.status as string)) return `record ${String(r.id)} has an unknown status ${String(r.status)}`;
   if (r.address === null || typeof r.address !== "object") return `record ${String(r.id)} has no address`;
-  return undefined;
+  const renames = renamesProblem(r.renames);
+  return renames === undefined ? undefined : `record ${String(r.id)}: ${renames}`;
 }

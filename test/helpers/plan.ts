@@ -5,6 +5,8 @@ import type { Plan, PlanOptions } from "../../src/plan/plan.js";
 import { EnvFileSecretSource } from "../../src/secrets/env-file-source.js";
 import { SecretResolver } from "../../src/secrets/resolver.js";
 import { appliedRecord } from "../../src/apply/applied-record.js";
+import { movesRecord } from "../../src/plan/plan-change.js";
+import { renamedRecord } from "../../src/record/rename-lineage.js";
 import type { ResourceRecord, StateSnapshot } from "../../src/record/state.js";
 import { RepositoryValidator } from "../../src/validate/validate-repository.js";
 import { tempRepo } from "./temp-repo.js";
@@ -46,11 +48,11 @@ export function recordPlan(plan: Plan, desired: readonly Desired[], state: State
   const resources = new Map(state.resources);
   for (const c of plan.changes) {
     const d = byId.get(c.id);
-    // a rename: the record moves to the new name before its update (as recordMoves does)
-    const from = c.moved === undefined || c.action === "blocked" ? undefined : resources.get(c.moved.from);
+    // a rename: the record moves to the new name before its update (as recordMoves does), its lineage told
+    const from = movesRecord(c) ? resources.get(c.moved!.from) : undefined;
     if (from !== undefined && !resources.has(c.id)) {
       resources.delete(from.id);
-      resources.set(c.id, { ...from, id: c.id, name: c.name });
+      resources.set(c.id, renamedRecord(from, c, planOptions.now, plan.commit));
     }
     const previous = resources.get(c.id);
     if ((c.action === "create" || c.action === "update") && d !== undefined) {

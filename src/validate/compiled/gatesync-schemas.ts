@@ -14605,9 +14605,9 @@ return errors === 0;
 validate54.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const v9 = validate59;
-const schema172 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/plan.schema.json","title":"gatesync plan","description":"The output of `gatesync plan --format json` and of `--out FILE`. Sensitive values appear only as {\"sensitive\": true}.","type":"object","required":["formatVersion","createdAt","state","orphanPolicy","changes","summary","digest"],"additionalProperties":false,"properties":{"$schema":{"type":"string"},"formatVersion":{"const":1},"createdAt":{"type":"string","format":"date-time"},"commit":{"type":"string"},"state":{"description":"The state the plan was computed from; applying the saved plan refuses any other.","type":"object","required":["lineage","serial"],"additionalProperties":false,"properties":{"lineage":{"type":"string"},"serial":{"type":"integer","minimum":0},"source":{"description":"Where the state was read: the config's SQLite file or PostgreSQL schema, a --state SPEC, or a daemon's GET /state.","type":"string"},"empty":{"description":"True when the state was never written (or does not exist): every resource is planned as a create.","type":"boolean"}}},"orphanPolicy":{"enum":["report","deactivate"]},"batch":{"type":"object","required":["maxSize"],"additionalProperties":false,"properties":{"maxSize":{"type":"integer","minimum":1}}},"selection":{"description":"Present when the plan covers part of the repository and state: what was selected (--target, --exclude, --kind, --selector, the config's selector) and how much was left out. `apply --plan` applies the same selection.","type":"object","required":["targets","excludes","kinds","pulledIn","selected","leftOut","recordsOutside"],"additionalProperties":false,"properties":{"targets":{"type":"array","items":{"type":"string"}},"excludes":{"type":"array","items":{"type":"string"}},"kinds":{"type":"array","items":{"type":"string"}},"selector":{"type":"string"},"configSelector":{"type":"string"},"pulledIn":{"description":"Resources selected because a target references them.","type":"array","items":{"type":"object","required":["id","by"],"additionalProperties":false,"properties":{"id":{"type":"string"},"by":{"type":"array","items":{"type":"string"}}}}},"selected":{"type":"integer","minimum":0},"leftOut":{"description":"Repository resources outside the selection.","type":"integer","minimum":0},"recordsOutside":{"description":"State records of resources gone from the repository that lie outside the selection: never reported, deactivated or forgotten by this plan.","type":"integer","minimum":0}}},"digest":{"description":"sha256 of the changes, independent of the hash key.","type":"string","pattern":"^[0-9a-f]{64}$"},"massDeactivation":{"description":"The guard against mass deactivation withheld this plan's deactivations (each is blocked): `withheld` of the `of` deactivatable objects would have been switched off, more than `maxShare` (or all).","type":"object","required":["withheld","of","maxShare"],"additionalProperties":false,"properties":{"withheld":{"type":"integer","minimum":1},"of":{"type":"integer","minimum":0},"maxShare":{"type":"number","minimum":0,"maximum":1}}},"changes":{"type":"array","items":{"$ref":"#/$defs/change"}},"summary":{"type":"object","required":["resources","create","update","noop","blocked","orphan","deactivate","quotaResets","breaking","calls"],"additionalProperties":false,"properties":{"resources":{"type":"integer","minimum":0},"create":{"type":"integer","minimum":0},"update":{"type":"integer","minimum":0},"noop":{"type":"integer","minimum":0},"blocked":{"type":"integer","minimum":0},"orphan":{"type":"integer","minimum":0},"adopt":{"description":"Resources adopted: recorded under an existing server id instead of created.","type":"integer","minimum":0},"moved":{"description":"Renames: records moved to a new name.","type":"integer","minimum":0},"reactivate":{"description":"Deactivated objects declared again, switched on.","type":"integer","minimum":0},"deactivate":{"type":"integer","minimum":0},"quotaResets":{"type":"integer","minimum":0},"breaking":{"description":"Changes with at least one breaking change.","type":"integer","minimum":0},"calls":{"description":"HTTP calls the apply will make (before retries).","type":"object","required":["gateway","portal","dashboard","llm","batchCalls","batched","total"],"additionalProperties":false,"properties":{"gateway":{"type":"integer","minimum":0},"portal":{"type":"integer","minimum":0},"dashboard":{"type":"integer","minimum":0},"llm":{"type":"integer","minimum":0},"batchCalls":{"type":"integer","minimum":0},"batched":{"type":"integer","minimum":0},"total":{"type":"integer","minimum":0}}}}}},"$defs":{"changeClass":{"description":"breaking: existing callers or key holders lose something; non-breaking: they keep working; annotation: documentation only; unclassified: review by hand.","enum":["breaking","non-breaking","annotation","unclassified"]},"value":{"description":"Any JSON value; a sensitive one is {\"sensitive\": true}."},"change":{"type":"object","required":["id","kind","name","action","wave","fields","notes"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z]+/.+$"},"kind":{"type":"string"},"name":{"type":"string"},"action":{"enum":["create","update","no-op","blocked","orphan","adopt","moved"]},"wave":{"type":"integer","minimum":1},"operation":{"type":"object","required":["name","number","interface","method","path","query","batchable"],"additionalProperties":false,"properties":{"name":{"type":"string"},"number":{"type":"integer","minimum":1,"maximum":10},"interface":{"enum":["gateway","portal","dashboard","llm"]},"method":{"enum":["GET","POST","PUT","PATCH","DELETE"]},"path":{"type":"string"},"query":{"type":"string"},"batchable":{"type":"boolean"}}},"quotaReset":{"type":"boolean"},"deactivate":{"type":"boolean"},"reactivate":{"description":"A deactivated object declared again: this write switches it on.","type":"boolean"},"moved":{"description":"A rename: the record of `from` moves to this name (declared by gatesync.dev/moved-from, or detected by the object's address). Action `moved` alone sends nothing.","type":"object","required":["from","declared"],"additionalProperties":false,"properties":{"from":{"type":"string"},"declared":{"type":"boolean"}}},"adopt":{"description":"Adopted under this server id (not verified: the interfaces cannot read).","type":"object","required":["serverId","source"],"additionalProperties":false,"properties":{"serverId":{"type":"string"},"source":{"enum":["repository","command"]}}},"fields":{"type":"array","items":{"type":"object","required":["path","op"],"additionalProperties":false,"properties":{"path":{"type":"string"},"op":{"enum":["add","remove","change"]},"before":{"$ref":"#/$defs/value"},"after":{"$ref":"#/$defs/value"}}}},"compatibility":{"description":"Updates of ApiDefinition, OrgKey and OAuthClient: every classified change, breaking ones first. verdict is the worst class present (non-breaking when nothing was classified).","type":"object","required":["verdict","changes"],"additionalProperties":false,"properties":{"verdict":{"$ref":"#/$defs/changeClass"},"changes":{"type":"array","items":{"type":"object","required":["path","class","reason"],"additionalProperties":false,"properties":{"path":{"type":"string"},"class":{"$ref":"#/$defs/changeClass"},"reason":{"type":"string"}}}}}},"breaking":{"description":"The breaking changes among compatibility.changes (empty when none); present whenever compatibility is. `gatesync plan --fail-on-breaking` exits 4 when any change has one.","type":"array","items":{"type":"object","required":["path","reason"],"additionalProperties":false,"properties":{"path":{"type":"string"},"reason":{"type":"string"}}}},"reason":{"type":"string"},"hint":{"type":"string"},"notes":{"type":"array","items":{"type":"string"}},"notCompared":{"description":"Sensitive fields holding a SOPS value this plan could not decrypt (no age identity: a merge request's job). Each was compared by its encrypted form instead: `unchanged` — the one last applied (not a change); `changed` — encrypted again since (a change, listed in fields); `new` — nothing of it applied yet. Its value is never shown.","type":"array","items":{"type":"object","required":["path","encrypted"],"additionalProperties":false,"properties":{"path":{"type":"string"},"encrypted":{"enum":["unchanged","changed","new"]}}}},"source":{"type":"object","required":["file","line"],"additionalProperties":false,"properties":{"file":{"type":"string"},"line":{"type":"integer","minimum":1}}}}}}};
+const schema172 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/plan.schema.json","title":"gatesync plan","description":"The output of `gatesync plan --format json` and of `--out FILE`. Sensitive values appear only as {\"sensitive\": true}.","type":"object","required":["formatVersion","createdAt","state","orphanPolicy","changes","summary","digest"],"additionalProperties":false,"properties":{"$schema":{"type":"string"},"formatVersion":{"const":1},"createdAt":{"type":"string","format":"date-time"},"commit":{"type":"string"},"state":{"description":"The state the plan was computed from; applying the saved plan refuses any other.","type":"object","required":["lineage","serial"],"additionalProperties":false,"properties":{"lineage":{"type":"string"},"serial":{"type":"integer","minimum":0},"source":{"description":"Where the state was read: the config's SQLite file or PostgreSQL schema, a --state SPEC, or a daemon's GET /state.","type":"string"},"empty":{"description":"True when the state was never written (or does not exist): every resource is planned as a create.","type":"boolean"}}},"orphanPolicy":{"enum":["report","deactivate"]},"batch":{"type":"object","required":["maxSize"],"additionalProperties":false,"properties":{"maxSize":{"type":"integer","minimum":1}}},"selection":{"description":"Present when the plan covers part of the repository and state: what was selected (--target, --exclude, --kind, --selector, the config's selector) and how much was left out. `apply --plan` applies the same selection.","type":"object","required":["targets","excludes","kinds","pulledIn","selected","leftOut","recordsOutside"],"additionalProperties":false,"properties":{"targets":{"type":"array","items":{"type":"string"}},"excludes":{"type":"array","items":{"type":"string"}},"kinds":{"type":"array","items":{"type":"string"}},"selector":{"type":"string"},"configSelector":{"type":"string"},"pulledIn":{"description":"Resources selected because a target references them.","type":"array","items":{"type":"object","required":["id","by"],"additionalProperties":false,"properties":{"id":{"type":"string"},"by":{"type":"array","items":{"type":"string"}}}}},"selected":{"type":"integer","minimum":0},"leftOut":{"description":"Repository resources outside the selection.","type":"integer","minimum":0},"recordsOutside":{"description":"State records of resources gone from the repository that lie outside the selection: never reported, deactivated or forgotten by this plan.","type":"integer","minimum":0}}},"digest":{"description":"sha256 of the changes, independent of the hash key.","type":"string","pattern":"^[0-9a-f]{64}$"},"massDeactivation":{"description":"The guard against mass deactivation withheld this plan's deactivations (each is blocked): `withheld` of the `of` deactivatable objects would have been switched off, more than `maxShare` (or all).","type":"object","required":["withheld","of","maxShare"],"additionalProperties":false,"properties":{"withheld":{"type":"integer","minimum":1},"of":{"type":"integer","minimum":0},"maxShare":{"type":"number","minimum":0,"maximum":1}}},"changes":{"type":"array","items":{"$ref":"#/$defs/change"}},"summary":{"type":"object","required":["resources","create","update","noop","blocked","orphan","deactivate","quotaResets","breaking","calls"],"additionalProperties":false,"properties":{"resources":{"type":"integer","minimum":0},"create":{"type":"integer","minimum":0},"update":{"type":"integer","minimum":0},"noop":{"type":"integer","minimum":0},"blocked":{"type":"integer","minimum":0},"orphan":{"type":"integer","minimum":0},"adopt":{"description":"Resources adopted: recorded under an existing server id instead of created.","type":"integer","minimum":0},"moved":{"description":"Renames: records moved to a new name.","type":"integer","minimum":0},"reactivate":{"description":"Deactivated objects declared again, switched on.","type":"integer","minimum":0},"deactivate":{"type":"integer","minimum":0},"quotaResets":{"type":"integer","minimum":0},"breaking":{"description":"Changes with at least one breaking change.","type":"integer","minimum":0},"calls":{"description":"HTTP calls the apply will make (before retries).","type":"object","required":["gateway","portal","dashboard","llm","batchCalls","batched","total"],"additionalProperties":false,"properties":{"gateway":{"type":"integer","minimum":0},"portal":{"type":"integer","minimum":0},"dashboard":{"type":"integer","minimum":0},"llm":{"type":"integer","minimum":0},"batchCalls":{"type":"integer","minimum":0},"batched":{"type":"integer","minimum":0},"total":{"type":"integer","minimum":0}}}}}},"$defs":{"changeClass":{"description":"breaking: existing callers or key holders lose something; non-breaking: they keep working; annotation: documentation only; unclassified: review by hand.","enum":["breaking","non-breaking","annotation","unclassified"]},"value":{"description":"Any JSON value; a sensitive one is {\"sensitive\": true}."},"change":{"type":"object","required":["id","kind","name","action","wave","fields","notes"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z]+/.+$"},"kind":{"type":"string"},"name":{"type":"string"},"action":{"enum":["create","update","no-op","blocked","orphan","adopt","moved"]},"wave":{"type":"integer","minimum":1},"operation":{"type":"object","required":["name","number","interface","method","path","query","batchable"],"additionalProperties":false,"properties":{"name":{"type":"string"},"number":{"type":"integer","minimum":1,"maximum":10},"interface":{"enum":["gateway","portal","dashboard","llm"]},"method":{"enum":["GET","POST","PUT","PATCH","DELETE"]},"path":{"type":"string"},"query":{"type":"string"},"batchable":{"type":"boolean"}}},"quotaReset":{"type":"boolean"},"deactivate":{"type":"boolean"},"reactivate":{"description":"A deactivated object declared again: this write switches it on.","type":"boolean"},"moved":{"description":"A rename: the record of `from` moves to this name (declared by gatesync.dev/moved-from, detected by the object's address, or an earlier name of the record coming back: `returned`). Action `moved` alone sends nothing.","type":"object","required":["from","declared"],"additionalProperties":false,"properties":{"from":{"type":"string"},"declared":{"type":"boolean"},"returned":{"const":true}}},"adopt":{"description":"Adopted under this server id (not verified: the interfaces cannot read).","type":"object","required":["serverId","source"],"additionalProperties":false,"properties":{"serverId":{"type":"string"},"source":{"enum":["repository","command"]}}},"fields":{"type":"array","items":{"type":"object","required":["path","op"],"additionalProperties":false,"properties":{"path":{"type":"string"},"op":{"enum":["add","remove","change"]},"before":{"$ref":"#/$defs/value"},"after":{"$ref":"#/$defs/value"}}}},"compatibility":{"description":"Updates of ApiDefinition, OrgKey and OAuthClient: every classified change, breaking ones first. verdict is the worst class present (non-breaking when nothing was classified).","type":"object","required":["verdict","changes"],"additionalProperties":false,"properties":{"verdict":{"$ref":"#/$defs/changeClass"},"changes":{"type":"array","items":{"type":"object","required":["path","class","reason"],"additionalProperties":false,"properties":{"path":{"type":"string"},"class":{"$ref":"#/$defs/changeClass"},"reason":{"type":"string"}}}}}},"breaking":{"description":"The breaking changes among compatibility.changes (empty when none); present whenever compatibility is. `gatesync plan --fail-on-breaking` exits 4 when any change has one.","type":"array","items":{"type":"object","required":["path","reason"],"additionalProperties":false,"properties":{"path":{"type":"string"},"reason":{"type":"string"}}}},"reason":{"type":"string"},"hint":{"type":"string"},"notes":{"type":"array","items":{"type":"string"}},"notCompared":{"description":"Sensitive fields holding a SOPS value this plan could not decrypt (no age identity: a merge request's job). Each was compared by its encrypted form instead: `unchanged` — the one last applied (not a change); `changed` — encrypted again since (a change, listed in fields); `new` — nothing of it applied yet. Its value is never shown.","type":"array","items":{"type":"object","required":["path","encrypted"],"additionalProperties":false,"properties":{"path":{"type":"string"},"encrypted":{"enum":["unchanged","changed","new"]}}}},"source":{"type":"object","required":["file","line"],"additionalProperties":false,"properties":{"file":{"type":"string"},"line":{"type":"integer","minimum":1}}}}}}};
 const pattern110 = new RegExp("^[0-9a-f]{64}$", "u");
-const schema173 = {"type":"object","required":["id","kind","name","action","wave","fields","notes"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z]+/.+$"},"kind":{"type":"string"},"name":{"type":"string"},"action":{"enum":["create","update","no-op","blocked","orphan","adopt","moved"]},"wave":{"type":"integer","minimum":1},"operation":{"type":"object","required":["name","number","interface","method","path","query","batchable"],"additionalProperties":false,"properties":{"name":{"type":"string"},"number":{"type":"integer","minimum":1,"maximum":10},"interface":{"enum":["gateway","portal","dashboard","llm"]},"method":{"enum":["GET","POST","PUT","PATCH","DELETE"]},"path":{"type":"string"},"query":{"type":"string"},"batchable":{"type":"boolean"}}},"quotaReset":{"type":"boolean"},"deactivate":{"type":"boolean"},"reactivate":{"description":"A deactivated object declared again: this write switches it on.","type":"boolean"},"moved":{"description":"A rename: the record of `from` moves to this name (declared by gatesync.dev/moved-from, or detected by the object's address). Action `moved` alone sends nothing.","type":"object","required":["from","declared"],"additionalProperties":false,"properties":{"from":{"type":"string"},"declared":{"type":"boolean"}}},"adopt":{"description":"Adopted under this server id (not verified: the interfaces cannot read).","type":"object","required":["serverId","source"],"additionalProperties":false,"properties":{"serverId":{"type":"string"},"source":{"enum":["repository","command"]}}},"fields":{"type":"array","items":{"type":"object","required":["path","op"],"additionalProperties":false,"properties":{"path":{"type":"string"},"op":{"enum":["add","remove","change"]},"before":{"$ref":"#/$defs/value"},"after":{"$ref":"#/$defs/value"}}}},"compatibility":{"description":"Updates of ApiDefinition, OrgKey and OAuthClient: every classified change, breaking ones first. verdict is the worst class present (non-breaking when nothing was classified).","type":"object","required":["verdict","changes"],"additionalProperties":false,"properties":{"verdict":{"$ref":"#/$defs/changeClass"},"changes":{"type":"array","items":{"type":"object","required":["path","class","reason"],"additionalProperties":false,"properties":{"path":{"type":"string"},"class":{"$ref":"#/$defs/changeClass"},"reason":{"type":"string"}}}}}},"breaking":{"description":"The breaking changes among compatibility.changes (empty when none); present whenever compatibility is. `gatesync plan --fail-on-breaking` exits 4 when any change has one.","type":"array","items":{"type":"object","required":["path","reason"],"additionalProperties":false,"properties":{"path":{"type":"string"},"reason":{"type":"string"}}}},"reason":{"type":"string"},"hint":{"type":"string"},"notes":{"type":"array","items":{"type":"string"}},"notCompared":{"description":"Sensitive fields holding a SOPS value this plan could not decrypt (no age identity: a merge request's job). Each was compared by its encrypted form instead: `unchanged` — the one last applied (not a change); `changed` — encrypted again since (a change, listed in fields); `new` — nothing of it applied yet. Its value is never shown.","type":"array","items":{"type":"object","required":["path","encrypted"],"additionalProperties":false,"properties":{"path":{"type":"string"},"encrypted":{"enum":["unchanged","changed","new"]}}}},"source":{"type":"object","required":["file","line"],"additionalProperties":false,"properties":{"file":{"type":"string"},"line":{"type":"integer","minimum":1}}}}};
+const schema173 = {"type":"object","required":["id","kind","name","action","wave","fields","notes"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z]+/.+$"},"kind":{"type":"string"},"name":{"type":"string"},"action":{"enum":["create","update","no-op","blocked","orphan","adopt","moved"]},"wave":{"type":"integer","minimum":1},"operation":{"type":"object","required":["name","number","interface","method","path","query","batchable"],"additionalProperties":false,"properties":{"name":{"type":"string"},"number":{"type":"integer","minimum":1,"maximum":10},"interface":{"enum":["gateway","portal","dashboard","llm"]},"method":{"enum":["GET","POST","PUT","PATCH","DELETE"]},"path":{"type":"string"},"query":{"type":"string"},"batchable":{"type":"boolean"}}},"quotaReset":{"type":"boolean"},"deactivate":{"type":"boolean"},"reactivate":{"description":"A deactivated object declared again: this write switches it on.","type":"boolean"},"moved":{"description":"A rename: the record of `from` moves to this name (declared by gatesync.dev/moved-from, detected by the object's address, or an earlier name of the record coming back: `returned`). Action `moved` alone sends nothing.","type":"object","required":["from","declared"],"additionalProperties":false,"properties":{"from":{"type":"string"},"declared":{"type":"boolean"},"returned":{"const":true}}},"adopt":{"description":"Adopted under this server id (not verified: the interfaces cannot read).","type":"object","required":["serverId","source"],"additionalProperties":false,"properties":{"serverId":{"type":"string"},"source":{"enum":["repository","command"]}}},"fields":{"type":"array","items":{"type":"object","required":["path","op"],"additionalProperties":false,"properties":{"path":{"type":"string"},"op":{"enum":["add","remove","change"]},"before":{"$ref":"#/$defs/value"},"after":{"$ref":"#/$defs/value"}}}},"compatibility":{"description":"Updates of ApiDefinition, OrgKey and OAuthClient: every classified change, breaking ones first. verdict is the worst class present (non-breaking when nothing was classified).","type":"object","required":["verdict","changes"],"additionalProperties":false,"properties":{"verdict":{"$ref":"#/$defs/changeClass"},"changes":{"type":"array","items":{"type":"object","required":["path","class","reason"],"additionalProperties":false,"properties":{"path":{"type":"string"},"class":{"$ref":"#/$defs/changeClass"},"reason":{"type":"string"}}}}}},"breaking":{"description":"The breaking changes among compatibility.changes (empty when none); present whenever compatibility is. `gatesync plan --fail-on-breaking` exits 4 when any change has one.","type":"array","items":{"type":"object","required":["path","reason"],"additionalProperties":false,"properties":{"path":{"type":"string"},"reason":{"type":"string"}}}},"reason":{"type":"string"},"hint":{"type":"string"},"notes":{"type":"array","items":{"type":"string"}},"notCompared":{"description":"Sensitive fields holding a SOPS value this plan could not decrypt (no age identity: a merge request's job). Each was compared by its encrypted form instead: `unchanged` — the one last applied (not a change); `changed` — encrypted again since (a change, listed in fields); `new` — nothing of it applied yet. Its value is never shown.","type":"array","items":{"type":"object","required":["path","encrypted"],"additionalProperties":false,"properties":{"path":{"type":"string"},"encrypted":{"enum":["unchanged","changed","new"]}}}},"source":{"type":"object","required":["file","line"],"additionalProperties":false,"properties":{"file":{"type":"string"},"line":{"type":"integer","minimum":1}}}}};
 const schema174 = {"description":"Any JSON value; a sensitive one is {\"sensitive\": true}."};
 const schema176 = {"description":"breaking: existing callers or key holders lose something; non-breaking: they keep working; annotation: documentation only; unclassified: review by hand.","enum":["breaking","non-breaking","annotation","unclassified"]};
 const pattern111 = new RegExp("^[A-Za-z]+/.+$", "u");
@@ -15067,7 +15067,7 @@ vErrors.push(err37);
 errors++;
 }
 for(const key2 in data16){
-if(!((key2 === "from") || (key2 === "declared"))){
+if(!(((key2 === "from") || (key2 === "declared")) || (key2 === "returned"))){
 const err38 = {instancePath:instancePath+"/moved",schemaPath:"#/properties/moved/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema173.properties.moved,data:data16};
 if(vErrors === null){
 vErrors = [err38];
@@ -15104,9 +15104,10 @@ vErrors.push(err40);
 errors++;
 }
 }
-}
-else {
-const err41 = {instancePath:instancePath+"/moved",schemaPath:"#/properties/moved/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema173.properties.moved.type,parentSchema:schema173.properties.moved,data:data16};
+if(data16.returned !== undefined){
+let data19 = data16.returned;
+if(true !== data19){
+const err41 = {instancePath:instancePath+"/moved/returned",schemaPath:"#/properties/moved/properties/returned/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant",schema:true,parentSchema:schema173.properties.moved.properties.returned,data:data19};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -15116,11 +15117,9 @@ vErrors.push(err41);
 errors++;
 }
 }
-if(data.adopt !== undefined){
-let data19 = data.adopt;
-if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
-if(data19.serverId === undefined){
-const err42 = {instancePath:instancePath+"/adopt",schemaPath:"#/properties/adopt/required",keyword:"required",params:{missingProperty: "serverId"},message:"must have required property '"+"serverId"+"'",schema:schema173.properties.adopt.required,parentSchema:schema173.properties.adopt,data:data19};
+}
+else {
+const err42 = {instancePath:instancePath+"/moved",schemaPath:"#/properties/moved/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema173.properties.moved.type,parentSchema:schema173.properties.moved,data:data16};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -15129,8 +15128,12 @@ vErrors.push(err42);
 }
 errors++;
 }
-if(data19.source === undefined){
-const err43 = {instancePath:instancePath+"/adopt",schemaPath:"#/properties/adopt/required",keyword:"required",params:{missingProperty: "source"},message:"must have required property '"+"source"+"'",schema:schema173.properties.adopt.required,parentSchema:schema173.properties.adopt,data:data19};
+}
+if(data.adopt !== undefined){
+let data20 = data.adopt;
+if(data20 && typeof data20 == "object" && !Array.isArray(data20)){
+if(data20.serverId === undefined){
+const err43 = {instancePath:instancePath+"/adopt",schemaPath:"#/properties/adopt/required",keyword:"required",params:{missingProperty: "serverId"},message:"must have required property '"+"serverId"+"'",schema:schema173.properties.adopt.required,parentSchema:schema173.properties.adopt,data:data20};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -15139,9 +15142,8 @@ vErrors.push(err43);
 }
 errors++;
 }
-for(const key3 in data19){
-if(!((key3 === "serverId") || (key3 === "source"))){
-const err44 = {instancePath:instancePath+"/adopt",schemaPath:"#/properties/adopt/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema173.properties.adopt,data:data19};
+if(data20.source === undefined){
+const err44 = {instancePath:instancePath+"/adopt",schemaPath:"#/properties/adopt/required",keyword:"required",params:{missingProperty: "source"},message:"must have required property '"+"source"+"'",schema:schema173.properties.adopt.required,parentSchema:schema173.properties.adopt,data:data20};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -15150,11 +15152,9 @@ vErrors.push(err44);
 }
 errors++;
 }
-}
-if(data19.serverId !== undefined){
-let data20 = data19.serverId;
-if(typeof data20 !== "string"){
-const err45 = {instancePath:instancePath+"/adopt/serverId",schemaPath:"#/properties/adopt/properties/serverId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema173.properties.adopt.properties.serverId.type,parentSchema:schema173.properties.adopt.properties.serverId,data:data20};
+for(const key3 in data20){
+if(!((key3 === "serverId") || (key3 === "source"))){
+const err45 = {instancePath:instancePath+"/adopt",schemaPath:"#/properties/adopt/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema173.properties.adopt,data:data20};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -15164,10 +15164,10 @@ vErrors.push(err45);
 errors++;
 }
 }
-if(data19.source !== undefined){
-let data21 = data19.source;
-if(!((data21 === "repository") || (data21 === "command"))){
-const err46 = {instancePath:instancePath+"/adopt/source",schemaPath:"#/properties/adopt/properties/source/enum",keyword:"enum",params:{allowedValues: schema173.properties.adopt.properties.source.enum},message:"must be equal to one of the allowed values",schema:schema173.properties.adopt.properties.source.enum,parentSchema:schema173.properties.adopt.properties.source,data:data21};
+if(data20.serverId !== undefined){
+let data21 = data20.serverId;
+if(typeof data21 !== "string"){
+const err46 = {instancePath:instancePath+"/adopt/serverId",schemaPath:"#/properties/adopt/properties/serverId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema173.properties.adopt.properties.serverId.type,parentSchema:schema173.properties.adopt.properties.serverId,data:data21};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -15177,9 +15177,10 @@ vErrors.push(err46);
 errors++;
 }
 }
-}
-else {
-const err47 = {instancePath:instancePath+"/adopt",schemaPath:"#/properties/adopt/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema173.properties.adopt.type,parentSchema:schema173.properties.adopt,data:data19};
+if(data20.source !== undefined){
+let data22 = data20.source;
+if(!((data22 === "repository") || (data22 === "command"))){
+const err47 = {instancePath:instancePath+"/adopt/source",schemaPath:"#/properties/adopt/properties/source/enum",keyword:"enum",params:{allowedValues: schema173.properties.adopt.properties.source.enum},message:"must be equal to one of the allowed values",schema:schema173.properties.adopt.properties.source.enum,parentSchema:schema173.properties.adopt.properties.source,data:data22};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -15189,15 +15190,9 @@ vErrors.push(err47);
 errors++;
 }
 }
-if(data.fields !== undefined){
-let data22 = data.fields;
-if(Array.isArray(data22)){
-const len0 = data22.length;
-for(let i0=0; i0<len0; i0++){
-let data23 = data22[i0];
-if(data23 && typeof data23 == "object" && !Array.isArray(data23)){
-if(data23.path === undefined){
-const err48 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"#/properties/fields/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'",schema:schema173.properties.fields.items.required,parentSchema:schema173.properties.fields.items,data:data23};
+}
+else {
+const err48 = {instancePath:instancePath+"/adopt",schemaPath:"#/properties/adopt/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema173.properties.adopt.type,parentSchema:schema173.properties.adopt,data:data20};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -15206,8 +15201,16 @@ vErrors.push(err48);
 }
 errors++;
 }
-if(data23.op === undefined){
-const err49 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"#/properties/fields/items/required",keyword:"required",params:{missingProperty: "op"},message:"must have required property '"+"op"+"'",schema:schema173.properties.fields.items.required,parentSchema:schema173.properties.fields.items,data:data23};
+}
+if(data.fields !== undefined){
+let data23 = data.fields;
+if(Array.isArray(data23)){
+const len0 = data23.length;
+for(let i0=0; i0<len0; i0++){
+let data24 = data23[i0];
+if(data24 && typeof data24 == "object" && !Array.isArray(data24)){
+if(data24.path === undefined){
+const err49 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"#/properties/fields/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'",schema:schema173.properties.fields.items.required,parentSchema:schema173.properties.fields.items,data:data24};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -15216,9 +15219,8 @@ vErrors.push(err49);
 }
 errors++;
 }
-for(const key4 in data23){
-if(!((((key4 === "path") || (key4 === "op")) || (key4 === "before")) || (key4 === "after"))){
-const err50 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"#/properties/fields/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema173.properties.fields.items,data:data23};
+if(data24.op === undefined){
+const err50 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"#/properties/fields/items/required",keyword:"required",params:{missingProperty: "op"},message:"must have required property '"+"op"+"'",schema:schema173.properties.fields.items.required,parentSchema:schema173.properties.fields.items,data:data24};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -15227,11 +15229,9 @@ vErrors.push(err50);
 }
 errors++;
 }
-}
-if(data23.path !== undefined){
-let data24 = data23.path;
-if(typeof data24 !== "string"){
-const err51 = {instancePath:instancePath+"/fields/" + i0+"/path",schemaPath:"#/properties/fields/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema173.properties.fields.items.properties.path.type,parentSchema:schema173.properties.fields.items.properties.path,data:data24};
+for(const key4 in data24){
+if(!((((key4 === "path") || (key4 === "op")) || (key4 === "before")) || (key4 === "after"))){
+const err51 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"#/properties/fields/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema173.properties.fields.items,data:data24};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -15241,10 +15241,10 @@ vErrors.push(err51);
 errors++;
 }
 }
-if(data23.op !== undefined){
-let data25 = data23.op;
-if(!(((data25 === "add") || (data25 === "remove")) || (data25 === "change"))){
-const err52 = {instancePath:instancePath+"/fields/" + i0+"/op",schemaPath:"#/properties/fields/items/properties/op/enum",keyword:"enum",params:{allowedValues: schema173.properties.fields.items.properties.op.enum},message:"must be equal to one of the allowed values",schema:schema173.properties.fields.items.properties.op.enum,parentSchema:schema173.properties.fields.items.properties.op,data:data25};
+if(data24.path !== undefined){
+let data25 = data24.path;
+if(typeof data25 !== "string"){
+const err52 = {instancePath:instancePath+"/fields/" + i0+"/path",schemaPath:"#/properties/fields/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema173.properties.fields.items.properties.path.type,parentSchema:schema173.properties.fields.items.properties.path,data:data25};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -15254,9 +15254,10 @@ vErrors.push(err52);
 errors++;
 }
 }
-}
-else {
-const err53 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"#/properties/fields/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema173.properties.fields.items.type,parentSchema:schema173.properties.fields.items,data:data23};
+if(data24.op !== undefined){
+let data26 = data24.op;
+if(!(((data26 === "add") || (data26 === "remove")) || (data26 === "change"))){
+const err53 = {instancePath:instancePath+"/fields/" + i0+"/op",schemaPath:"#/properties/fields/items/properties/op/enum",keyword:"enum",params:{allowedValues: schema173.properties.fields.items.properties.op.enum},message:"must be equal to one of the allowed values",schema:schema173.properties.fields.items.properties.op.enum,parentSchema:schema173.properties.fields.items.properties.op,data:data26};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -15268,7 +15269,7 @@ errors++;
 }
 }
 else {
-const err54 = {instancePath:instancePath+"/fields",schemaPath:"#/properties/fields/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema173.properties.fields.type,parentSchema:schema173.properties.fields,data:data22};
+const err54 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"#/properties/fields/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema173.properties.fields.items.type,parentSchema:schema173.properties.fields.items,data:data24};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -15278,11 +15279,9 @@ vErrors.push(err54);
 errors++;
 }
 }
-if(data.compatibility !== undefined){
-let data28 = data.compatibility;
-if(data28 && typeof data28 == "object" && !Array.isArray(data28)){
-if(data28.verdict === undefined){
-const err55 = {instancePath:instancePath+"/compatibility",schemaPath:"#/properties/compatibility/required",keyword:"required",params:{missingProperty: "verdict"},message:"must have required property '"+"verdict"+"'",schema:schema173.properties.compatibility.required,parentSchema:schema173.properties.compatibility,data:data28};
+}
+else {
+const err55 = {instancePath:instancePath+"/fields",schemaPath:"#/properties/fields/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema173.properties.fields.type,parentSchema:schema173.properties.fields,data:data23};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -15291,8 +15290,12 @@ vErrors.push(err55);
 }
 errors++;
 }
-if(data28.changes === undefined){
-const err56 = {instancePath:instancePath+"/compatibility",schemaPath:"#/properties/compatibility/required",keyword:"required",params:{missingProperty: "changes"},message:"must have required property '"+"changes"+"'",schema:schema173.properties.compatibility.required,parentSchema:schema173.properties.compatibility,data:data28};
+}
+if(data.compatibility !== undefined){
+let data29 = data.compatibility;
+if(data29 && typeof data29 == "object" && !Array.isArray(data29)){
+if(data29.verdict === undefined){
+const err56 = {instancePath:instancePath+"/compatibility",schemaPath:"#/properties/compatibility/required",keyword:"required",params:{missingProperty: "verdict"},message:"must have required property '"+"verdict"+"'",schema:schema173.properties.compatibility.required,parentSchema:schema173.properties.compatibility,data:data29};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -15301,9 +15304,8 @@ vErrors.push(err56);
 }
 errors++;
 }
-for(const key5 in data28){
-if(!((key5 === "verdict") || (key5 === "changes"))){
-const err57 = {instancePath:instancePath+"/compatibility",schemaPath:"#/properties/compatibility/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema173.properties.compatibility,data:data28};
+if(data29.changes === undefined){
+const err57 = {instancePath:instancePath+"/compatibility",schemaPath:"#/properties/compatibility/required",keyword:"required",params:{missingProperty: "changes"},message:"must have required property '"+"changes"+"'",schema:schema173.properties.compatibility.required,parentSchema:schema173.properties.compatibility,data:data29};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -15312,11 +15314,9 @@ vErrors.push(err57);
 }
 errors++;
 }
-}
-if(data28.verdict !== undefined){
-let data29 = data28.verdict;
-if(!((((data29 === "breaking") || (data29 === "non-breaking")) || (data29 === "annotation")) || (data29 === "unclassified"))){
-const err58 = {instancePath:instancePath+"/compatibility/verdict",schemaPath:"#/$defs/changeClass/enum",keyword:"enum",params:{allowedValues: schema176.enum},message:"must be equal to one of the allowed values",schema:schema176.enum,parentSchema:schema176,data:data29};
+for(const key5 in data29){
+if(!((key5 === "verdict") || (key5 === "changes"))){
+const err58 = {instancePath:instancePath+"/compatibility",schemaPath:"#/properties/compatibility/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema173.properties.compatibility,data:data29};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -15326,15 +15326,10 @@ vErrors.push(err58);
 errors++;
 }
 }
-if(data28.changes !== undefined){
-let data30 = data28.changes;
-if(Array.isArray(data30)){
-const len1 = data30.length;
-for(let i1=0; i1<len1; i1++){
-let data31 = data30[i1];
-if(data31 && typeof data31 == "object" && !Array.isArray(data31)){
-if(data31.path === undefined){
-const err59 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'",schema:schema173.properties.compatibility.properties.changes.items.required,parentSchema:schema173.properties.compatibility.properties.changes.items,data:data31};
+if(data29.verdict !== undefined){
+let data30 = data29.verdict;
+if(!((((data30 === "breaking") || (data30 === "non-breaking")) || (data30 === "annotation")) || (data30 === "unclassified"))){
+const err59 = {instancePath:instancePath+"/compatibility/verdict",schemaPath:"#/$defs/changeClass/enum",keyword:"enum",params:{allowedValues: schema176.enum},message:"must be equal to one of the allowed values",schema:schema176.enum,parentSchema:schema176,data:data30};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -15343,8 +15338,16 @@ vErrors.push(err59);
 }
 errors++;
 }
-if(data31.class === undefined){
-const err60 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/required",keyword:"required",params:{missingProperty: "class"},message:"must have required property '"+"class"+"'",schema:schema173.properties.compatibility.properties.changes.items.required,parentSchema:schema173.properties.compatibility.properties.changes.items,data:data31};
+}
+if(data29.changes !== undefined){
+let data31 = data29.changes;
+if(Array.isArray(data31)){
+const len1 = data31.length;
+for(let i1=0; i1<len1; i1++){
+let data32 = data31[i1];
+if(data32 && typeof data32 == "object" && !Array.isArray(data32)){
+if(data32.path === undefined){
+const err60 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'",schema:schema173.properties.compatibility.properties.changes.items.required,parentSchema:schema173.properties.compatibility.properties.changes.items,data:data32};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -15353,8 +15356,8 @@ vErrors.push(err60);
 }
 errors++;
 }
-if(data31.reason === undefined){
-const err61 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'",schema:schema173.properties.compatibility.properties.changes.items.required,parentSchema:schema173.properties.compatibility.properties.changes.items,data:data31};
+if(data32.class === undefined){
+const err61 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/required",keyword:"required",params:{missingProperty: "class"},message:"must have required property '"+"class"+"'",schema:schema173.properties.compatibility.properties.changes.items.required,parentSchema:schema173.properties.compatibility.properties.changes.items,data:data32};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -15363,9 +15366,8 @@ vErrors.push(err61);
 }
 errors++;
 }
-for(const key6 in data31){
-if(!(((key6 === "path") || (key6 === "class")) || (key6 === "reason"))){
-const err62 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema173.properties.compatibility.properties.changes.items,data:data31};
+if(data32.reason === undefined){
+const err62 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'",schema:schema173.properties.compatibility.properties.changes.items.required,parentSchema:schema173.properties.compatibility.properties.changes.items,data:data32};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -15374,11 +15376,9 @@ vErrors.push(err62);
 }
 errors++;
 }
-}
-if(data31.path !== undefined){
-let data32 = data31.path;
-if(typeof data32 !== "string"){
-const err63 = {instancePath:instancePath+"/compatibility/changes/" + i1+"/path",schemaPath:"#/properties/compatibility/properties/changes/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema173.properties.compatibility.properties.changes.items.properties.path.type,parentSchema:schema173.properties.compatibility.properties.changes.items.properties.path,data:data32};
+for(const key6 in data32){
+if(!(((key6 === "path") || (key6 === "class")) || (key6 === "reason"))){
+const err63 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema173.properties.compatibility.properties.changes.items,data:data32};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -15388,10 +15388,10 @@ vErrors.push(err63);
 errors++;
 }
 }
-if(data31.class !== undefined){
-let data33 = data31.class;
-if(!((((data33 === "breaking") || (data33 === "non-breaking")) || (data33 === "annotation")) || (data33 === "unclassified"))){
-const err64 = {instancePath:instancePath+"/compatibility/changes/" + i1+"/class",schemaPath:"#/$defs/changeClass/enum",keyword:"enum",params:{allowedValues: schema176.enum},message:"must be equal to one of the allowed values",schema:schema176.enum,parentSchema:schema176,data:data33};
+if(data32.path !== undefined){
+let data33 = data32.path;
+if(typeof data33 !== "string"){
+const err64 = {instancePath:instancePath+"/compatibility/changes/" + i1+"/path",schemaPath:"#/properties/compatibility/properties/changes/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema173.properties.compatibility.properties.changes.items.properties.path.type,parentSchema:schema173.properties.compatibility.properties.changes.items.properties.path,data:data33};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -15401,10 +15401,10 @@ vErrors.push(err64);
 errors++;
 }
 }
-if(data31.reason !== undefined){
-let data34 = data31.reason;
-if(typeof data34 !== "string"){
-const err65 = {instancePath:instancePath+"/compatibility/changes/" + i1+"/reason",schemaPath:"#/properties/compatibility/properties/changes/items/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema173.properties.compatibility.properties.changes.items.properties.reason.type,parentSchema:schema173.properties.compatibility.properties.changes.items.properties.reason,data:data34};
+if(data32.class !== undefined){
+let data34 = data32.class;
+if(!((((data34 === "breaking") || (data34 === "non-breaking")) || (data34 === "annotation")) || (data34 === "unclassified"))){
+const err65 = {instancePath:instancePath+"/compatibility/changes/" + i1+"/class",schemaPath:"#/$defs/changeClass/enum",keyword:"enum",params:{allowedValues: schema176.enum},message:"must be equal to one of the allowed values",schema:schema176.enum,parentSchema:schema176,data:data34};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -15414,9 +15414,10 @@ vErrors.push(err65);
 errors++;
 }
 }
-}
-else {
-const err66 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema173.properties.compatibility.properties.changes.items.type,parentSchema:schema173.properties.compatibility.properties.changes.items,data:data31};
+if(data32.reason !== undefined){
+let data35 = data32.reason;
+if(typeof data35 !== "string"){
+const err66 = {instancePath:instancePath+"/compatibility/changes/" + i1+"/reason",schemaPath:"#/properties/compatibility/properties/changes/items/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema173.properties.compatibility.properties.changes.items.properties.reason.type,parentSchema:schema173.properties.compatibility.properties.changes.items.properties.reason,data:data35};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -15428,7 +15429,7 @@ errors++;
 }
 }
 else {
-const err67 = {instancePath:instancePath+"/compatibility/changes",schemaPath:"#/properties/compatibility/properties/changes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema173.properties.compatibility.properties.changes.type,parentSchema:schema173.properties.compatibility.properties.changes,data:data30};
+const err67 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema173.properties.compatibility.properties.changes.items.type,parentSchema:schema173.properties.compatibility.properties.changes.items,data:data32};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -15440,7 +15441,7 @@ errors++;
 }
 }
 else {
-const err68 = {instancePath:instancePath+"/compatibility",schemaPath:"#/properties/compatibility/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema173.properties.compatibility.type,parentSchema:schema173.properties.compatibility,data:data28};
+const err68 = {instancePath:instancePath+"/compatibility/changes",schemaPath:"#/properties/compatibility/properties/changes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema173.properties.compatibility.properties.changes.type,parentSchema:schema173.properties.compatibility.properties.changes,data:data31};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -15450,15 +15451,9 @@ vErrors.push(err68);
 errors++;
 }
 }
-if(data.breaking !== undefined){
-let data35 = data.breaking;
-if(Array.isArray(data35)){
-const len2 = data35.length;
-for(let i2=0; i2<len2; i2++){
-let data36 = data35[i2];
-if(data36 && typeof data36 == "object" && !Array.isArray(data36)){
-if(data36.path === undefined){
-const err69 = {instancePath:instancePath+"/breaking/" + i2,schemaPath:"#/properties/breaking/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'",schema:schema173.properties.breaking.items.required,parentSchema:schema173.properties.breaking.items,data:data36};
+}
+else {
+const err69 = {instancePath:instancePath+"/compatibility",schemaPath:"#/properties/compatibility/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema173.properties.compatibility.type,parentSchema:schema173.properties.compatibility,data:data29};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -15467,8 +15462,16 @@ vErrors.push(err69);
 }
 errors++;
 }
-if(data36.reason === undefined){
-const err70 = {instancePath:instancePath+"/breaking/" + i2,schemaPath:"#/properties/breaking/items/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'",schema:schema173.properties.breaking.items.required,parentSchema:schema173.properties.breaking.items,data:data36};
+}
+if(data.breaking !== undefined){
+let data36 = data.breaking;
+if(Array.isArray(data36)){
+const len2 = data36.length;
+for(let i2=0; i2<len2; i2++){
+let data37 = data36[i2];
+if(data37 && typeof data37 == "object" && !Array.isArray(data37)){
+if(data37.path === undefined){
+const err70 = {instancePath:instancePath+"/breaking/" + i2,schemaPath:"#/properties/breaking/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'",schema:schema173.properties.breaking.items.required,parentSchema:schema173.properties.breaking.items,data:data37};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -15477,9 +15480,8 @@ vErrors.push(err70);
 }
 errors++;
 }
-for(const key7 in data36){
-if(!((key7 === "path") || (key7 === "reason"))){
-const err71 = {instancePath:instancePath+"/breaking/" + i2,schemaPath:"#/properties/breaking/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema173.properties.breaking.items,data:data36};
+if(data37.reason === undefined){
+const err71 = {instancePath:instancePath+"/breaking/" + i2,schemaPath:"#/properties/breaking/items/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'",schema:schema173.properties.breaking.items.required,parentSchema:schema173.properties.breaking.items,data:data37};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -15488,11 +15490,9 @@ vErrors.push(err71);
 }
 errors++;
 }
-}
-if(data36.path !== undefined){
-let data37 = data36.path;
-if(typeof data37 !== "string"){
-const err72 = {instancePath:instancePath+"/breaking/" + i2+"/path",schemaPath:"#/properties/breaking/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema173.properties.breaking.items.properties.path.type,parentSchema:schema173.properties.breaking.items.properties.path,data:data37};
+for(const key7 in data37){
+if(!((key7 === "path") || (key7 === "reason"))){
+const err72 = {instancePath:instancePath+"/breaking/" + i2,schemaPath:"#/properties/breaking/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema173.properties.breaking.items,data:data37};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -15502,10 +15502,10 @@ vErrors.push(err72);
 errors++;
 }
 }
-if(data36.reason !== undefined){
-let data38 = data36.reason;
+if(data37.path !== undefined){
+let data38 = data37.path;
 if(typeof data38 !== "string"){
-const err73 = {instancePath:instancePath+"/breaking/" + i2+"/reason",schemaPath:"#/properties/breaking/items/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema173.properties.breaking.items.properties.reason.type,parentSchema:schema173.properties.breaking.items.properties.reason,data:data38};
+const err73 = {instancePath:instancePath+"/breaking/" + i2+"/path",schemaPath:"#/properties/breaking/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema173.properties.breaking.items.properties.path.type,parentSchema:schema173.properties.breaking.items.properties.path,data:data38};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -15515,9 +15515,10 @@ vErrors.push(err73);
 errors++;
 }
 }
-}
-else {
-const err74 = {instancePath:instancePath+"/breaking/" + i2,schemaPath:"#/properties/breaking/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema173.properties.breaking.items.type,parentSchema:schema173.properties.breaking.items,data:data36};
+if(data37.reason !== undefined){
+let data39 = data37.reason;
+if(typeof data39 !== "string"){
+const err74 = {instancePath:instancePath+"/breaking/" + i2+"/reason",schemaPath:"#/properties/breaking/items/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema173.properties.breaking.items.properties.reason.type,parentSchema:schema173.properties.breaking.items.properties.reason,data:data39};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -15529,7 +15530,7 @@ errors++;
 }
 }
 else {
-const err75 = {instancePath:instancePath+"/breaking",schemaPath:"#/properties/breaking/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema173.properties.breaking.type,parentSchema:schema173.properties.breaking,data:data35};
+const err75 = {instancePath:instancePath+"/breaking/" + i2,schemaPath:"#/properties/breaking/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema173.properties.breaking.items.type,parentSchema:schema173.properties.breaking.items,data:data37};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -15539,10 +15540,9 @@ vErrors.push(err75);
 errors++;
 }
 }
-if(data.reason !== undefined){
-let data39 = data.reason;
-if(typeof data39 !== "string"){
-const err76 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema173.properties.reason.type,parentSchema:schema173.properties.reason,data:data39};
+}
+else {
+const err76 = {instancePath:instancePath+"/breaking",schemaPath:"#/properties/breaking/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema173.properties.breaking.type,parentSchema:schema173.properties.breaking,data:data36};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -15552,10 +15552,10 @@ vErrors.push(err76);
 errors++;
 }
 }
-if(data.hint !== undefined){
-let data40 = data.hint;
+if(data.reason !== undefined){
+let data40 = data.reason;
 if(typeof data40 !== "string"){
-const err77 = {instancePath:instancePath+"/hint",schemaPath:"#/properties/hint/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema173.properties.hint.type,parentSchema:schema173.properties.hint,data:data40};
+const err77 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema173.properties.reason.type,parentSchema:schema173.properties.reason,data:data40};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -15565,14 +15565,10 @@ vErrors.push(err77);
 errors++;
 }
 }
-if(data.notes !== undefined){
-let data41 = data.notes;
-if(Array.isArray(data41)){
-const len3 = data41.length;
-for(let i3=0; i3<len3; i3++){
-let data42 = data41[i3];
-if(typeof data42 !== "string"){
-const err78 = {instancePath:instancePath+"/notes/" + i3,schemaPath:"#/properties/notes/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema173.properties.notes.items.type,parentSchema:schema173.properties.notes.items,data:data42};
+if(data.hint !== undefined){
+let data41 = data.hint;
+if(typeof data41 !== "string"){
+const err78 = {instancePath:instancePath+"/hint",schemaPath:"#/properties/hint/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema173.properties.hint.type,parentSchema:schema173.properties.hint,data:data41};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -15582,9 +15578,14 @@ vErrors.push(err78);
 errors++;
 }
 }
-}
-else {
-const err79 = {instancePath:instancePath+"/notes",schemaPath:"#/properties/notes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema173.properties.notes.type,parentSchema:schema173.properties.notes,data:data41};
+if(data.notes !== undefined){
+let data42 = data.notes;
+if(Array.isArray(data42)){
+const len3 = data42.length;
+for(let i3=0; i3<len3; i3++){
+let data43 = data42[i3];
+if(typeof data43 !== "string"){
+const err79 = {instancePath:instancePath+"/notes/" + i3,schemaPath:"#/properties/notes/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema173.properties.notes.items.type,parentSchema:schema173.properties.notes.items,data:data43};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -15594,15 +15595,9 @@ vErrors.push(err79);
 errors++;
 }
 }
-if(data.notCompared !== undefined){
-let data43 = data.notCompared;
-if(Array.isArray(data43)){
-const len4 = data43.length;
-for(let i4=0; i4<len4; i4++){
-let data44 = data43[i4];
-if(data44 && typeof data44 == "object" && !Array.isArray(data44)){
-if(data44.path === undefined){
-const err80 = {instancePath:instancePath+"/notCompared/" + i4,schemaPath:"#/properties/notCompared/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'",schema:schema173.properties.notCompared.items.required,parentSchema:schema173.properties.notCompared.items,data:data44};
+}
+else {
+const err80 = {instancePath:instancePath+"/notes",schemaPath:"#/properties/notes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema173.properties.notes.type,parentSchema:schema173.properties.notes,data:data42};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -15611,8 +15606,16 @@ vErrors.push(err80);
 }
 errors++;
 }
-if(data44.encrypted === undefined){
-const err81 = {instancePath:instancePath+"/notCompared/" + i4,schemaPath:"#/properties/notCompared/items/required",keyword:"required",params:{missingProperty: "encrypted"},message:"must have required property '"+"encrypted"+"'",schema:schema173.properties.notCompared.items.required,parentSchema:schema173.properties.notCompared.items,data:data44};
+}
+if(data.notCompared !== undefined){
+let data44 = data.notCompared;
+if(Array.isArray(data44)){
+const len4 = data44.length;
+for(let i4=0; i4<len4; i4++){
+let data45 = data44[i4];
+if(data45 && typeof data45 == "object" && !Array.isArray(data45)){
+if(data45.path === undefined){
+const err81 = {instancePath:instancePath+"/notCompared/" + i4,schemaPath:"#/properties/notCompared/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'",schema:schema173.properties.notCompared.items.required,parentSchema:schema173.properties.notCompared.items,data:data45};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -15621,9 +15624,8 @@ vErrors.push(err81);
 }
 errors++;
 }
-for(const key8 in data44){
-if(!((key8 === "path") || (key8 === "encrypted"))){
-const err82 = {instancePath:instancePath+"/notCompared/" + i4,schemaPath:"#/properties/notCompared/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties",schema:false,parentSchema:schema173.properties.notCompared.items,data:data44};
+if(data45.encrypted === undefined){
+const err82 = {instancePath:instancePath+"/notCompared/" + i4,schemaPath:"#/properties/notCompared/items/required",keyword:"required",params:{missingProperty: "encrypted"},message:"must have required property '"+"encrypted"+"'",schema:schema173.properties.notCompared.items.required,parentSchema:schema173.properties.notCompared.items,data:data45};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -15632,11 +15634,9 @@ vErrors.push(err82);
 }
 errors++;
 }
-}
-if(data44.path !== undefined){
-let data45 = data44.path;
-if(typeof data45 !== "string"){
-const err83 = {instancePath:instancePath+"/notCompared/" + i4+"/path",schemaPath:"#/properties/notCompared/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema173.properties.notCompared.items.properties.path.type,parentSchema:schema173.properties.notCompared.items.properties.path,data:data45};
+for(const key8 in data45){
+if(!((key8 === "path") || (key8 === "encrypted"))){
+const err83 = {instancePath:instancePath+"/notCompared/" + i4,schemaPath:"#/properties/notCompared/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties",schema:false,parentSchema:schema173.properties.notCompared.items,data:data45};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -15646,10 +15646,10 @@ vErrors.push(err83);
 errors++;
 }
 }
-if(data44.encrypted !== undefined){
-let data46 = data44.encrypted;
-if(!(((data46 === "unchanged") || (data46 === "changed")) || (data46 === "new"))){
-const err84 = {instancePath:instancePath+"/notCompared/" + i4+"/encrypted",schemaPath:"#/properties/notCompared/items/properties/encrypted/enum",keyword:"enum",params:{allowedValues: schema173.properties.notCompared.items.properties.encrypted.enum},message:"must be equal to one of the allowed values",schema:schema173.properties.notCompared.items.properties.encrypted.enum,parentSchema:schema173.properties.notCompared.items.properties.encrypted,data:data46};
+if(data45.path !== undefined){
+let data46 = data45.path;
+if(typeof data46 !== "string"){
+const err84 = {instancePath:instancePath+"/notCompared/" + i4+"/path",schemaPath:"#/properties/notCompared/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema173.properties.notCompared.items.properties.path.type,parentSchema:schema173.properties.notCompared.items.properties.path,data:data46};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -15659,9 +15659,10 @@ vErrors.push(err84);
 errors++;
 }
 }
-}
-else {
-const err85 = {instancePath:instancePath+"/notCompared/" + i4,schemaPath:"#/properties/notCompared/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema173.properties.notCompared.items.type,parentSchema:schema173.properties.notCompared.items,data:data44};
+if(data45.encrypted !== undefined){
+let data47 = data45.encrypted;
+if(!(((data47 === "unchanged") || (data47 === "changed")) || (data47 === "new"))){
+const err85 = {instancePath:instancePath+"/notCompared/" + i4+"/encrypted",schemaPath:"#/properties/notCompared/items/properties/encrypted/enum",keyword:"enum",params:{allowedValues: schema173.properties.notCompared.items.properties.encrypted.enum},message:"must be equal to one of the allowed values",schema:schema173.properties.notCompared.items.properties.encrypted.enum,parentSchema:schema173.properties.notCompared.items.properties.encrypted,data:data47};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -15673,7 +15674,7 @@ errors++;
 }
 }
 else {
-const err86 = {instancePath:instancePath+"/notCompared",schemaPath:"#/properties/notCompared/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema173.properties.notCompared.type,parentSchema:schema173.properties.notCompared,data:data43};
+const err86 = {instancePath:instancePath+"/notCompared/" + i4,schemaPath:"#/properties/notCompared/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema173.properties.notCompared.items.type,parentSchema:schema173.properties.notCompared.items,data:data45};
 if(vErrors === null){
 vErrors = [err86];
 }
@@ -15683,11 +15684,9 @@ vErrors.push(err86);
 errors++;
 }
 }
-if(data.source !== undefined){
-let data47 = data.source;
-if(data47 && typeof data47 == "object" && !Array.isArray(data47)){
-if(data47.file === undefined){
-const err87 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/required",keyword:"required",params:{missingProperty: "file"},message:"must have required property '"+"file"+"'",schema:schema173.properties.source.required,parentSchema:schema173.properties.source,data:data47};
+}
+else {
+const err87 = {instancePath:instancePath+"/notCompared",schemaPath:"#/properties/notCompared/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema173.properties.notCompared.type,parentSchema:schema173.properties.notCompared,data:data44};
 if(vErrors === null){
 vErrors = [err87];
 }
@@ -15696,8 +15695,12 @@ vErrors.push(err87);
 }
 errors++;
 }
-if(data47.line === undefined){
-const err88 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/required",keyword:"required",params:{missingProperty: "line"},message:"must have required property '"+"line"+"'",schema:schema173.properties.source.required,parentSchema:schema173.properties.source,data:data47};
+}
+if(data.source !== undefined){
+let data48 = data.source;
+if(data48 && typeof data48 == "object" && !Array.isArray(data48)){
+if(data48.file === undefined){
+const err88 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/required",keyword:"required",params:{missingProperty: "file"},message:"must have required property '"+"file"+"'",schema:schema173.properties.source.required,parentSchema:schema173.properties.source,data:data48};
 if(vErrors === null){
 vErrors = [err88];
 }
@@ -15706,9 +15709,8 @@ vErrors.push(err88);
 }
 errors++;
 }
-for(const key9 in data47){
-if(!((key9 === "file") || (key9 === "line"))){
-const err89 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties",schema:false,parentSchema:schema173.properties.source,data:data47};
+if(data48.line === undefined){
+const err89 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/required",keyword:"required",params:{missingProperty: "line"},message:"must have required property '"+"line"+"'",schema:schema173.properties.source.required,parentSchema:schema173.properties.source,data:data48};
 if(vErrors === null){
 vErrors = [err89];
 }
@@ -15717,11 +15719,9 @@ vErrors.push(err89);
 }
 errors++;
 }
-}
-if(data47.file !== undefined){
-let data48 = data47.file;
-if(typeof data48 !== "string"){
-const err90 = {instancePath:instancePath+"/source/file",schemaPath:"#/properties/source/properties/file/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema173.properties.source.properties.file.type,parentSchema:schema173.properties.source.properties.file,data:data48};
+for(const key9 in data48){
+if(!((key9 === "file") || (key9 === "line"))){
+const err90 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties",schema:false,parentSchema:schema173.properties.source,data:data48};
 if(vErrors === null){
 vErrors = [err90];
 }
@@ -15731,10 +15731,10 @@ vErrors.push(err90);
 errors++;
 }
 }
-if(data47.line !== undefined){
-let data49 = data47.line;
-if(!(((typeof data49 == "number") && (!(data49 % 1) && !isNaN(data49))) && (isFinite(data49)))){
-const err91 = {instancePath:instancePath+"/source/line",schemaPath:"#/properties/source/properties/line/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema173.properties.source.properties.line.type,parentSchema:schema173.properties.source.properties.line,data:data49};
+if(data48.file !== undefined){
+let data49 = data48.file;
+if(typeof data49 !== "string"){
+const err91 = {instancePath:instancePath+"/source/file",schemaPath:"#/properties/source/properties/file/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema173.properties.source.properties.file.type,parentSchema:schema173.properties.source.properties.file,data:data49};
 if(vErrors === null){
 vErrors = [err91];
 }
@@ -15743,9 +15743,11 @@ vErrors.push(err91);
 }
 errors++;
 }
-if((typeof data49 == "number") && (isFinite(data49))){
-if(data49 < 1 || isNaN(data49)){
-const err92 = {instancePath:instancePath+"/source/line",schemaPath:"#/properties/source/properties/line/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema173.properties.source.properties.line,data:data49};
+}
+if(data48.line !== undefined){
+let data50 = data48.line;
+if(!(((typeof data50 == "number") && (!(data50 % 1) && !isNaN(data50))) && (isFinite(data50)))){
+const err92 = {instancePath:instancePath+"/source/line",schemaPath:"#/properties/source/properties/line/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema173.properties.source.properties.line.type,parentSchema:schema173.properties.source.properties.line,data:data50};
 if(vErrors === null){
 vErrors = [err92];
 }
@@ -15754,11 +15756,9 @@ vErrors.push(err92);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err93 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema173.properties.source.type,parentSchema:schema173.properties.source,data:data47};
+if((typeof data50 == "number") && (isFinite(data50))){
+if(data50 < 1 || isNaN(data50)){
+const err93 = {instancePath:instancePath+"/source/line",schemaPath:"#/properties/source/properties/line/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema173.properties.source.properties.line,data:data50};
 if(vErrors === null){
 vErrors = [err93];
 }
@@ -15769,13 +15769,26 @@ errors++;
 }
 }
 }
+}
 else {
-const err94 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema173.type,parentSchema:schema173,data};
+const err94 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema173.properties.source.type,parentSchema:schema173.properties.source,data:data48};
 if(vErrors === null){
 vErrors = [err94];
 }
 else {
 vErrors.push(err94);
+}
+errors++;
+}
+}
+}
+else {
+const err95 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema173.type,parentSchema:schema173,data};
+if(vErrors === null){
+vErrors = [err95];
+}
+else {
+vErrors.push(err95);
 }
 errors++;
 }
