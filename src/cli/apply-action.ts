@@ -25,6 +25,7 @@ import { oneEnvironment, unmovedStateHint } from "./environment-option.js";
 import { interruptOnSignals, signalExitCode } from "./interrupt.js";
 import type { Interrupt } from "./interrupt.js";
 import { openResources } from "./resources.js";
+import { commandSettings } from "./command-settings.js";
 import { applySelection } from "./selection-options.js";
 import type { SelectionFlags } from "./selection-options.js";
 import { HeldValue } from "../deferred.js";
@@ -99,7 +100,8 @@ export async function applyAction(opts: ApplyFlags, io: CliIo): Promise<void> {
   const interrupt = stopOnSignals(io, { progress, dispatcher, timeoutMs: config.retries.timeoutMs });
   try {
     const result = await runApply({
-      config,
+      // the commit's team settings, as the daemon applies it (plan/effective-settings.ts)
+      config: await commandSettings(config, resources.input, { fromSource: opts.dir === undefined, mergeRequest: false }),
       ...resources.input,
       validator: RepositoryValidator.oneShot(),
       state,

@@ -16,7 +16,7 @@ import { parse, stringify } from "yaml";
 import { withoutPath } from "../../src/config/settings-owners.js";
 import { spawnCli } from "../helpers/cli.js";
 import { doc } from "../helpers/plan.js";
-import { call } from "../helpers/sandbox.js";
+import { call, testCredentials } from "../helpers/sandbox.js";
 import { removeTempRepos } from "../helpers/temp-repo.js";
 import { twoEnvironments } from "../helpers/two-environments.js";
 import type { TwoEnvironments } from "../helpers/two-environments.js";
@@ -47,7 +47,7 @@ const page = async (p: string): Promise<string> => (await call(`${setup.daemon.u
 const rate = (env: "staging" | "production"): unknown => setup[env].inspect.store.orgKeys.get("org-acme")?.session.rate;
 /** A one-shot command with the daemon's own file, off CI: what an operator runs beside the daemon. */
 const withDaemonFile = (...args: string[]): ReturnType<typeof spawnCli> =>
-  spawnCli([...args, "-c", setup.operatorFile], { cwd: path.dirname(setup.operatorFile), env: { NO_COLOR: "1", CI: "", GW_KEY: "k" } });
+  spawnCli([...args, "-c", setup.operatorFile], { cwd: path.dirname(setup.operatorFile), env: { NO_COLOR: "1", CI: "", GW_KEY: testCredentials.gatewayKey } });
 
 describe("the views and commands of a daemon's commit", () => {
   it("the daemon applies the repository's value of each environment", () => {
@@ -75,7 +75,7 @@ describe("the views and commands of a daemon's commit", () => {
     }
   });
 
-  it("gatesync plan and validate -c <the daemon's file> agree with the daemon's run", async () => {
+  it("gatesync plan, validate and apply -c <the daemon's file> agree with the daemon's run", async () => {
     const validate = await withDaemonFile("validate");
     expect(validate.code, validate.stdout + validate.stderr).toBe(0);
     expect(validate.stdout).not.toContain("VALUE_MISSING");
@@ -84,6 +84,11 @@ describe("the views and commands of a daemon's commit", () => {
       expect(plan.code, plan.stdout + plan.stderr).toBe(0);
       expect(plan.stdout).toContain("No changes");
     }
+    // and apply of the daemon's file applies what the daemon applied: nothing left to do
+    const apply = await withDaemonFile("apply", "--env", "production", "--auto-approve");
+    expect(apply.code, apply.stdout + apply.stderr).toBe(0);
+    expect(apply.stdout + apply.stderr).not.toContain("VALUE_MISSING");
+    expect(rate("production")).toBe(20);
   }, 120_000);
 });
 
