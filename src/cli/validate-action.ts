@@ -8,6 +8,7 @@ import { environmentsForFlag } from "./environment-option.js";
 import { EnvFileSecretSource } from "../secrets/env-file-source.js";
 import { SecretResolver } from "../secrets/resolver.js";
 import { registerCredentials, secretScope } from "../config/credentials.js";
+import { secretRoots } from "../source/secret-roots.js";
 import { RepositoryValidator } from "../validate/validate-repository.js";
 import { rulesetsOf } from "../rules/prepare-rules.js";
 import { batchRouteOf, valuesOptionsOf } from "../config/environments.js";
@@ -33,7 +34,7 @@ export async function validateDirectory(
   validator: RepositoryValidator = RepositoryValidator.oneShot(),
   boundary?: string,
 ): Promise<RepositoryResult & { valid: boolean }> {
-  const fileRoot = config?.secrets.fileRoot ?? path.resolve(dir);
+  const fileRoot = config === undefined ? path.resolve(dir) : secretRoots(config, { root: dir, boundary });
   if (config !== undefined) registerCredentials(config, env);
   const rules = await rulesetsOf(config);
   const prefix = repositoryPrefix(dir, boundary);
