@@ -87,6 +87,11 @@ export class EnvFileSecretSource implements SecretSource {
     return this.#sops.findings(shown);
   }
 
+  /** The real paths of the SOPS files the references read so far (validate asks git whether it ignores them). */
+  sopsFilesRead(): string[] {
+    return this.#sops.filesRead();
+  }
+
   /** Where `${sops:}` resolves (validate warns about a SOPS file outside it). */
   secretsDirectory(): string {
     const { dir } = this.#roots.sops;
