@@ -42,7 +42,9 @@ export async function declaredIdsOf(config: GatesyncConfig, io: CliIo, dir: stri
         ...valuesOptionsOf(config),
         appTypeProviders: new Set(config.targets.portal?.appTypeProviders ?? []),
         secrets: {
-          source: new SecretResolver(new EnvFileSecretSource(io.env, secretRoots(config, resources.input), secretScope(config), { sopsParse: oneDocumentFast })),
+          source: new SecretResolver(
+            new EnvFileSecretSource(io.env, secretRoots(config, resources.input), secretScope(config), { sopsParse: oneDocumentFast }),
+          ),
           missing: "warning",
         },
       });
