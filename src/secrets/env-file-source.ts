@@ -165,7 +165,15 @@ export class EnvFileSecretSource implements SecretSource {
     const reserved = this.reserved(root, target);
     if (reserved !== undefined) return { ok: false, reason: "scope", message: `${formatRef(ref)}: ${reserved.message}`, allow: reserved.allow };
     const real = this.realPath(target);
-    if (real === undefined) return { ok: false, reason: "missing", message: `secret file ${file} does not exist in ${shown}` };
+    if (real === undefined) {
+      const missing = { ok: false, reason: "missing", message: `secret file ${file} does not exist in ${shown}` } as const;
+      // in a commit: its file was not committed (an ignored file is left out of `git add -A`)
+      if (root.within === undefined) return missing;
+      return {
+        ...missing,
+        allow: `commit it below ${shown} (\`gatesync validate\` in the work tree warns when git ignores it), or add ${ref.provider} to secrets.fromDaemonDisk to read it on the daemon's disk`,
+      };
+    }
     const realRoot = this.realPath(root.dir);
     if (realRoot === undefined || !isInside(real, realRoot)) return escape(`leaves the secrets directory ${shown} through a link`);
     const realWithin = root.within === undefined ? undefined : this.realPath(root.within);

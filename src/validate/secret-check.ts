@@ -86,7 +86,7 @@ export function secretDiagnostics(
         code: (found.reason === "scope" ? undefined : found.code) ?? ErrorCode.SECRET_UNRESOLVED,
         ...at(),
         message: `${formatRef(ref)} cannot be resolved: ${found.message}`,
-        hint: "it must be resolvable where gatesync plans and applies",
+        hint: ("allow" in found ? found.allow : undefined) ?? "it must be resolvable where gatesync plans and applies",
       });
     }
   }

@@ -98,8 +98,15 @@ describe("${sops:} with a git source", () => {
     await eventually(status, (s) => s.lastRun?.revision === rotated && s.lastRun.result === "applied", 60_000, context);
     expect(hmac()).toBe("rotated-committed-hmac-61cd");
 
-    // a commit whose SOPS file is a link to the daemon's own file: refused, nothing of it sent
+    // a commit without the file (left out by a .gitignore, say): refused, naming the repository's directory, not the daemon's
     git(work, "rm", "-q", "secrets/staging/app.enc.yaml");
+    const without = await pushFiles(work, {}, "the SOPS file left out");
+    await sync();
+    await eventually(status, (s) => s.lastRun?.revision === without && s.lastRun.result !== "applied", 60_000, context);
+    expect(daemon.output()).toContain("secret file app.enc.yaml does not exist in the repository's secrets/staging");
+    expect(hmac()).toBe("rotated-committed-hmac-61cd");
+
+    // a commit whose SOPS file is a link to the daemon's own file: refused, nothing of it sent
     await mkdir(path.join(work, "secrets/staging"), { recursive: true });
     await symlink(onDaemonDisk, path.join(work, "secrets/staging/app.enc.yaml"));
     const linked = await pushFiles(work, {}, "read the daemon's own SOPS file through a link");
