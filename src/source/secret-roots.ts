@@ -34,7 +34,8 @@ function commitRoot(config: GatesyncConfig, at: SnapshotDirs): SecretRoot {
   const top = at.boundary ?? workTreeOf(path.resolve(at.root)) ?? path.resolve(at.root);
   const settingsFile = config.source.type === "git" ? (config.source.config ?? "gatesync.yaml") : "gatesync.yaml";
   // an absolute one names no directory of the repository: its references are refused (PATH_ESCAPE, with the way out)
-  const dir = path.resolve(top, path.dirname(settingsFile), config.secrets.fileRootWritten ?? ".");
+  const written = config.secrets.fileRootWritten ?? ".";
+  const dir = path.resolve(top, path.dirname(settingsFile), written);
   const relative = toPosix(path.relative(top, dir));
-  return { dir, within: top, shown: relative === "" ? "the repository's root" : isInside(dir, top) ? `the repository's ${relative}` : dir };
+  return { dir, within: top, shown: relative === "" ? "the repository's root" : isInside(dir, top) ? `the repository's ${relative}` : written };
 }
