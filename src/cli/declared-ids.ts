@@ -9,6 +9,7 @@ import type { GatesyncConfig } from "../config/config.js";
 import { hasErrors } from "../errors.js";
 import { resourceId } from "../kinds/resource.js";
 import { secretScope } from "../config/credentials.js";
+import { secretRoots } from "../source/secret-roots.js";
 import { EnvFileSecretSource } from "../secrets/env-file-source.js";
 import { SecretResolver } from "../secrets/resolver.js";
 import { RepositoryValidator } from "../validate/validate-repository.js";
@@ -41,7 +42,9 @@ export async function declaredIdsOf(config: GatesyncConfig, io: CliIo, dir: stri
         ...valuesOptionsOf(config),
         appTypeProviders: new Set(config.targets.portal?.appTypeProviders ?? []),
         secrets: {
-          source: new SecretResolver(new EnvFileSecretSource(io.env, config.secrets.fileRoot, secretScope(config), { sopsParse: oneDocumentFast })),
+          source: new SecretResolver(
+            new EnvFileSecretSource(io.env, secretRoots(config, resources.input), secretScope(config), { sopsParse: oneDocumentFast }),
+          ),
           missing: "warning",
         },
       });

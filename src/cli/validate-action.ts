@@ -1,12 +1,16 @@
 import { oneDocumentFast } from "../load/fast-yaml.js";
+import { realpathSync } from "node:fs";
 import path from "node:path";
 import type { GatesyncConfig } from "../config/config.js";
-import { UsageError, compareDiagnostics, hasErrors } from "../errors.js";
+import { ErrorCode, UsageError, compareDiagnostics, hasErrors } from "../errors.js";
 import type { Diagnostic } from "../errors.js";
 import { environmentsForFlag } from "./environment-option.js";
 import { EnvFileSecretSource } from "../secrets/env-file-source.js";
 import { SecretResolver } from "../secrets/resolver.js";
 import { registerCredentials, secretScope } from "../config/credentials.js";
+import { secretRoots } from "../source/secret-roots.js";
+import { ignoredByGit } from "../source/ignored-files.js";
+import { isInside, toPosix } from "../file-paths.js";
 import { RepositoryValidator } from "../validate/validate-repository.js";
 import { rulesetsOf } from "../rules/prepare-rules.js";
 import { batchRouteOf, valuesOptionsOf } from "../config/environments.js";
@@ -16,7 +20,7 @@ import type { ReportFormat } from "./report.js";
 import type { CliIo } from "./cli-io.js";
 import { configIfPresent } from "./cli-io.js";
 import { resourcesPerRef } from "./resources.js";
-import { inRepository, repositoryPrefix } from "../source/repository-path.js";
+import { inRepository, repositoryPrefix, workTreeOf } from "../source/repository-path.js";
 import { commandSettings, forMergeRequest } from "./command-settings.js";
 
 /**
@@ -30,8 +34,9 @@ export async function validateDirectory(
   validator: RepositoryValidator = RepositoryValidator.oneShot(),
   boundary?: string,
 ): Promise<RepositoryResult & { valid: boolean }> {
-  const fileRoot = config?.secrets.fileRoot ?? path.resolve(dir);
+  const fileRoot = config === undefined ? path.resolve(dir) : secretRoots(config, { root: dir, boundary });
   if (config !== undefined) registerCredentials(config, env);
+  const secrets = new EnvFileSecretSource(env, fileRoot, config === undefined ? undefined : secretScope(config), { sopsParse: oneDocumentFast });
   const rules = await rulesetsOf(config);
   const prefix = repositoryPrefix(dir, boundary);
   const result = await validator.validate({
@@ -41,15 +46,49 @@ export async function validateDirectory(
     repositoryPrefix: prefix,
     ...(config === undefined ? {} : { limits: config.limits, ...valuesOptionsOf(config), ...batchRouteOf(config) }),
     ...(config?.targets.portal === undefined ? {} : { appTypeProviders: new Set(config.targets.portal.appTypeProviders) }),
-    secrets: {
-      source: new SecretResolver(
-        new EnvFileSecretSource(env, fileRoot, config === undefined ? undefined : secretScope(config), { sopsParse: oneDocumentFast }),
-      ),
-      missing: "warning",
-    },
+    secrets: { source: new SecretResolver(secrets), missing: "warning" },
   });
+  // a fetched commit's files are committed: only a work tree's can be ignored
+  const ignored = boundary === undefined ? await ignoredSopsFiles(secrets.sopsFilesRead(), dir) : [];
   // files named from the repository's root, in every format: the paths a user opens and CI annotates
-  return { ...result, diagnostics: inRepository(result.diagnostics, prefix), valid: !hasErrors(result.diagnostics) };
+  return { ...result, diagnostics: [...inRepository(result.diagnostics, prefix), ...ignored], valid: !hasErrors(result.diagnostics) };
+}
+
+/**
+ * The SOPS files the references read that git ignores in the work tree holding `dir`: `git add
+ * -A` leaves them out, so the commit a daemon runs has none of them (SOPS_FILE_IGNORED, at the
+ * file, named from the repository's root, with the pattern that ignores it).
+ */
+async function ignoredSopsFiles(read: readonly string[], dir: string): Promise<Diagnostic[]> {
+  const top = workTreeOf(realpathSync(path.resolve(dir)));
+  if (top === undefined) return [];
+  const inside = read.filter((f) => isInside(f, top));
+  const ignored = await ignoredByGit(inside, top);
+  return [...ignored].map(([file, by]) => {
+    const shown = toPosix(path.relative(top, file));
+    return {
+      severity: "warning" as const,
+      code: ErrorCode.SOPS_FILE_IGNORED,
+      file: shown,
+      line: 1,
+      column: 1,
+      message: `${shown} is a SOPS file a reference reads, but git ignores it (${toPosix(by.source)}:${by.line}: \`${by.pattern}\`): \`git add -A\` leaves it out, and a daemon reading the commit does not find it`,
+      hint: `keep encrypted files in and plaintext out: add the lines ${keepLines(shown)
+        .map((l) => `\`${l}\``)
+        .join(", ")} at the end of ${toPosix(by.source)} (as \`gatesync init\` writes it), then \`git add ${shown}\``,
+    };
+  });
+}
+
+/**
+ * The .gitignore lines that keep the encrypted files below a SOPS file's top directory in and
+ * every other file there out (what init writes for secrets/), whatever ignored it before; a file
+ * at the repository's root: that file alone.
+ */
+function keepLines(file: string): string[] {
+  if (!file.includes("/")) return [`!/${file}`];
+  const top = `${file.split("/")[0]!}/`;
+  return [`${top}**`, `!${top}**/`, `!${top}**/*.enc.yaml`, `!${top}**/*.enc.yml`, `!${top}**/*.enc.json`];
 }
 
 /** `gatesync validate [dir]`: every environment without --env, else the one it names. */

@@ -53,9 +53,17 @@ export interface ScheduleConfig {
   readonly reassertIntervalMs: number | undefined;
 }
 
+/** A reference read from the daemon's own disk instead of the commit (secrets.fromDaemonDisk). */
+export type DaemonDiskReference = "file" | "sops";
+
 /** Where `${file:}` resolves, and which variables `${env:}` may read (nothing else resolves). */
 export interface SecretsConfig {
+  /** Resolved from this file's directory: the daemon's disk (source/secret-roots.ts puts it in the commit's checkout for a git source). */
   readonly fileRoot: string;
+  /** `fileRoot` as written ("." when absent): a git source resolves it in the repository. */
+  readonly fileRootWritten?: string;
+  /** With a git source, the references read from the daemon's disk (default `file`). */
+  readonly fromDaemonDisk?: readonly DaemonDiskReference[];
   readonly env: readonly string[];
   readonly envPrefix?: string;
   /** Where `${sops:}` takes its age identities (secrets.sopsAgeKeyEnv, secrets.sopsAgeKeyFile): when either is set, only they. */
@@ -135,6 +143,8 @@ export function scheduleConfig(sc: Raw): ScheduleConfig {
 export function secretsConfig(secrets: Raw, resolve: (p: string) => string): SecretsConfig {
   return {
     fileRoot: resolve(typeof secrets.fileRoot === "string" ? secrets.fileRoot : "."),
+    fileRootWritten: typeof secrets.fileRoot === "string" ? secrets.fileRoot : ".",
+    ...(Array.isArray(secrets.fromDaemonDisk) ? { fromDaemonDisk: secrets.fromDaemonDisk as DaemonDiskReference[] } : {}),
     env: Array.isArray(secrets.env) ? secrets.env.map(String) : [],
     ...optional("envPrefix", secrets.envPrefix),
     ...optional("sopsAgeKeyEnv", secrets.sopsAgeKeyEnv),

@@ -37,13 +37,23 @@ function modeline(file: string, schemas: string, schema: string): string {
   return `# yaml-language-server: $schema=${rel}\n`;
 }
 
-/** What never belongs in the repository: the local state, dependencies, the secret files (the directory itself stays, empty). */
-export const gitignoreTemplate = `# gatesync's local state, dependencies and secret files: never committed
+/**
+ * What never belongs in the repository: the local state, dependencies, plaintext secret files.
+ * Below secrets/ only SOPS-encrypted files are committed (`*.enc.yaml`, `*.enc.yml`,
+ * `*.enc.json`, in any sub-directory: a daemon reads them from the commit), so a `git add -A`
+ * takes a rotation and never a plaintext file beside it.
+ */
+export const gitignoreTemplate = `# gatesync's local state, dependencies and plaintext secret files: never committed
 .gatesync/
 node_modules/
 .env
-secrets/*
+# below secrets/, only the files sops encrypted: docs/user/secrets.md
+secrets/**
+!secrets/**/
 !secrets/.gitkeep
+!secrets/**/*.enc.yaml
+!secrets/**/*.enc.yml
+!secrets/**/*.enc.json
 `;
 
 /** The files init writes into `dir` (absolute paths). */

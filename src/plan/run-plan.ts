@@ -14,6 +14,7 @@ import { EnvFileSecretSource } from "../secrets/env-file-source.js";
 import { oneDocumentFast } from "../load/fast-yaml.js";
 import { registerCredentials } from "../config/credentials.js";
 import { secretScope } from "../config/credentials.js";
+import { secretRoots } from "../source/secret-roots.js";
 import type { StateBackend, StateSnapshot } from "../record/state.js";
 import { planScope } from "./plan-scope.js";
 import { emptyRequest, isSelective, scopeOf } from "../select/selection.js";
@@ -144,7 +145,7 @@ export async function runPlan(input: PlanRunInput): Promise<PlanRun> {
   // a plan that sends nothing compares SOPS values it cannot decrypt by their encrypted form
   const withoutIdentity = input.keep === "plan" ? "placeholder" : "refuse";
   const secrets = new SecretResolver(
-    new EnvFileSecretSource(env, config.secrets.fileRoot, secretScope(config), { withoutIdentity, sopsParse: oneDocumentFast }),
+    new EnvFileSecretSource(env, secretRoots(config, input), secretScope(config), { withoutIdentity, sopsParse: oneDocumentFast }),
   );
   const appTypeProviders = new Set(config.targets.portal?.appTypeProviders ?? []);
   const request = input.selection ?? emptyRequest;

@@ -18,6 +18,24 @@ import { isSealedPlaceholder, sealedPlaceholder } from "./sealed-values.js";
 import type { SecretScope } from "./scope.js";
 
 /**
+ * A directory references read files below. `shown`: how messages name it (a commit's directory
+ * from the repository's root, not the checkout's path). `within`: the checkout of the commit it
+ * lies in (source/secret-roots.ts) — it may not leave that either, not even through a link, and
+ * the daemon's own files are not in it (the scope's reserved files are the daemon's disk).
+ */
+export interface SecretRoot {
+  readonly dir: string;
+  readonly shown?: string;
+  readonly within?: string;
+}
+
+/** Where `${file:}` and where `${sops:}` resolve: one directory, or each its own (a git source's). */
+export interface SecretRoots {
+  readonly file: SecretRoot;
+  readonly sops: SecretRoot;
+}
+
+/**
  * Reads secrets from an environment and from files below one directory, within a scope (see
  * scope.ts; without one, everything resolves: library use and tests). Every value read
  * is registered with the redaction layer.
@@ -31,6 +49,7 @@ export class EnvFileSecretSource implements SecretSource {
    */
   readonly #realPaths = new Map<string, string | undefined>();
   readonly #located = new Map<string, { ok: true; real: string }>();
+  readonly #roots: SecretRoots;
 
   /**
    * `withoutIdentity: "placeholder"` (a plan that sends nothing: `gatesync plan`): a SOPS value
@@ -40,11 +59,12 @@ export class EnvFileSecretSource implements SecretSource {
    */
   constructor(
     private readonly env: Readonly<Record<string, string | undefined>>,
-    private readonly fileRoot: string,
+    fileRoot: string | SecretRoots,
     private readonly scope?: SecretScope,
     private readonly options: { readonly withoutIdentity?: "refuse" | "placeholder"; readonly sopsParse?: ValueParse } = {},
   ) {
     this.#sops = new SopsFiles(env, scope?.sopsKeys, options.sopsParse);
+    this.#roots = typeof fileRoot === "string" ? { file: { dir: fileRoot }, sops: { dir: fileRoot } } : fileRoot;
   }
 
   lookup(ref: SecretRef): SecretLookup {
@@ -57,7 +77,7 @@ export class EnvFileSecretSource implements SecretSource {
     const files: string[] = [];
     for (const ref of refs) {
       if (ref.provider !== "sops") continue;
-      const found = this.locate(ref, splitSopsName(ref.name).file);
+      const found = this.locate(ref, splitSopsName(ref.name).file, this.#roots.sops);
       if (found.ok) files.push(found.real);
     }
     await this.#sops.prefetch(files);
@@ -67,8 +87,15 @@ export class EnvFileSecretSource implements SecretSource {
     return this.#sops.findings(shown);
   }
 
+  /** The real paths of the SOPS files the references read so far (validate asks git whether it ignores them). */
+  sopsFilesRead(): string[] {
+    return this.#sops.filesRead();
+  }
+
+  /** Where `${sops:}` resolves (validate warns about a SOPS file outside it). */
   secretsDirectory(): string {
-    return this.realPath(this.fileRoot) ?? path.resolve(this.fileRoot);
+    const { dir } = this.#roots.sops;
+    return this.realPath(dir) ?? path.resolve(dir);
   }
 
   private realPath(target: string): string | undefined {
@@ -92,7 +119,7 @@ export class EnvFileSecretSource implements SecretSource {
       return value === undefined ? { ok: false, reason: "missing", message: `environment variable ${ref.name} is not set` } : { ok: true, value };
     }
     if (ref.provider === "sops") return this.readSops(ref);
-    const found = this.locate(ref, ref.name);
+    const found = this.locate(ref, ref.name, this.#roots.file);
     if (!found.ok) return found;
     try {
       // A trailing newline is almost always an artefact of how the file was written.
@@ -104,7 +131,7 @@ export class EnvFileSecretSource implements SecretSource {
 
   private readSops(ref: SecretRef): SecretLookup {
     const { file, keyPath } = splitSopsName(ref.name);
-    const found = this.locate(ref, file);
+    const found = this.locate(ref, file, this.#roots.sops);
     if (!found.ok) return found;
     const got = this.#sops.value(found.real, file, keyPath);
     if (got.ok) return got;
@@ -116,26 +143,49 @@ export class EnvFileSecretSource implements SecretSource {
     return { ok: false, reason: "sops", code: got.code, message: got.message };
   }
 
-  /** The real path of `file` below fileRoot, inside the scope: found exactly so for `${file:}` and `${sops:}`. */
-  private locate(ref: SecretRef, file: string): { ok: true; real: string } | Exclude<SecretLookup, { ok: true }> {
-    const known = this.#located.get(file);
+  /**
+   * The real path of `file` below the root, inside the scope: found exactly so for `${file:}`
+   * and `${sops:}`. A root in a commit's checkout must lie inside it (its real path too), and so
+   * must every file read there; the scope's reserved files are the daemon's and not checked there.
+   */
+  private locate(ref: SecretRef, file: string, root: SecretRoot): { ok: true; real: string } | Exclude<SecretLookup, { ok: true }> {
+    const key = `${root.dir}\0${file}`;
+    const known = this.#located.get(key);
     if (known !== undefined) return known;
-    const target = path.resolve(this.fileRoot, file);
-    if (!isInside(target, this.fileRoot)) {
-      return { ok: false, reason: "escape", message: `${formatRef(ref)} leaves the secrets directory ${this.fileRoot}` };
+    const shown = root.shown ?? root.dir;
+    const escape = (how: string): { ok: false; reason: "escape"; message: string } => ({ ok: false, reason: "escape", message: `${formatRef(ref)} ${how}` });
+    const target = path.resolve(root.dir, file);
+    if (!isInside(target, root.dir)) return escape(`leaves the secrets directory ${shown}`);
+    if (root.within !== undefined && !isInside(root.dir, root.within)) {
+      return {
+        ...escape(`reads below secrets.fileRoot ${shown}, which lies outside the repository: with a git source it is read in the commit's checkout`),
+        allow: `give secrets.fileRoot as a directory of the repository (relative to its gatesync.yaml), or add ${ref.provider} to secrets.fromDaemonDisk to read it on the daemon's disk`,
+      };
     }
-    const reserved = this.scope === undefined ? undefined : fileRefusal(this.scope, target);
+    const reserved = this.reserved(root, target);
     if (reserved !== undefined) return { ok: false, reason: "scope", message: `${formatRef(ref)}: ${reserved.message}`, allow: reserved.allow };
     const real = this.realPath(target);
-    if (real === undefined) return { ok: false, reason: "missing", message: `secret file ${file} does not exist in ${this.fileRoot}` };
-    const root = this.realPath(this.fileRoot);
-    if (root === undefined || !isInside(real, root)) {
-      return { ok: false, reason: "escape", message: `${formatRef(ref)} leaves the secrets directory ${this.fileRoot} through a link` };
+    if (real === undefined) {
+      const missing = { ok: false, reason: "missing", message: `secret file ${file} does not exist in ${shown}` } as const;
+      // in a commit: its file was not committed (an ignored file is left out of `git add -A`)
+      if (root.within === undefined) return missing;
+      return {
+        ...missing,
+        allow: `commit it below ${shown} (\`gatesync validate\` in the work tree warns when git ignores it), or add ${ref.provider} to secrets.fromDaemonDisk to read it on the daemon's disk`,
+      };
     }
-    const refused = this.scope === undefined ? undefined : fileRefusal(this.scope, real);
+    const realRoot = this.realPath(root.dir);
+    if (realRoot === undefined || !isInside(real, realRoot)) return escape(`leaves the secrets directory ${shown} through a link`);
+    const realWithin = root.within === undefined ? undefined : this.realPath(root.within);
+    if (root.within !== undefined && (realWithin === undefined || !isInside(real, realWithin))) return escape(`leaves the repository through a link`);
+    const refused = this.reserved(root, real);
     if (refused !== undefined) return { ok: false, reason: "scope", message: `${formatRef(ref)}: ${refused.message}`, allow: refused.allow };
     const found = { ok: true, real } as const;
-    this.#located.set(file, found);
+    this.#located.set(key, found);
     return found;
+  }
+
+  private reserved(root: SecretRoot, file: string): ReturnType<typeof fileRefusal> {
+    return this.scope === undefined || root.within !== undefined ? undefined : fileRefusal(this.scope, file);
   }
 }

@@ -16,7 +16,7 @@ export type SecretLookup =
   /** `sealed`: a SOPS value's fingerprint as encrypted (sealed-values.ts). */
   | { ok: true; value: string; sealed?: string }
   /** `code`: a more precise code than SECRET_UNRESOLVED (SOPS_NO_IDENTITY). */
-  | { ok: false; reason: "missing" | "escape" | "unreadable"; message: string; code?: SopsCode }
+  | { ok: false; reason: "missing" | "escape" | "unreadable"; message: string; code?: SopsCode; allow?: string }
   /** A SOPS file that is malformed, tampered with, or not for the keys given (its code says which). */
   | { ok: false; reason: "sops"; message: string; code: SopsCode }
   /** Outside the secret scope of gatesync.yaml; `allow` says which setting would allow it. */

@@ -144,6 +144,11 @@ export class SopsFiles {
     return out;
   }
 
+  /** The real paths of the files read so far. */
+  filesRead(): string[] {
+    return [...this.#files.keys()];
+  }
+
   private read(real: string): Read {
     let read = this.#files.get(real);
     if (read === undefined) this.#files.set(real, (read = readFile(real, this.fast)));

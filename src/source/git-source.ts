@@ -30,6 +30,7 @@ import { gitOutput, quietGit } from "./quiet-git.js";
 import type { QuietGitOptions } from "./quiet-git.js";
 import { boundText } from "../bounded-text.js";
 import { RevisionTrees } from "./revision-trees.js";
+import { withCloneLock } from "./clone-lock.js";
 import { fetchMatchingTags, newestTagOf } from "./newest-tag.js";
 
 /** Bytes of the remote's branch listing read for an unknown branch's hint (some 20,000 branches). */
@@ -87,7 +88,8 @@ export class GitSource implements Source {
       env.GIT_SSH_COMMAND = `ssh -i '${opts.sshKeyFile.replace(/'/g, "'\\''")}' -o IdentitiesOnly=yes -o BatchMode=yes -o StrictHostKeyChecking=accept-new`;
     }
     this.env = env;
-    this.trees = new RevisionTrees(`${this.dir}.trees`, (args) => this.quiet(args));
+    // the trees' commands change the clone too (its worktree list): each holds the clone's lock
+    this.trees = new RevisionTrees(`${this.dir}.trees`, (args) => this.locked(async () => this.quiet(args)));
   }
 
   private git(baseDir?: string): SimpleGit {
@@ -101,6 +103,11 @@ export class GitSource implements Source {
   /** git run without simple-git (quiet-git.ts): in the checkout, with the same environment and time limit as simple-git's. */
   private get gitOptions(): QuietGitOptions {
     return { cwd: this.dir, env: this.processEnv(), timeoutMs: this.opts.timeoutMs ?? 120_000 };
+  }
+
+  /** `work` holding the clone's lock (clone-lock.ts): the replicas of one config share the cache. */
+  private locked<T>(work: () => Promise<T>): Promise<T> {
+    return withCloneLock(this.dir, { staleAfterMs: 2 * (this.opts.timeoutMs ?? 120_000) }, work);
   }
 
   /** The commands that print nothing (see quiet-git.ts). */
@@ -117,13 +124,15 @@ export class GitSource implements Source {
       // one `ls-remote` spares a fetch when nothing moved; after an announced push it is a git process spent for nothing
       if (this.last !== undefined && request.announced !== true && (await this.unchanged(this.last))) return this.last;
       await ensureDirectory(this.opts.cacheDir);
-      if (!(await exists(path.join(this.dir, ".git")))) {
-        await rm(this.dir, { recursive: true, force: true });
-        // the remote's default branch alone (its HEAD: a source naming no branch follows it), no tag
-        await this.git().clone(this.opts.url, this.dir, ["--no-checkout", "--quiet", "--single-branch", "--no-tags"]);
-      }
+      const { commit, tag, skippedTags } = await this.locked(async () => {
+        if (!(await exists(path.join(this.dir, ".git")))) {
+          await rm(this.dir, { recursive: true, force: true });
+          // the remote's default branch alone (its HEAD: a source naming no branch follows it), no tag
+          await this.git().clone(this.opts.url, this.dir, ["--no-checkout", "--quiet", "--single-branch", "--no-tags"]);
+        }
+        return this.fetchFollowed(this.git(this.dir));
+      });
       const git = this.git(this.dir);
-      const { commit, tag, skippedTags } = await this.fetchFollowed(git);
       const chosenBy = { ...(tag === undefined ? {} : { tag }), ...(skippedTags === undefined ? {} : { skippedTags }) };
       // the fetch found the commit already checked out (an announced push that moved nothing)
       if (this.last?.commit === commit) {

@@ -27,7 +27,7 @@ export async function quietGit(args: readonly string[], opts: QuietGitOptions): 
  */
 export function gitOutput(
   args: readonly string[],
-  opts: QuietGitOptions & { readonly maxBytes?: number; readonly tooLong?: () => Error; readonly input?: string },
+  opts: QuietGitOptions & { readonly maxBytes?: number; readonly tooLong?: () => Error; readonly input?: string; readonly answerCodes?: readonly number[] },
 ): Promise<string> {
   return new Promise((resolve, reject) => {
     const child = execFile(
@@ -35,7 +35,8 @@ export function gitOutput(
       args,
       { cwd: opts.cwd, env: opts.env, timeout: opts.timeoutMs, maxBuffer: opts.maxBytes ?? 4 * 1024 * 1024 },
       (err, stdout, stderr) => {
-        if (err === null) return resolve(stdout);
+        // an exit code that is an answer, not a failure (`check-ignore`: 1, nothing ignored)
+        if (err === null || (typeof err.code === "number" && opts.answerCodes?.includes(err.code) === true && !err.killed)) return resolve(stdout);
         if (opts.tooLong !== undefined && (err as { code?: unknown }).code === "ERR_CHILD_PROCESS_STDIO_MAXBUFFER") return reject(opts.tooLong());
         const killed = err.killed ? `git ${args[0]} was stopped after ${opts.timeoutMs} ms` : undefined;
         reject(new Error(killed ?? (stderr.trim() !== "" ? stderr.trim() : `git ${args[0]} failed (exit code ${String(err.code)})`)));

@@ -12,6 +12,7 @@
 import { randomUUID } from "node:crypto";
 import { readdir, rm } from "node:fs/promises";
 import path from "node:path";
+import { alive } from "./clone-lock.js";
 
 /** The tree directories of this process's sources (two sources of one clone in one process keep each other's). */
 const inUse = new Set<string>();
@@ -115,17 +116,5 @@ export class RevisionTrees {
     const next = this.turn.then(work, work);
     this.turn = next.catch(() => undefined);
     return next;
-  }
-}
-
-/** Whether a process of this pid runs (a name that is no pid counts as ended). */
-function alive(pid: number): boolean {
-  if (!Number.isInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    // EPERM: it runs, as another user
-    return (err as NodeJS.ErrnoException).code === "EPERM";
   }
 }

@@ -29,7 +29,7 @@ export interface SecretsSaid {
 function refusedLookup(found: Extract<SecretLookup, { ok: false }>, at: () => Omit<Diagnostic, "severity" | "code" | "message">): Diagnostic | undefined {
   if (found.reason === "sops") return errorAt(found.code, at(), found.message, sopsHint(found.code));
   if (found.reason === "scope") return errorAt(ErrorCode.SECRET_SCOPE, at(), found.message, found.allow);
-  if (found.reason === "escape") return errorAt(ErrorCode.PATH_ESCAPE, at(), found.message, "secret files must live inside secrets.fileRoot");
+  if (found.reason === "escape") return errorAt(ErrorCode.PATH_ESCAPE, at(), found.message, found.allow ?? "secret files must live inside secrets.fileRoot");
   return undefined;
 }
 
@@ -86,7 +86,7 @@ export function secretDiagnostics(
         code: (found.reason === "scope" ? undefined : found.code) ?? ErrorCode.SECRET_UNRESOLVED,
         ...at(),
         message: `${formatRef(ref)} cannot be resolved: ${found.message}`,
-        hint: "it must be resolvable where gatesync plans and applies",
+        hint: ("allow" in found ? found.allow : undefined) ?? "it must be resolvable where gatesync plans and applies",
       });
     }
   }

@@ -2,10 +2,20 @@ import { execFileSync } from "node:child_process";
 import { mkdir, readFile, readdir, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { parse as parseYaml } from "yaml";
 import { runCli, spawnCli } from "../helpers/cli.js";
+import { ageIdentity, sopsYaml } from "../helpers/sops-file.js";
 import { projectRoot, removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
 
 afterAll(removeTempRepos);
+
+/** Whether a path filter of GitHub Actions (`paths:`) or GitLab CI (`changes:`) takes `file`: `**` any characters, `*` any but `/`. */
+const globTakes = (glob: string, file: string): boolean => {
+  const parts = glob
+    .split(/(\*\*\/|\*\*|\*)/)
+    .map((p) => (p === "**/" ? "(?:.*/)?" : p === "**" ? ".*" : p === "*" ? "[^/]*" : p.replace(/[.+?^${}()|[\]\\]/g, "\\$&")));
+  return new RegExp(`^${parts.join("")}$`).test(file);
+};
 
 const kinds = ["ApiDefinition", "OAuthClient", "OrgKey", "ClientType", "ApiProduct", "PortalWebhook", "DashboardWebhook", "LlmSettings"];
 
@@ -55,6 +65,55 @@ describe("gatesync init", () => {
     expect(staged).toContain("secrets/.gitkeep");
     expect(staged).toContain("gatesync.yaml");
     expect(staged.filter((f) => f.startsWith("node_modules/") || f.startsWith(".gatesync/") || f === ".env" || f === "secrets/acme-hmac.txt")).toEqual([]);
+  });
+
+  it("commits the SOPS-encrypted files below secrets/ (any depth) with a `git add -A`, and no plaintext file beside them", async () => {
+    const dir = await tempRepo();
+    expect((await runCli(["init", dir])).code).toBe(0);
+    execFileSync("git", ["init", "-q"], { cwd: dir });
+    const { recipient } = ageIdentity();
+    await mkdir(path.join(dir, "secrets/staging/eu"), { recursive: true });
+    const encrypted = ["secrets/app.enc.yaml", "secrets/staging/app.enc.yaml", "secrets/staging/eu/oauth.enc.json", "secrets/staging/db.enc.yml"];
+    for (const f of encrypted) await writeFile(path.join(dir, f), sopsYaml({ hmac: "an-encrypted-value" }, recipient));
+    const plaintext = ["secrets/acme-hmac.txt", "secrets/staging/app.yaml", "secrets/staging/eu/token", "secrets/staging/app.enc.yaml.bak"];
+    for (const f of plaintext) await writeFile(path.join(dir, f), "a-real-secret\n");
+    execFileSync("git", ["add", "-A"], { cwd: dir });
+    const staged = execFileSync("git", ["diff", "--cached", "--name-only"], { cwd: dir, encoding: "utf8" }).trim().split("\n");
+    expect(staged.filter((f) => f.startsWith("secrets/")).sort()).toEqual([...encrypted, "secrets/.gitkeep"].sort());
+  });
+
+  it("writes CI jobs that run for a merge request changing only a SOPS file, as for every other path a plan reads", async () => {
+    const dir = await tempRepo();
+    expect((await runCli(["init", dir])).code).toBe(0);
+    const github = parseYaml(await readFile(path.join(dir, ".github/workflows/gatesync-plan.yaml"), "utf8")) as { on: { pull_request: { paths: string[] } } };
+    const gitlab = parseYaml(await readFile(path.join(projectRoot, "examples/ci/gitlab-ci-plan.yaml"), "utf8")) as Record<
+      string,
+      { rules?: Array<{ changes?: string[] }> }
+    >;
+    const gitlabChanges = Object.values(gitlab).flatMap((job) => job.rules?.flatMap((r) => r.changes ?? []) ?? []);
+    // what a plan of the scaffold reads: resources, settings, overlays, rulesets, SOPS files
+    const read = [
+      "secrets/staging/app.enc.yaml",
+      "secrets/app.enc.json",
+      "config/org-key.yaml",
+      "gatesync.yaml",
+      "overlays/staging.yaml",
+      "rules/openapi.spectral.yaml",
+    ];
+    for (const [name, globs] of [
+      ["github", github.on.pull_request.paths],
+      ["gitlab", gitlabChanges],
+    ] as const) {
+      for (const f of read)
+        expect(
+          globs.some((g) => globTakes(g, f)),
+          `${name}: ${f}`,
+        ).toBe(true);
+      expect(
+        globs.some((g) => globTakes(g, "README.md")),
+        `${name}: README.md`,
+      ).toBe(false);
+    }
   });
 
   it("with gatesync installed from a path (`npm install file:…`), points the modelines into node_modules, inside the repository", async () => {
