@@ -102,7 +102,8 @@ class AgeThread {
     Atomics.store(this.#flag, 0, 0);
     this.#port.postMessage(request);
     const waited = (Atomics as unknown as AtomicsWaitAsync).waitAsync(this.#flag, 0, 0, 60_000);
-    if ((waited.async ? await waited.value : waited.value) === "timed-out") throw new SopsProblem("SOPS_WRONG_KEY", "the data key could not be unwrapped in time");
+    if ((waited.async ? await waited.value : waited.value) === "timed-out")
+      throw new SopsProblem("SOPS_WRONG_KEY", "the data key could not be unwrapped in time");
     return this.#answer(request);
   }
 

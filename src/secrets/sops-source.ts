@@ -210,11 +210,22 @@ function readFile(real: string, fast: ValueParse | undefined): Read {
   try {
     const size = statSync(real).size;
     if (size > sopsBounds.maxFileBytes)
-      return { invalid: new SopsProblem("SOPS_TOO_LARGE", `the file is ${size} bytes, past the bound of ${sopsBounds.maxFileBytes} bytes of a SOPS file (sopsBounds.maxFileBytes)`) };
+      return {
+        invalid: new SopsProblem(
+          "SOPS_TOO_LARGE",
+          `the file is ${size} bytes, past the bound of ${sopsBounds.maxFileBytes} bytes of a SOPS file (sopsBounds.maxFileBytes)`,
+        ),
+      };
     file = parseSopsFile(readFileSync(real, "utf8"), fast);
     const stanzas = file.meta.age.length;
     if (stanzas > sopsBounds.maxStanzas)
-      return { file, invalid: new SopsProblem("SOPS_TOO_LARGE", `the file names ${stanzas} age recipients, past the bound of ${sopsBounds.maxStanzas} of a SOPS file (sopsBounds.maxStanzas)`) };
+      return {
+        file,
+        invalid: new SopsProblem(
+          "SOPS_TOO_LARGE",
+          `the file names ${stanzas} age recipients, past the bound of ${sopsBounds.maxStanzas} of a SOPS file (sopsBounds.maxStanzas)`,
+        ),
+      };
     checkSopsStructure(file);
     return { file };
   } catch (error) {
