@@ -41,7 +41,7 @@ describe("SOPS files bounded before any unwrap", () => {
     expect(source.lookup({ provider: "sops", name: "huge.enc.json" })).toMatchObject({
       ok: false,
       code: "SOPS_TOO_LARGE",
-      message: expect.stringMatching(/^huge\.enc\.json: the file is \d+ bytes, past the bound of 1048576 bytes of a SOPS file/),
+      message: expect.stringMatching(/^huge\.enc\.json: the file is \d+ bytes, past the bound of 1048576 bytes of a SOPS file/) as unknown,
     });
     const many = withJunk(sopsBounds.maxStanzas, ["many.enc.json"]);
     expect(new EnvFileSecretSource({ HOME: many, SOPS_AGE_KEY: key }, many).lookup({ provider: "sops", name: "many.enc.json" })).toMatchObject({
@@ -68,7 +68,9 @@ describe("SOPS files bounded before any unwrap", () => {
       expect(a).toMatchObject({
         ok: false,
         code: "SOPS_UNWRAP_BUDGET",
-        message: expect.stringContaining(`${names[64 + i]}: unwrapping its data key (64 age stanza(s) × 1 identity) is past this run's bound of 4096 trials`),
+        message: expect.stringContaining(
+          `${names[64 + i]!}: unwrapping its data key (64 age stanza(s) × 1 identity) is past this run's bound of 4096 trials`,
+        ) as unknown,
       });
     }
   });
