@@ -20,6 +20,7 @@
  *   BENCH_PARTS=failover npm run bench # two replicas on PostgreSQL: signal to the other leading and to the next commit applied, after SIGKILL, SIGSTOP, SIGTERM (bench/failover.ts)
  *   BENCH_PARTS=scale npm run bench    # only the 10,000 and 100,000 rows: in-process plan and peak RSS at 10,000, growth to 100,000
  *   BENCH_PARTS=sops npm run bench     # only what 1,000 ${sops:} references across 50 SOPS files add to a plan (bench/sops.ts; its own table)
+ *   BENCH_PARTS=bounds npm run bench   # only inputs bounded before work: validate with `!!str` keys to without, a daemon's /healthz beside four 36,000-stanza SOPS files (bench/bounds.ts)
  */
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -45,6 +46,7 @@ import { startupTable } from "./startup-table.js";
 import { shapesOnly } from "./shapes.js";
 import { webhookOnly } from "./webhook-latency.js";
 import { sopsOnly } from "./sops.js";
+import { boundsOnly } from "./bounds.js";
 import { buildRows, coldRows, renderTable, rulesRows, scaleRows, tableFooter } from "./table.js";
 import type { SizeResult } from "./table.js";
 
@@ -275,5 +277,6 @@ const parts: Record<string, () => Promise<void>> = {
   webhook: webhookOnly,
   shapes: shapesOnly,
   sops: sopsOnly,
+  bounds: boundsOnly,
 };
 await (parts[process.env.BENCH_PARTS ?? ""] ?? main)();

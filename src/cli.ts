@@ -19,6 +19,7 @@ import { GatesyncError, ValidationFailed } from "./errors.js";
 import { packageVersion } from "./package-root.js";
 import { formatDiagnostic } from "./errors.js";
 import { scrubText } from "./secrets/redaction.js";
+import { terminalText } from "./bounded-text.js";
 import { tracingOn, withSpan } from "./telemetry/spans.js";
 import { startTracing } from "./telemetry/tracing.js";
 import { fileTraces } from "./cli/telemetry-file.js";
@@ -37,11 +38,15 @@ export async function drained(stream: NodeJS.WriteStream): Promise<void> {
   });
 }
 
-/** Everything a command prints passes through the redaction layer. */
+/**
+ * Everything a command prints passes through the redaction layer, and reaches the terminal with
+ * no control but gatesync's own colours (the printers strip outside text themselves: this is
+ * the last gate, for a printer that forgets).
+ */
 const defaultIo: CliIo = {
-  stdout: (t) => process.stdout.write(scrubText(t)),
+  stdout: (t) => process.stdout.write(terminalText(scrubText(t))),
   drained: async () => drained(process.stdout),
-  stderr: (t) => process.stderr.write(scrubText(t)),
+  stderr: (t) => process.stderr.write(terminalText(scrubText(t))),
   reveal: (t) => process.stdout.write(t),
   env: process.env,
   isTty: process.stdout.isTTY === true,

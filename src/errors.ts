@@ -9,6 +9,7 @@
  * Every code is listed, with its meaning, in docs/user/errors.md. Messages pass through the
  * redaction layer: a secret value registered before the error is made never appears in it.
  */
+import { stripControls } from "./bounded-text.js";
 import { scrubText } from "./secrets/redaction.js";
 import type { Paint } from "./style.js";
 
@@ -53,6 +54,8 @@ export const ErrorCode = {
   SOPS_NO_IDENTITY: "SOPS_NO_IDENTITY",
   SOPS_WRONG_KEY: "SOPS_WRONG_KEY",
   SOPS_KEY_UNSUPPORTED: "SOPS_KEY_UNSUPPORTED",
+  SOPS_TOO_LARGE: "SOPS_TOO_LARGE",
+  SOPS_UNWRAP_BUDGET: "SOPS_UNWRAP_BUDGET",
   REFERENCE_UNKNOWN: "REFERENCE_UNKNOWN",
   // environments (docs/user/environments.md)
   VALUE_MISSING: "VALUE_MISSING",
@@ -242,11 +245,12 @@ export function formatPosition(loc: Location): string {
 
 /** A finding as one line (two with its hint) for people: position, resource, path, message. */
 export function formatDiagnostic(d: Diagnostic, paint: Paint = (_s, t) => t): string {
-  const where = [formatPosition(d), d.resource, d.path].filter((x) => x !== undefined && x !== "").join(" ");
+  // a finding's file, path, message and hint carry a repository's (or a server's) text
+  const where = stripControls([formatPosition(d), d.resource, d.path].filter((x) => x !== undefined && x !== "").join(" "));
   const colour = d.severity === "error" ? "red" : d.severity === "warning" ? "yellow" : "cyan";
-  const code = d.rule === undefined ? d.code : `${d.code} ${d.rule}`;
-  const head = `${paint(colour, d.severity)}[${code}] ${paint("bold", where)}${where === "" ? "" : ": "}${d.message}`;
-  return d.hint === undefined ? head : `${head}\n    ${paint("dim", `hint: ${d.hint}`)}`;
+  const code = stripControls(d.rule === undefined ? d.code : `${d.code} ${d.rule}`);
+  const head = `${paint(colour, d.severity)}[${code}] ${paint("bold", where)}${where === "" ? "" : ": "}${stripControls(d.message)}`;
+  return d.hint === undefined ? head : `${head}\n    ${paint("dim", `hint: ${stripControls(d.hint)}`)}`;
 }
 
 /** Stable order for reports: by file, line, column, then code. */

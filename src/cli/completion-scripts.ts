@@ -3,6 +3,11 @@
  * the candidates of the word at the cursor (the words after `gatesync`, the last one the word
  * being completed, possibly empty) and, when it has none (a file's place), lets the shell
  * complete file names. Errors of the call are dropped: a Tab never prints anything.
+ *
+ * A candidate may be a resource's name, read from a repository: each shell gets it as one quoted
+ * word, so Tab then Enter runs nothing it carries (`$(…)`, backticks, `;`, globs). bash
+ * inserts COMPREPLY as it is, so the script quotes each candidate with `printf %q`; zsh's
+ * `compadd` (without -Q) and fish's insertion quote a match themselves.
  */
 
 export const completionShells = ["bash", "zsh", "fish"] as const;
@@ -11,7 +16,12 @@ export type CompletionShell = (typeof completionShells)[number];
 const bash = `# gatesync completion for bash: \`source <(gatesync completion bash)\` in ~/.bashrc,
 # or save it as ~/.local/share/bash-completion/completions/gatesync
 _gatesync_complete() {
-  mapfile -t COMPREPLY < <(command gatesync __complete "\${COMP_WORDS[@]:1:COMP_CWORD}" 2>/dev/null)
+  local candidate
+  COMPREPLY=()
+  while IFS= read -r candidate; do
+    printf -v candidate '%q' "$candidate"
+    COMPREPLY+=("$candidate")
+  done < <(command gatesync __complete "\${COMP_WORDS[@]:1:COMP_CWORD}" 2>/dev/null)
 }
 complete -o default -F _gatesync_complete gatesync
 `;

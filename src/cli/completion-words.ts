@@ -73,9 +73,13 @@ async function wordsAt(position: Position, current: string, repository: Reposito
   return [...subcommands, ...choices, ...resources, ...environments];
 }
 
+// eslint-disable-next-line no-control-regex -- finding them is the point
+const hasControl = (w: string): boolean => /[\u0000-\u001f\u007f-\u009f]/.test(w);
+
 /** The candidates for the last of `words` (the words after `gatesync`, the last one being completed, possibly empty). */
 export async function completionCandidates(program: Command, words: readonly string[], repository: RepositoryWords): Promise<string[]> {
   const current = words.at(-1) ?? "";
   const all = await wordsAt(positionOf(program, words.slice(0, -1)), current, repository);
-  return [...new Set(all.filter((w) => w.startsWith(current)))].sort();
+  // a word with a control in it (a newline would be two candidates) is no name a command takes
+  return [...new Set(all.filter((w) => w.startsWith(current) && !hasControl(w)))].sort();
 }

@@ -9,6 +9,7 @@ import { rollbackTargetsIn } from "../daemon/rollback-targets.js";
 import type { RollbackTarget } from "../daemon/rollback-targets.js";
 import type { CliIo } from "./cli-io.js";
 import { environmentConfig } from "./environment-option.js";
+import { stripControls } from "../bounded-text.js";
 
 export interface HistoryOptions {
   readonly config: string;
@@ -23,8 +24,16 @@ function runJson(e: RunEntry): Record<string, unknown> {
   return { seq: e.seq, ...record, repeats: e.repeats, firstAt: e.firstAt, lastAt: e.lastAt };
 }
 
-/** One run in a line or two: when, what, which commit by whom, the counts, the replica. */
+/**
+ * One run in a line or two: when, what, which commit by whom, the counts, the replica. The
+ * subject, author, error and replica came from a repository, a server or a peer, and the
+ * state holds rows older versions wrote unstripped: stripped here, as printed.
+ */
 function runText(e: RunEntry): string {
+  return runLines(e).map(oneLine).join("\n");
+}
+
+function runLines(e: RunEntry): string[] {
   const r = e.record;
   const c = r.counts;
   const commit = (r.commit ?? r.revision ?? "no revision").slice(0, 12);
@@ -33,8 +42,11 @@ function runText(e: RunEntry): string {
   const lines = [`#${e.seq} ${r.startedAt} ${r.outcome.padEnd(12)} ${r.trigger} · ${commit} · ${counts} · ${r.durationMs} ms · on ${r.replica}${repeats}`];
   if (r.subject !== undefined || r.author !== undefined) lines.push(`    ${r.subject ?? ""}${r.author === undefined ? "" : ` — ${r.author}`}`);
   if (r.report.error !== undefined) lines.push(`    error: ${r.report.error}`);
-  return lines.join("\n");
+  return lines;
 }
+
+/** A printed line of outside text: stripped, and one line (a newline in a subject would start a line that reads as another run). */
+const oneLine = (l: string): string => stripControls(l).replace(/[\n\t]/g, " ");
 
 /** What a promotion row is to a rollback: the one in force, or the entry `--steps N` goes back to. */
 function rollbackMark(e: HistoryEntry<PromotionRecord>, inForce: number | undefined, targets: readonly RollbackTarget[]): string {
@@ -56,7 +68,7 @@ function promotionText(
         `#${e.seq} ${e.record.finishedAt} ${e.record.rollback ? "rolled back to" : "promoted"} ${e.record.revision.slice(0, 12)} from ${e.record.from} (${describeActor(e.record.actor)})${rollbackMark(e, inForce, targets)}`,
     ),
     ...verifications.map((e) => `#${e.seq} ${e.record.finishedAt} verified ${e.record.revision.slice(0, 12)} after a soak of ${e.record.soakMs} ms`),
-  ];
+  ].map(oneLine);
   return lines.length === 0 ? "" : `Promotions and verifications:\n${lines.map((l) => `  ${l}\n`).join("")}`;
 }
 

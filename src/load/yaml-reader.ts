@@ -1,7 +1,8 @@
 /**
  * Parses one file's bytes into documents, with every syntax problem located.
  *
- * YAML and JSON share one parser (JSON is YAML 1.2). Defences: duplicate keys are errors,
+ * YAML and JSON share one parser (JSON is YAML 1.2). Defences: duplicate keys are errors (found
+ * in one pass: yaml-unique-keys.ts),
  * aliases are capped (alias bombs), nesting depth is capped (both during parsing, where a
  * stack overflow is caught, and after), bytes must be UTF-8 text without NUL.
  */
@@ -13,6 +14,7 @@ import { parseFast } from "./fast-yaml.js";
 import type { ParsedDocument, ReadLimits } from "./parsed-yaml.js";
 import { defaultReadLimits } from "./parsed-yaml.js";
 import { loadYamlLibrary } from "../yaml-library.js";
+import { duplicateKeys } from "../yaml-unique-keys.js";
 
 /**
  * `yaml`, loaded on first use: the value-only parse (fast-yaml.ts) answers for most files, so a
@@ -117,8 +119,9 @@ export function parseYamlFully(text: string, file: string, limits: ReadLimits = 
   const documents: ParsedDocument[] = [];
   docs.forEach((doc, index) => {
     const start = lineCounter.linePos((doc.contents as YamlNode | null)?.range?.[0] ?? doc.range[0]);
-    if (doc.errors.length > 0) {
-      diagnostics.push(...syntaxErrors(doc, text, file, lineCounter, start));
+    const errors = documentErrors(doc);
+    if (errors.length > 0) {
+      diagnostics.push(...syntaxErrors(errors, text, file, lineCounter, start));
       return;
     }
     if (doc.contents === null || (yaml().isScalar(doc.contents) && doc.contents.value === null)) return; // empty document, e.g. a trailing `---`
@@ -140,7 +143,8 @@ type Position = { readonly line: number; readonly col: number };
 function composeDocuments(text: string, lineCounter: LineCounter, max: number): { docs: Document.Parsed[] } | { tooMany: number } {
   const { Composer, Parser } = yaml();
   const parser = new Parser(lineCounter.addNewLine);
-  const composer = new Composer({ uniqueKeys: true, prettyErrors: false, strict: true });
+  // duplicate keys are found after, in one pass (documentErrors): yaml's own check is quadratic
+  const composer = new Composer({ uniqueKeys: false, prettyErrors: false, strict: true });
   const docs: Document.Parsed[] = [];
   for (const doc of composer.compose(parser.parse(text), true, text.length)) {
     if (docs.length >= max) return { tooMany: doc.range[0] };
@@ -161,11 +165,24 @@ function tooManyDocuments(file: string, at: Position, max: number): Diagnostic {
   };
 }
 
+/** What is wrong with a document: what `yaml` found and its repeated keys, in the order of the text. */
+interface DocumentError {
+  readonly code: string;
+  readonly message: string;
+  readonly offset: number;
+}
+
+function documentErrors(doc: Document.Parsed): DocumentError[] {
+  const found = doc.errors.map((e) => ({ code: e.code, message: e.message, offset: e.pos[0] }));
+  const repeated = duplicateKeys(yaml(), doc).map((d) => ({ code: "DUPLICATE_KEY", message: "", offset: d.offset }));
+  return repeated.length === 0 ? found : [...found, ...repeated].sort((a, b) => a.offset - b.offset);
+}
+
 /** A document's syntax errors, located (a stack overflow while parsing: too deep). */
-function syntaxErrors(doc: Document.Parsed, text: string, file: string, lineCounter: LineCounter, start: Position): Diagnostic[] {
+function syntaxErrors(errors: readonly DocumentError[], text: string, file: string, lineCounter: LineCounter, start: Position): Diagnostic[] {
   const out: Diagnostic[] = [];
-  for (const e of doc.errors) {
-    const pos = lineCounter.linePos(e.pos[0]);
+  for (const e of errors) {
+    const pos = lineCounter.linePos(e.offset);
     const duplicate = e.code === "DUPLICATE_KEY";
     if (e.message.includes("call stack")) {
       out.push({ ...tooDeep(file, new RangeError()), line: start.line, column: start.col });
@@ -177,7 +194,7 @@ function syntaxErrors(doc: Document.Parsed, text: string, file: string, lineCoun
       file,
       line: pos.line,
       column: pos.col,
-      message: duplicate ? duplicateKeyMessage(text, e.pos[0]) : firstLine(e.message),
+      message: duplicate ? duplicateKeyMessage(text, e.offset) : firstLine(e.message),
       hint: duplicate ? "each key may appear once in a mapping: remove or rename one of them" : "fix the YAML syntax at this position",
     });
   }

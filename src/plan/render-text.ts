@@ -2,6 +2,7 @@
 import { selectionLine } from "../select/selection-text.js";
 import { notComparedEntries, notComparedHeading } from "./not-compared.js";
 import { painter } from "../style.js";
+import { stripControls } from "../bounded-text.js";
 import type { Paint, Style } from "../style.js";
 import type { FieldChange } from "./diff.js";
 import type { Plan } from "./plan.js";
@@ -50,17 +51,19 @@ function compatibilityLines(c: PlannedChange): string[] {
   return lines;
 }
 
+/** A change's lines: its names, values, reasons and hints came from the repository or a server, stripped before they are painted. */
 function changeLines(c: PlannedChange, paint: Paint): string[] {
+  const s = stripControls;
   const mark = (c.breaking?.length ?? 0) > 0 ? `  ${paint("red", breakingMark)}` : "";
-  const moved = c.moved === undefined ? "" : `  ${movedText(c)}`;
+  const moved = c.moved === undefined ? "" : `  ${s(movedText(c))}`;
   const lines = [
-    `  ${paint(actionStyle[c.action], `${symbol[c.action]} ${c.id}`)}  ${c.action}${moved}${c.operation === undefined ? "" : `  ${callText(c)}`}${mark}`,
+    `  ${paint(actionStyle[c.action], `${symbol[c.action]} ${s(c.id)}`)}  ${c.action}${moved}${c.operation === undefined ? "" : `  ${s(callText(c))}`}${mark}`,
   ];
-  if (c.reason !== undefined) lines.push(`      ${c.reason}`);
-  for (const l of compatibilityLines(c)) lines.push(`      ${l.startsWith(breakingMark) ? paint("red", l) : paint("dim", l)}`);
-  for (const f of fieldChanges(c)) lines.push(`      ${fieldLine(f)}`);
-  for (const n of c.notes) lines.push(paint("dim", `      note: ${n}`));
-  if (c.hint !== undefined) lines.push(paint("dim", `      hint: ${c.hint}`));
+  if (c.reason !== undefined) lines.push(`      ${s(c.reason)}`);
+  for (const l of compatibilityLines(c).map(s)) lines.push(`      ${l.startsWith(breakingMark) ? paint("red", l) : paint("dim", l)}`);
+  for (const f of fieldChanges(c)) lines.push(`      ${s(fieldLine(f))}`);
+  for (const n of c.notes) lines.push(paint("dim", `      note: ${s(n)}`));
+  if (c.hint !== undefined) lines.push(paint("dim", `      hint: ${s(c.hint)}`));
   return lines;
 }
 
@@ -101,7 +104,11 @@ export function* textChunks(plan: Plan, color: boolean): Generator<string> {
   const tail = shown.length === 0 ? ["", "  No changes: the servers match the repository as far as the state knows."] : [];
   const notCompared = notComparedEntries(plan.changes);
   if (notCompared.length > 0) {
-    tail.push("", paint("yellow", `⚠ ${notComparedHeading(notCompared.length)}:`), ...notCompared.map((n) => `  ${n.id} ${n.path}: ${n.verdict}`));
+    tail.push(
+      "",
+      paint("yellow", `⚠ ${notComparedHeading(notCompared.length)}:`),
+      ...notCompared.map((n) => stripControls(`  ${n.id} ${n.path}: ${n.verdict}`)),
+    );
   }
   tail.push("", `${paint("bold", "Plan:")} ${summaryLine(plan)}.`, `${callsLine(plan)}.`);
   yield text(tail);

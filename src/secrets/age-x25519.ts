@@ -87,6 +87,9 @@ function identitiesOf(lines: readonly string[]): X25519Identity[] | "bad-identit
 /** Thrown for a stanza that is not an armored age file (SOPS_INVALID); anything else thrown is "no match". */
 class Malformed extends Error {}
 
+/** The stanzas one armored `enc` may hold (sops writes one): the trials it costs are bounded. */
+const maxStanzasPerHeader = 4;
+
 const armorBegin = "-----BEGIN AGE ENCRYPTED FILE-----";
 const armorEnd = "-----END AGE ENCRYPTED FILE-----";
 
@@ -126,6 +129,8 @@ function parseHeader(file: Buffer): Header {
   if (line() !== "age-encryption.org/v1") throw new Malformed();
   const stanzas: Array<{ args: string[]; body: Buffer }> = [];
   for (;;) {
+    // sops writes one stanza per recipient's `enc`: more is no sops file, and each costs an X25519 trial
+    if (stanzas.length > maxStanzasPerHeader) throw new Malformed();
     const start = at;
     const next = line();
     if (next.startsWith("--- ")) {

@@ -65,6 +65,11 @@ export function ageKeySources(keys: AgeKeySettings = defaultAgeKeys): string {
   return [keys.keyEnv === undefined ? [] : [`the variable ${keys.keyEnv}`], keys.keyFile === undefined ? [] : [`the file ${keys.keyFile}`]].flat().join(" or ");
 }
 
+/** `Atomics.waitAsync` (Node 16+; ES2024 in TypeScript's libraries, past this project's target). */
+interface AtomicsWaitAsync {
+  waitAsync(array: Int32Array, index: number, value: number, timeout: number): { async: false; value: string } | { async: true; value: Promise<string> };
+}
+
 /** One thread for a run, started at the first file that needs it and not keeping the process alive. */
 class AgeThread {
   readonly #flag = new Int32Array(new SharedArrayBuffer(4));
@@ -77,7 +82,10 @@ class AgeThread {
     this.#worker = startWorker(import.meta.url, "sops-age-worker", { workerData: { port: port2, flag: this.#flag }, transferList: [port2] });
     this.#worker.unref();
     // a thread that fails answers nothing: the wait below ends in its time limit, as an error of the file
-    this.#worker.on("error", () => (thread = undefined));
+    this.#worker.on("error", () => {
+      if (thread === this) thread = undefined;
+      if (awayThread === this) awayThread = undefined;
+    });
     port1.unref();
   }
 
@@ -86,6 +94,20 @@ class AgeThread {
     this.#port.postMessage(request);
     // the thread's first answer includes its start (tsx from sources): generous, yet never forever
     if (Atomics.wait(this.#flag, 0, 0, 60_000) === "timed-out") throw new SopsProblem("SOPS_WRONG_KEY", "the data key could not be unwrapped in time");
+    return this.#answer(request);
+  }
+
+  /** The same, awaited: this thread's event loop runs while the age thread works. */
+  async unwrapAsync(request: UnwrapRequest): Promise<UnwrapAnswer[]> {
+    Atomics.store(this.#flag, 0, 0);
+    this.#port.postMessage(request);
+    const waited = (Atomics as unknown as AtomicsWaitAsync).waitAsync(this.#flag, 0, 0, 60_000);
+    if ((waited.async ? await waited.value : waited.value) === "timed-out")
+      throw new SopsProblem("SOPS_WRONG_KEY", "the data key could not be unwrapped in time");
+    return this.#answer(request);
+  }
+
+  #answer(request: UnwrapRequest): UnwrapAnswer[] {
     const answer = receiveMessageOnPort(this.#port)?.message as UnwrapAnswer[] | undefined;
     if (answer?.length !== request.files.length) throw new SopsProblem("SOPS_WRONG_KEY", "the data key could not be unwrapped");
     return answer;
@@ -133,6 +155,27 @@ export function unwrapDataKeys(files: readonly WrappedKey[], identities: readonl
     return settle(error);
   }
 }
+
+/**
+ * The same, awaited in the age thread, whatever the identities' type: for a prefetch of more
+ * work than `onLoopTrials`, which the daemon's event loop must not spend (its /healthz waits).
+ */
+export async function unwrapDataKeysAway(files: readonly WrappedKey[], identities: readonly string[], sources: string): Promise<Keys> {
+  const { request, settle } = unwrapping(files, identities, sources);
+  if (request === undefined) return settle([]);
+  // a thread of its own, one request at a time (environments of a daemon prefetch side by side): the lookups' waits never take its answers
+  const asked = awayQueue.then(async () => (awayThread ??= new AgeThread()).unwrapAsync(request));
+  awayQueue = asked.catch(() => undefined);
+  try {
+    return settle(await asked);
+  } catch (error) {
+    if (!(error instanceof SopsProblem)) throw error;
+    return settle(error);
+  }
+}
+
+let awayThread: AgeThread | undefined;
+let awayQueue: Promise<unknown> = Promise.resolve();
 
 /** The same, awaited on this thread: a run that can wait before its lookups starts no age thread. */
 export async function unwrapDataKeysHere(files: readonly WrappedKey[], identities: readonly string[], sources: string): Promise<Keys> {

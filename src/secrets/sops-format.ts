@@ -7,7 +7,15 @@
 import { linearTest } from "../linear-regex.js";
 
 /** The codes of a SOPS file refused (errors.ts lists them; secrets/ imports no module that imports it). */
-export type SopsCode = "SOPS_INVALID" | "SOPS_INTEGRITY" | "SOPS_KEY_PATH" | "SOPS_NO_IDENTITY" | "SOPS_WRONG_KEY" | "SOPS_KEY_UNSUPPORTED";
+export type SopsCode =
+  | "SOPS_INVALID"
+  | "SOPS_INTEGRITY"
+  | "SOPS_KEY_PATH"
+  | "SOPS_NO_IDENTITY"
+  | "SOPS_WRONG_KEY"
+  | "SOPS_KEY_UNSUPPORTED"
+  | "SOPS_TOO_LARGE"
+  | "SOPS_UNWRAP_BUDGET";
 
 /** Why a SOPS file cannot be used: its code and a message naming no value. */
 export class SopsProblem extends Error {

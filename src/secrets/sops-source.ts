@@ -6,7 +6,7 @@
  */
 import { createHash } from "node:crypto";
 import { readFileSync, statSync } from "node:fs";
-import { ageIdentities, ageKeySources, unwrapDataKeys, unwrapDataKeysHere } from "./sops-age.js";
+import { ageIdentities, ageKeySources, unwrapDataKeys, unwrapDataKeysAway, unwrapDataKeysHere } from "./sops-age.js";
 import type { AgeKeySettings, WrappedKey } from "./sops-age.js";
 import { SopsProblem } from "./sops-format.js";
 import type { SopsCode } from "./sops-format.js";
@@ -15,8 +15,22 @@ import type { SopsFile, SopsNode, ValueParse } from "./sops-tree.js";
 import { describeFinding } from "./sops-findings.js";
 import type { SopsFinding } from "./sops-findings.js";
 
-/** A SOPS file larger than this is refused before it is read. */
-const maxSopsFileBytes = 5 * 1024 * 1024;
+/**
+ * What a SOPS file and a run may cost, checked before any data key is unwrapped
+ * (docs/user/secrets.md#bounds). The list of age recipients is outside the file's MAC: anyone who
+ * can commit can add stanzas, each an X25519 trial for each identity (36,000 junk stanzas in four
+ * files kept a daemon's /healthz unanswered for 20–29 s of every run).
+ */
+export const sopsBounds = {
+  /** Bytes of one file, refused before it is read. */
+  maxFileBytes: 1024 * 1024,
+  /** Age recipients (`sops.age` stanzas) of one file: sops writes one per recipient. */
+  maxStanzas: 64,
+  /** Trials (stanzas × identities) one run unwraps, over all its files. */
+  maxTrialsPerRun: 4096,
+  /** Trials a prefetch spends on the caller's thread (a few milliseconds); more are the age thread's. */
+  onLoopTrials: 64,
+} as const;
 
 /**
  * `sealed`: the fingerprint of the value as encrypted (its `ENC[…]` text, public in the
@@ -49,6 +63,8 @@ export class SopsFiles {
   readonly #files = new Map<string, Read>();
   readonly #warned = new Set<string>();
   #identities: string[] | undefined;
+  /** Trials asked so far this run (sopsBounds.maxTrialsPerRun). */
+  #trials = 0;
 
   /** `fast`: the value-only parse of a file's text (sops-tree.ts parseSopsFile); without it, `yaml` reads every file. */
   constructor(
@@ -64,10 +80,14 @@ export class SopsFiles {
    */
   async prefetch(reals: readonly string[]): Promise<void> {
     if (this.identities().length === 0) return;
-    const reads = [...new Set(reals)].map((real) => this.read(real)).filter((r) => r.invalid === undefined && r.problem === undefined && r.key === undefined);
+    const wanted = [...new Set(reals)].map((real) => this.read(real)).filter((r) => r.invalid === undefined && r.problem === undefined && r.key === undefined);
+    const before = this.#trials;
+    const reads = this.withinBudget(wanted);
     if (reads.length === 0) return;
+    // a few trials here; more in the age thread, awaited, so the daemon's event loop keeps answering
+    const unwrap = this.#trials - before <= sopsBounds.onLoopTrials ? unwrapDataKeysHere : unwrapDataKeysAway;
     try {
-      this.settle(reads, await unwrapDataKeysHere(reads.map(wrappedKey), this.identities(), ageKeySources(this.keys)));
+      this.settle(reads, await unwrap(reads.map(wrappedKey), this.identities(), ageKeySources(this.keys)));
     } catch {
       // left to the lookups, which unwrap what is missing in the age thread and say what fails
     }
@@ -75,7 +95,28 @@ export class SopsFiles {
 
   /** Keys of files a lookup needs now: in the age thread, waited for. */
   private unlock(reads: readonly Read[]): void {
-    this.settle(reads, unwrapDataKeys(reads.map(wrappedKey), this.identities(), ageKeySources(this.keys)));
+    const within = this.withinBudget(reads);
+    if (within.length > 0) this.settle(within, unwrapDataKeys(within.map(wrappedKey), this.identities(), ageKeySources(this.keys)));
+  }
+
+  /**
+   * The reads whose trials fit in what is left of the run's budget, charged; the others refused
+   * before anything is unwrapped (SOPS_UNWRAP_BUDGET), so no file can spend another's share twice.
+   */
+  private withinBudget(reads: readonly Read[]): Read[] {
+    const identities = Math.max(1, this.identities().length);
+    return reads.filter((r) => {
+      const trials = r.file!.meta.age.length * identities;
+      if (this.#trials + trials <= sopsBounds.maxTrialsPerRun) {
+        this.#trials += trials;
+        return true;
+      }
+      r.problem = new SopsProblem(
+        "SOPS_UNWRAP_BUDGET",
+        `unwrapping its data key (${r.file!.meta.age.length} age stanza(s) × ${identities} identit${identities === 1 ? "y" : "ies"}) is past this run's bound of ${sopsBounds.maxTrialsPerRun} trials (sopsBounds.maxTrialsPerRun), ${this.#trials} spent on the files before it`,
+      );
+      return false;
+    });
   }
 
   private settle(reads: readonly Read[], keys: ReadonlyArray<Buffer | SopsProblem>): void {
@@ -172,8 +213,24 @@ const wrappedKey = (r: Read): WrappedKey => ({ stanzas: r.file!.meta.age, otherK
 function readFile(real: string, fast: ValueParse | undefined): Read {
   let file: SopsFile | undefined;
   try {
-    if (statSync(real).size > maxSopsFileBytes) return { invalid: new SopsProblem("SOPS_INVALID", `the file is larger than ${maxSopsFileBytes} bytes`) };
+    const size = statSync(real).size;
+    if (size > sopsBounds.maxFileBytes)
+      return {
+        invalid: new SopsProblem(
+          "SOPS_TOO_LARGE",
+          `the file is ${size} bytes, past the bound of ${sopsBounds.maxFileBytes} bytes of a SOPS file (sopsBounds.maxFileBytes)`,
+        ),
+      };
     file = parseSopsFile(readFileSync(real, "utf8"), fast);
+    const stanzas = file.meta.age.length;
+    if (stanzas > sopsBounds.maxStanzas)
+      return {
+        file,
+        invalid: new SopsProblem(
+          "SOPS_TOO_LARGE",
+          `the file names ${stanzas} age recipients, past the bound of ${sopsBounds.maxStanzas} of a SOPS file (sopsBounds.maxStanzas)`,
+        ),
+      };
     checkSopsStructure(file);
     return { file };
   } catch (error) {

@@ -7,6 +7,7 @@
  */
 import { createDecipheriv, createHash } from "node:crypto";
 import type { Node as YamlNode } from "yaml";
+import { duplicateKeys } from "../yaml-unique-keys.js";
 import { loadYamlLibrary } from "../yaml-library.js";
 import { looksEncrypted, macAdditionalData, parseEncrypted, readMetadata, shouldBeEncrypted, SopsProblem } from "./sops-format.js";
 import type { SopsMetadata } from "./sops-format.js";
@@ -60,8 +61,9 @@ export type ValueParse = (text: string) => unknown;
 function parsedFully(text: string): SopsFile {
   const yaml = loadYamlLibrary();
   const lines = new yaml.LineCounter();
-  const docs = yaml.parseAllDocuments(text, { uniqueKeys: true, lineCounter: lines });
-  if (!Array.isArray(docs) || docs.length !== 1 || docs[0]!.errors.length > 0) {
+  // duplicate keys found in one pass (yaml-unique-keys.ts): yaml's own check is quadratic
+  const docs = yaml.parseAllDocuments(text, { uniqueKeys: false, lineCounter: lines });
+  if (!Array.isArray(docs) || docs.length !== 1 || docs[0]!.errors.length > 0 || duplicateKeys(yaml, docs[0]!).length > 0) {
     throw new SopsProblem("SOPS_INVALID", "the file is not one YAML or JSON document");
   }
   const root = toNode(docs[0]!.contents, 0);

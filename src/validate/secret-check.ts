@@ -113,6 +113,9 @@ function sopsHint(code: ErrorCode): string {
   if (code === ErrorCode.SOPS_INTEGRITY) return "the file is not as sops wrote it: restore it from git, or edit it with `sops FILE` (never by hand)";
   if (code === ErrorCode.SOPS_WRONG_KEY) return "give an identity of one of the file's recipients, or add this environment's key with `sops updatekeys FILE`";
   if (code === ErrorCode.SOPS_KEY_UNSUPPORTED) return "add an age recipient to the file (`sops updatekeys` with an age key in .sops.yaml)";
+  if (code === ErrorCode.SOPS_TOO_LARGE)
+    return "keep the file as sops writes it: one age stanza per recipient (`sops updatekeys FILE` rewrites the list from .sops.yaml), and split large files";
+  if (code === ErrorCode.SOPS_UNWRAP_BUDGET) return "reference fewer SOPS files from one environment, or give them fewer recipients (`sops updatekeys FILE`)";
   if (code === ErrorCode.SOPS_KEY_PATH) return "name a key path the file holds, e.g. ${sops:app.enc.yaml#db.password}";
   return "encrypt the file with `sops --encrypt` (age recipients) and commit what it writes";
 }

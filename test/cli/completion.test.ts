@@ -98,15 +98,22 @@ describe("gatesync completion bash, in a real bash", () => {
     expect(direct).toEqual({ code: 0, stdout: "", stderr: "" });
   });
 
-  it("hands a resource's name to bash as text: a name holding $(…), globs or quotes runs nothing", async () => {
+  it("hands a resource's name to bash quoted: Tab then Enter on a name holding $(…), backticks, `;`, globs or quotes runs nothing", async () => {
+    const name = "a$(touch pwned)`touch pwned2`;touch pwned3 *'\"";
     const hostile = await tempRepo({
       "gatesync.yaml": await readFile(path.join(repo, "gatesync.yaml"), "utf8"),
-      "config/k.yaml": 'kind: OrgKey\nmetadata:\n  name: "a$(touch pwned)`touch pwned2`*\'"\nspec: {}\n',
+      "config/k.yaml": `kind: OrgKey\nmetadata:\n  name: ${JSON.stringify(name)}\nspec: {}\n`,
+      "config/n.yaml": 'kind: OrgKey\nmetadata:\n  name: "b\\ntouch pwned4"\nspec: {}\n',
     });
     const r = await tab("gatesync plan --target Org", hostile);
-    expect(r.candidates).toEqual(["OrgKey/a$(touch pwned)`touch pwned2`*'"]);
-    expect(existsSync(path.join(hostile, "pwned"))).toBe(false);
-    expect(existsSync(path.join(hostile, "pwned2"))).toBe(false);
+    expect(r.candidates).toHaveLength(1); // the name with a newline is no candidate
+    // what bash does with one candidate at a Tab: the word replaced by it; then Enter runs the line
+    const line = `gatesync plan --target ${r.candidates[0]!} `;
+    const ran = await run("bash", ["-c", `gatesync() { printf '%s\\n' "$@"; }\neval ${JSON.stringify(line).replace(/\$/g, "\\$").replace(/`/g, "\\`")}`], {
+      cwd: hostile,
+    });
+    expect(ran.stdout.split("\n").filter((l) => l !== "")).toEqual(["plan", "--target", `OrgKey/${name}`]);
+    for (const f of ["pwned", "pwned2", "pwned3", "pwned4"]) expect(existsSync(path.join(hostile, f)), f).toBe(false);
   });
 });
 
