@@ -21,6 +21,7 @@ import type { RouteGuard } from "./batch-guard.js";
 import type { Interfaces } from "./clients.js";
 import { openInterfaces } from "./clients.js";
 import { checksChanged, runPostApply } from "./post-apply.js";
+import { checkFailuresOf } from "./health-text.js";
 import { Recorder } from "./recorder.js";
 import { Sender } from "./sender.js";
 import type { AppliedCalls, ApplyDeps, ApplyInput, ApplySummary } from "./types.js";
@@ -87,7 +88,12 @@ async function runWaves(
 async function checksAfter(...args: Parameters<typeof runPostApply>): ReturnType<typeof runPostApply> {
   return withSpan("gatesync.post_apply", {}, async (span) => {
     const ran = await runPostApply(...args);
-    span.set({ "gatesync.checks": ran.calls, "gatesync.checks.failed": ran.health.filter((h) => !h.ok).length });
+    const failures = checkFailuresOf(ran.health);
+    span.set({
+      "gatesync.checks": ran.calls,
+      "gatesync.checks.failed": failures.length,
+      "gatesync.checks.failures": failures.length === 0 ? undefined : failures.join("\n"),
+    });
     return ran;
   });
 }

@@ -11,6 +11,8 @@ import type { Logger } from "../logger.js";
 import type { ResourceRecord } from "../record/state.js";
 import type { Interfaces } from "./clients.js";
 import type { Recorder } from "./recorder.js";
+import { answerExcerpt, describeHealth } from "./health-text.js";
+import { scrubText } from "../secrets/redaction.js";
 
 export interface PostApplyDeps {
   readonly interfaces: Interfaces;
@@ -63,10 +65,21 @@ export async function runPostApply(
       }
     }
     const { checks, error } = kind.postApply!.results(r.spec.read(), answer);
-    const result: HealthResult = { id, ok: error === undefined && checks.every((c) => c.ok), checkedAt, checks, ...(error === undefined ? {} : { error }) };
+    const ok = error === undefined && checks.every((c) => c.ok);
+    // what the route answered, when a check failed: the cause is in it (a 502 from a batch route that is off)
+    const excerpt = ok || !("body" in answer) ? undefined : answerExcerpt(answer.body);
+    const result: HealthResult = {
+      id,
+      ok,
+      checkedAt,
+      checks,
+      ...(error === undefined ? {} : { error: scrubText(error) }),
+      ...(excerpt === undefined ? {} : { excerpt }),
+    };
     health.push(result);
     await deps.recorder.health(result);
-    deps.logger.child({ resource: id }).info({ ok: result.ok, checks: checks.length }, "checks run");
+    if (ok) deps.logger.child({ resource: id }).info({ ok, checks: checks.length }, "checks run");
+    else deps.logger.child({ resource: id }).warn({ ok, checks: checks.length, reason: describeHealth(result) }, "post-apply check failed");
   }
   return { health, calls };
 }

@@ -22,7 +22,8 @@ import type { RunHistory } from "./ui/run-history.js";
 import { withTeamSettings } from "./repository-settings.js";
 import type { TeamSettingsReader } from "./repository-settings.js";
 import type { SharedSource } from "./shared-source.js";
-import { runFactOf } from "./verifier.js";
+import { runFactOf, verificationFactOf } from "./verifier.js";
+import { standingOf, withdrawalsOf } from "../promote/verification.js";
 
 export interface PromotionAsk {
   /** A commit id or its prefix; absent: the newest candidate (a rollback: `steps` back). */
@@ -71,9 +72,11 @@ export async function sourceViewOf(unit: PromotionUnit): Promise<SourceView> {
   // the runs as the shared state holds them now: a standby's copy may be 2 s old, and a gate read
   // from it would answer otherwise than the source's leader (a fleet's replicas refuse alike)
   await unit.history.fresh(0);
-  const verified = (await readVerifications(unit.state, 50)).map((v) => ({ revision: v.record.revision, at: Date.parse(v.record.finishedAt) }));
+  const rows = (await readVerifications(unit.state, 50)).map(verificationFactOf);
+  const verified = standingOf(rows).map((v) => ({ revision: v.revision, at: v.at }));
+  const withdrawn = withdrawalsOf(rows).map((v) => ({ revision: v.revision, at: v.at, reason: v.withdrawn ?? "" }));
   const soakMs = unit.reconciler.configInForce.config.promotion?.soakMs ?? 0;
-  return { name: unit.name, soakMs, verified, runs: unit.history.entries().map(runFactOf) };
+  return { name: unit.name, soakMs, verified, withdrawn, runs: unit.history.entries().map(runFactOf) };
 }
 
 /** A commit id or prefix as one of the revisions the rows name (a full id stays as given). */

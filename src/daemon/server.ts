@@ -29,10 +29,11 @@ import { ReplayGuard, safeEqual } from "./webhook.js";
 import { handlePromote, promotePath } from "./promote-endpoint.js";
 import type { PromoteRoute } from "./promote-endpoint.js";
 
-/** A recorded health as the status endpoint lists it: its verdict and when it was checked. */
-const healthSummary = (health: { readonly ok: boolean; readonly checkedAt: string }): { ok: boolean; checkedAt: string } => ({
+/** A recorded health as the status endpoint lists it: its verdict, when it was checked, and why it failed. */
+const healthSummary = (health: { readonly ok: boolean; readonly checkedAt: string; readonly reason?: string }): Record<string, unknown> => ({
   ok: health.ok,
   checkedAt: health.checkedAt,
+  ...(health.reason === undefined ? {} : { reason: health.reason }),
 });
 
 /** What the server reads of the reconcile loop (with environments: of all of them). */
@@ -190,6 +191,8 @@ function lastRunOf(newest: RunEntry): Record<string, unknown> {
           blocked: last.summary.blocked,
           calls: last.summary.calls,
         }),
+    // the run may say applied while a check failed: why, on the run itself
+    ...(record.checkFailures === undefined ? {} : { checkFailures: record.checkFailures }),
   };
 }
 

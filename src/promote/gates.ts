@@ -15,11 +15,13 @@ export interface Verified {
   readonly at: number;
 }
 
-/** What the source environment's state says: its verifications and its runs, newest first. */
+/** What the source environment's state says: its verifications that stand, those withdrawn, and its runs, newest first. */
 export interface SourceView {
   readonly name: string;
   readonly soakMs: number;
   readonly verified: readonly Verified[];
+  /** Revisions whose verification was withdrawn by a later failing run (and not granted again since). */
+  readonly withdrawn?: ReadonlyArray<{ readonly revision: string; readonly at: number; readonly reason: string }>;
   readonly runs: readonly RunFact[];
 }
 
@@ -37,6 +39,9 @@ export function gateRefusal(revision: string, source: SourceView, now: number): 
       ? `${shortRevision(revision)} is soaking in ${from}: ${left}s of its soak left`
       : `${shortRevision(revision)} ended its soak in ${from}; verified at its next run`;
   }
+  const withdrawn = source.withdrawn?.find((w) => w.revision === revision);
+  if (withdrawn !== undefined)
+    return `${shortRevision(revision)}'s verification in ${from} was withdrawn at ${new Date(withdrawn.at).toISOString()}: ${withdrawn.reason}`;
   const last = source.runs.find((r) => r.revision === revision && r.verdict !== "neutral");
   if (last === undefined) return `${shortRevision(revision)} was not applied in ${from}`;
   if (last.verdict === "failed") return `${shortRevision(revision)} failed in ${from}: ${last.problem ?? "the run failed"}`;
