@@ -115,7 +115,8 @@ export async function executePlan(input: ApplyInput, deps: ApplyDeps): Promise<A
   // Credentials first: a missing one stops the apply before any call.
   // checks added to an unchanged resource run too: their interface is opened as well
   const records = { record: (id: string) => input.state.resources.get(id) };
-  const checking = input.resources.filter((r) => checksChanged(r, records)).map((r) => kindModule(r.kind).interface);
+  const rechecked = (r: (typeof input.resources)[number]): boolean => input.recheck === true && kindModule(r.kind).postApply !== undefined;
+  const checking = input.resources.filter((r) => rechecked(r) || checksChanged(r, records)).map((r) => kindModule(r.kind).interface);
   const interfaces = openInterfaces(input.plan.changes.filter(isExecutable), deps, logger, checking);
   const summary = await executeWith(input, { ...deps, logger }, interfaces);
   noteAppliedOnRun(summary);
@@ -177,7 +178,7 @@ export async function executeWith(input: ApplyInput, deps: Omit<ApplyDeps, "disp
       progress.stop();
     }
     appliedIds = new Set(recorder.appliedIds);
-    checks = await checksAfter(input.resources, appliedIds, { interfaces, recorder, halt: halt.signal, now, logger });
+    checks = await checksAfter(input.resources, appliedIds, { interfaces, recorder, halt: halt.signal, now, logger, recheck: input.recheck === true });
   } finally {
     unlinkCaller();
     // a pause's timer holds the process while calls wait for it; none waits any more

@@ -20,6 +20,8 @@ export interface PostApplyDeps {
   readonly halt: AbortSignal;
   readonly now: () => Date;
   readonly logger: Logger;
+  /** Every resource's checks, applied in this run or not (a soak's end re-runs them). */
+  readonly recheck?: boolean;
 }
 
 /** A resource recorded as applied whose spec asks for other checks than its recorded health's (a check was added). */
@@ -46,7 +48,8 @@ export async function runPostApply(
     if (deps.halt.aborted) break;
     const kind = kindModule(r.kind);
     const id = resourceId(r);
-    const request = applied.has(id) || checksChanged(r, deps.recorder) ? kind.postApply?.request(r.spec.read()) : undefined;
+    const due = applied.has(id) || checksChanged(r, deps.recorder) || (deps.recheck === true && deps.recorder.record(id)?.status === "applied");
+    const request = due ? kind.postApply?.request(r.spec.read()) : undefined;
     const client = deps.interfaces.clients.get(kind.interface);
     const queue = deps.interfaces.queues.get(kind.interface);
     if (request === undefined || client === undefined || queue === undefined) continue;

@@ -29,7 +29,6 @@ import type { RunReport, RunResult } from "../apply/run-report.js";
 import { withTeamSettings } from "./repository-settings.js";
 import { whereOf } from "./run-record.js";
 import type { ReconcilerOptions } from "./reconciler-options.js";
-
 import type { RepositorySettings } from "./repository-settings.js";
 import { inRunSpan } from "./run-span.js";
 import { scheduleDelay } from "./schedule-delay.js";
@@ -265,6 +264,7 @@ export class Reconciler {
       signal: how.signal,
       observe: (e) => this.opts.metrics.observeCall(e),
       reassert,
+      recheck: run.reason === "soak",
       desiredMemo: this.desiredMemo,
       lockOwner: "gatesync run (daemon)",
       ...(this.opts.pacers === undefined ? {} : { pacers: this.opts.pacers }),
