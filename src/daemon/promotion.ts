@@ -8,8 +8,9 @@
 import type { PromotionActor, PromotionRecord } from "../record/promotion-history.js";
 import { readPromotions, readVerifications, describeActor } from "../record/promotion-history.js";
 import { PromotionError } from "../errors.js";
+import type { Logger } from "../logger.js";
 import { promotedFromOf } from "../config/promotion-section.js";
-import { autoCandidate, gateRefusal, newestCandidate, shortRevision } from "../promote/gates.js";
+import { autoCandidate, gateRefusal, newestCandidate, selectionRefusal, shortRevision } from "../promote/gates.js";
 import type { SourceView } from "../promote/gates.js";
 import { runPlan } from "../plan/run-plan.js";
 import { renderText } from "../plan/render.js";
@@ -65,6 +66,8 @@ export interface PromotionParts {
   readonly validator: Parameters<typeof runPlan>[0]["validator"];
   /** The team settings of a commit (its values, patches, rules), as the environment's runs put them over the operator's. */
   readonly teamSettings: TeamSettingsReader;
+  /** Where `promotion: auto` says why it did not promote a candidate. */
+  readonly logger?: Logger;
 }
 
 /** What the rules read of an environment: its verifications and its runs, newest first. */
@@ -126,6 +129,12 @@ export async function promote(parts: PromotionParts, name: string, ask: Promotio
   if (refusal !== undefined)
     throw new PromotionError(`${name} cannot take ${shortRevision(revision)}: ${refusal}`, { hint: `see gatesync history --env ${from.name}` });
   const plan = await planOf(parts, unit, revision);
+  // what this environment would get must be what the source applied and checked (not for a rollback: its own past)
+  const escaped = rollback ? undefined : await escapedSource(parts, from, plan, revision);
+  if (escaped !== undefined)
+    throw new PromotionError(`${name} cannot take ${shortRevision(revision)}: ${escaped}`, {
+      hint: `see gatesync history --env ${from.name}, and the selector ${from.name}'s gatesync.yaml sets at ${shortRevision(revision)}`,
+    });
   const answer: PromotionAnswer = {
     environment: name,
     revision,
@@ -162,6 +171,26 @@ async function planOf(parts: PromotionParts, unit: PromotionUnit, revision: stri
   } finally {
     release?.();
   }
+}
+
+/**
+ * Why the target's plan at `revision` changes something the source did not apply and check at
+ * it (promote/gates.ts: selectionRefusal), from the source's own plan at that revision — its
+ * selection as the commit's team settings made it — and its state.
+ */
+async function escapedSource(parts: PromotionParts, from: PromotionUnit, plan: Plan, revision: string): Promise<string | undefined> {
+  const changed = plan.changes.filter((c) => c.action !== "no-op").map((c) => c.id);
+  if (changed.length === 0) return undefined;
+  const judged = new Set((await planOf(parts, from, revision)).changes.map((c) => c.id));
+  const state = await from.state.read();
+  const applied = new Set<string>();
+  const failing = new Map<string, string>();
+  for (const [id, record] of state.resources) {
+    if (record.status === "applied") applied.add(id);
+    const health = record.health?.read();
+    if (health !== undefined && !health.ok) failing.set(id, health.reason ?? "failing");
+  }
+  return selectionRefusal(revision, from.name, changed, { judged, applied, failing });
 }
 
 /** What going back to `revision` leaves as it is: objects created since (an orphan, never deleted), quotas reset. */
@@ -204,6 +233,20 @@ export async function autoPromote(parts: PromotionParts, name: string): Promise<
   const current = (await readPromotions(unit.state, 1))[0]?.record;
   const next = autoCandidate(await sourceViewOf(from), current === undefined ? undefined : { revision: current.revision, at: Date.parse(current.finishedAt) });
   if (next === undefined) return;
+  // the same gate as a person's promotion: judged once per candidate and config (each fetch asks)
+  const key = `${next.revision} ${JSON.stringify(unit.reconciler.configInForce.config.selector ?? null)}`;
+  let refusal = autoRefusals.get(unit)?.get(key);
+  if (refusal === undefined) {
+    refusal = (await escapedSource(parts, from, await planOf(parts, unit, next.revision), next.revision)) ?? "";
+    autoRefusals.set(unit, new Map([[key, refusal]]));
+  }
+  if (refusal !== "") {
+    parts.logger?.warn({ environment: name, revision: next.revision, refusal }, "promotion: auto did not promote the candidate");
+    return;
+  }
   const answer = { environment: name, revision: next.revision, from: from.name, rollback: false, dryRun: false, plan: "", changes: 0, cannotUndo: [] };
   await record(unit, answer, { by: "auto" }, false);
 }
+
+/** The gate's verdict on `promotion: auto`'s newest candidate, per target ("": it passes). */
+const autoRefusals = new WeakMap<PromotionUnit, Map<string, string>>();

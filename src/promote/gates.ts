@@ -62,3 +62,37 @@ export function autoCandidate(source: SourceView, inForce: { readonly revision: 
   if (inForce === undefined) return newest;
   return newest.revision !== inForce.revision && newest.at > inForce.at ? newest : undefined;
 }
+
+/** What the source judged of a revision: the resources its plan at that revision held (its selection), and how its state left them. */
+export interface SourceSelection {
+  /** Every resource the source's plan at the revision holds, whatever its action: what its selection took in. */
+  readonly judged: ReadonlySet<string>;
+  /** Resources the source's state records as applied. */
+  readonly applied: ReadonlySet<string>;
+  /** Resources whose post-apply checks fail in the source, with why. */
+  readonly failing: ReadonlyMap<string, string>;
+}
+
+/** Names listed in one refusal; the rest are counted. */
+const maxNamed = 10;
+
+const listed = (items: readonly string[]): string =>
+  items.length <= maxNamed ? items.join("; ") : `${items.slice(0, maxNamed).join("; ")}; and ${items.length - maxNamed} more`;
+
+/**
+ * The gate judges what the target will get: every resource the target's plan at `revision`
+ * would change (`changed`) must have been in the source's selection at that revision, applied
+ * there and checked healthy — the same identities; values may differ by design. A commit that
+ * narrows the source's selection (a team `selector`) does not verify what it leaves out.
+ * Undefined: nothing the target would change escaped the source.
+ */
+export function selectionRefusal(revision: string, from: string, changed: readonly string[], source: SourceSelection): string | undefined {
+  const at = shortRevision(revision);
+  const problems = changed.flatMap((id) => {
+    if (!source.judged.has(id)) return [`${id} was outside ${from}'s selection at ${at}`];
+    if (!source.applied.has(id)) return [`${id} was not applied in ${from} at ${at}`];
+    const failing = source.failing.get(id);
+    return failing === undefined ? [] : [`${id}'s post-apply check fails in ${from}: ${failing}`];
+  });
+  return problems.length === 0 ? undefined : `${listed(problems)} (${from} did not apply and check what ${at} changes here)`;
+}
