@@ -264,7 +264,7 @@ export class Reconciler {
       signal: how.signal,
       observe: (e) => this.opts.metrics.observeCall(e),
       reassert,
-      recheck: run.reason === "soak",
+      recheck: reassert || run.reason === "soak",
       desiredMemo: this.desiredMemo,
       lockOwner: "gatesync run (daemon)",
       ...(this.opts.pacers === undefined ? {} : { pacers: this.opts.pacers }),
