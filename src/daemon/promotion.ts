@@ -179,7 +179,7 @@ async function planOf(parts: PromotionParts, unit: PromotionUnit, revision: stri
  * selection as the commit's team settings made it — and its state.
  */
 async function escapedSource(parts: PromotionParts, from: PromotionUnit, plan: Plan, revision: string): Promise<string | undefined> {
-  const changed = plan.changes.filter((c) => c.action !== "no-op").map((c) => c.id);
+  const changed = plan.changes.filter((c) => c.action !== "no-op").map((c) => ({ id: c.id, orphan: c.action === "orphan" }));
   if (changed.length === 0) return undefined;
   const judged = new Set((await planOf(parts, from, revision)).changes.map((c) => c.id));
   const state = await from.state.read();

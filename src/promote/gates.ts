@@ -82,14 +82,21 @@ const listed = (items: readonly string[]): string =>
 /**
  * The gate judges what the target will get: every resource the target's plan at `revision`
  * would change (`changed`) must have been in the source's selection at that revision, applied
- * there and checked healthy — the same identities; values may differ by design. A commit that
+ * there and checked healthy (an orphan — a resource the revision no longer declares — in its selection) — the same identities; values may differ by design. A commit that
  * narrows the source's selection (a team `selector`) does not verify what it leaves out.
  * Undefined: nothing the target would change escaped the source.
  */
-export function selectionRefusal(revision: string, from: string, changed: readonly string[], source: SourceSelection): string | undefined {
+export function selectionRefusal(
+  revision: string,
+  from: string,
+  changed: ReadonlyArray<{ readonly id: string; readonly orphan: boolean }>,
+  source: SourceSelection,
+): string | undefined {
   const at = shortRevision(revision);
-  const problems = changed.flatMap((id) => {
+  const problems = changed.flatMap(({ id, orphan }) => {
     if (!source.judged.has(id)) return [`${id} was outside ${from}'s selection at ${at}`];
+    // a resource the revision no longer declares: the source judged it too (it has no values to check)
+    if (orphan) return [];
     if (!source.applied.has(id)) return [`${id} was not applied in ${from} at ${at}`];
     const failing = source.failing.get(id);
     return failing === undefined ? [] : [`${id}'s post-apply check fails in ${from}: ${failing}`];
