@@ -28,9 +28,7 @@ export function answerExcerpt(body: unknown): string | undefined {
 
 /** `GET pets: expected 200, got 502` for each failed check (`got no answer` for status 0). */
 export function failedChecksOf(health: HealthResult): string[] {
-  return health.checks
-    .filter((c) => !c.ok)
-    .map((c) => `${c.method} ${c.path}: expected ${c.expected}, got ${c.status === 0 ? "no answer" : c.status}`);
+  return health.checks.filter((c) => !c.ok).map((c) => `${c.method} ${c.path}: expected ${c.expected}, got ${c.status === 0 ? "no answer" : c.status}`);
 }
 
 /** One line: `ApiDefinition/petstore: GET pets: expected 200, got no answer — the batch route … answered 502 …; answer: {…}`. */

@@ -110,10 +110,13 @@ describe("a verification withdrawn by a failing run", () => {
       lastRun: { checkFailures?: string[] };
       verification: { verified: Array<{ revision: string }>; withdrawn: Array<{ revision: string; reason: string }> };
     };
-    expect(status.resources.find((r) => r.id === "ApiDefinition/petstore")?.health).toMatchObject({ ok: false, reason: expect.stringContaining(expectedGot) });
+    const health = status.resources.find((r) => r.id === "ApiDefinition/petstore")?.health;
+    expect(health?.ok).toBe(false);
+    expect(health?.reason).toContain(expectedGot);
     expect(status.lastRun.checkFailures?.[0]).toContain(expectedGot);
     expect(status.verification.verified.map((v) => v.revision)).not.toContain(v1);
-    expect(status.verification.withdrawn[0]).toMatchObject({ revision: v1, reason: expect.stringContaining(expectedGot) });
+    expect(status.verification.withdrawn[0]?.revision).toBe(v1);
+    expect(status.verification.withdrawn[0]?.reason).toContain(expectedGot);
     const all = (await call(`${d.daemon.url}/status`)).body as { environments: Array<{ environment: string; lastRun: { checkFailures?: string[] } }> };
     expect(all.environments.find((e) => e.environment === "staging")?.lastRun.checkFailures?.[0]).toContain(expectedGot);
 

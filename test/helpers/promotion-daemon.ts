@@ -41,7 +41,13 @@ export interface PromotionDaemonOptions {
   readonly stagingSettings?: string;
 }
 
-const operatorSettings = (origin: string, staging: SandboxHandle, production: SandboxHandle, promotion: string, extra = ""): string => `apiVersion: gatesync.dev/v1
+const operatorSettings = (
+  origin: string,
+  staging: SandboxHandle,
+  production: SandboxHandle,
+  promotion: string,
+  extra = "",
+): string => `apiVersion: gatesync.dev/v1
 kind: GatesyncConfig
 source: { git: { url: ${JSON.stringify(origin)}, branch: main, subdirectory: config, cacheDir: ./cache } }
 state: { backend: sqlite, path: ./state.db }
