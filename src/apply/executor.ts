@@ -21,6 +21,7 @@ import type { RouteGuard } from "./batch-guard.js";
 import type { Interfaces } from "./clients.js";
 import { openInterfaces } from "./clients.js";
 import { checksChanged, runPostApply } from "./post-apply.js";
+import { checkFailuresOf } from "./health-text.js";
 import { Recorder } from "./recorder.js";
 import { Sender } from "./sender.js";
 import type { AppliedCalls, ApplyDeps, ApplyInput, ApplySummary } from "./types.js";
@@ -87,7 +88,12 @@ async function runWaves(
 async function checksAfter(...args: Parameters<typeof runPostApply>): ReturnType<typeof runPostApply> {
   return withSpan("gatesync.post_apply", {}, async (span) => {
     const ran = await runPostApply(...args);
-    span.set({ "gatesync.checks": ran.calls, "gatesync.checks.failed": ran.health.filter((h) => !h.ok).length });
+    const failures = checkFailuresOf(ran.health);
+    span.set({
+      "gatesync.checks": ran.calls,
+      "gatesync.checks.failed": failures.length,
+      "gatesync.checks.failures": failures.length === 0 ? undefined : failures.join("\n"),
+    });
     return ran;
   });
 }
@@ -109,7 +115,8 @@ export async function executePlan(input: ApplyInput, deps: ApplyDeps): Promise<A
   // Credentials first: a missing one stops the apply before any call.
   // checks added to an unchanged resource run too: their interface is opened as well
   const records = { record: (id: string) => input.state.resources.get(id) };
-  const checking = input.resources.filter((r) => checksChanged(r, records)).map((r) => kindModule(r.kind).interface);
+  const rechecked = (r: (typeof input.resources)[number]): boolean => input.recheck === true && kindModule(r.kind).postApply !== undefined;
+  const checking = input.resources.filter((r) => rechecked(r) || checksChanged(r, records)).map((r) => kindModule(r.kind).interface);
   const interfaces = openInterfaces(input.plan.changes.filter(isExecutable), deps, logger, checking);
   const summary = await executeWith(input, { ...deps, logger }, interfaces);
   noteAppliedOnRun(summary);
@@ -171,7 +178,7 @@ export async function executeWith(input: ApplyInput, deps: Omit<ApplyDeps, "disp
       progress.stop();
     }
     appliedIds = new Set(recorder.appliedIds);
-    checks = await checksAfter(input.resources, appliedIds, { interfaces, recorder, halt: halt.signal, now, logger });
+    checks = await checksAfter(input.resources, appliedIds, { interfaces, recorder, halt: halt.signal, now, logger, recheck: input.recheck === true });
   } finally {
     unlinkCaller();
     // a pause's timer holds the process while calls wait for it; none waits any more

@@ -11,6 +11,8 @@ import type { Logger } from "../logger.js";
 import type { ResourceRecord } from "../record/state.js";
 import type { Interfaces } from "./clients.js";
 import type { Recorder } from "./recorder.js";
+import { answerExcerpt, describeHealth } from "./health-text.js";
+import { scrubText } from "../secrets/redaction.js";
 
 export interface PostApplyDeps {
   readonly interfaces: Interfaces;
@@ -18,6 +20,8 @@ export interface PostApplyDeps {
   readonly halt: AbortSignal;
   readonly now: () => Date;
   readonly logger: Logger;
+  /** Every resource's checks, applied in this run or not (a soak's end re-runs them). */
+  readonly recheck?: boolean;
 }
 
 /** A resource recorded as applied whose spec asks for other checks than its recorded health's (a check was added). */
@@ -44,7 +48,8 @@ export async function runPostApply(
     if (deps.halt.aborted) break;
     const kind = kindModule(r.kind);
     const id = resourceId(r);
-    const request = applied.has(id) || checksChanged(r, deps.recorder) ? kind.postApply?.request(r.spec.read()) : undefined;
+    const due = applied.has(id) || checksChanged(r, deps.recorder) || (deps.recheck === true && deps.recorder.record(id)?.status === "applied");
+    const request = due ? kind.postApply?.request(r.spec.read()) : undefined;
     const client = deps.interfaces.clients.get(kind.interface);
     const queue = deps.interfaces.queues.get(kind.interface);
     if (request === undefined || client === undefined || queue === undefined) continue;
@@ -63,10 +68,21 @@ export async function runPostApply(
       }
     }
     const { checks, error } = kind.postApply!.results(r.spec.read(), answer);
-    const result: HealthResult = { id, ok: error === undefined && checks.every((c) => c.ok), checkedAt, checks, ...(error === undefined ? {} : { error }) };
+    const ok = error === undefined && checks.every((c) => c.ok);
+    // what the route answered, when a check failed: the cause is in it (a 502 from a batch route that is off)
+    const excerpt = ok || !("body" in answer) ? undefined : answerExcerpt(answer.body);
+    const result: HealthResult = {
+      id,
+      ok,
+      checkedAt,
+      checks,
+      ...(error === undefined ? {} : { error: scrubText(error) }),
+      ...(excerpt === undefined ? {} : { excerpt }),
+    };
     health.push(result);
     await deps.recorder.health(result);
-    deps.logger.child({ resource: id }).info({ ok: result.ok, checks: checks.length }, "checks run");
+    if (ok) deps.logger.child({ resource: id }).info({ ok, checks: checks.length }, "checks run");
+    else deps.logger.child({ resource: id }).warn({ ok, checks: checks.length, reason: describeHealth(result) }, "post-apply check failed");
   }
   return { health, calls };
 }

@@ -25,6 +25,7 @@ import type { Verdict } from "./retry.js";
 import type { Progress, ResourceOutcome } from "./types.js";
 import { heldPayload, holdsPayload } from "../record/lazy-record.js";
 import { withCallEvent } from "../telemetry/spans.js";
+import { describeHealth } from "./health-text.js";
 
 export type FinalVerdict = Exclude<Verdict, { kind: "retry" }>;
 
@@ -252,7 +253,8 @@ export class Recorder {
   async health(result: HealthResult): Promise<void> {
     const record = this.record(result.id);
     if (record === undefined) return;
-    const updated: ResourceRecord = { ...record, health: heldPayload({ ok: result.ok, checkedAt: result.checkedAt, results: result.checks }) };
+    const reason = result.ok ? {} : { reason: describeHealth(result) };
+    const updated: ResourceRecord = { ...record, health: heldPayload({ ok: result.ok, checkedAt: result.checkedAt, results: result.checks, ...reason }) };
     try {
       await this.write(updated, false);
     } catch {

@@ -33,6 +33,8 @@ export interface ApplyRunInput extends PlanRunInput {
   /** Who holds the state lock, as another process is told (the backend adds pid and host): default `gatesync apply`. */
   readonly lockOwner?: string;
   readonly pacers?: ApplyDeps["pacers"];
+  /** Run every resource's post-apply checks, applied in this run or not (the daemon's run at a soak's end). */
+  readonly recheck?: boolean;
 }
 
 export type ApplyRunResult =
@@ -91,6 +93,7 @@ export async function runApply(input: ApplyRunInput): Promise<ApplyRunResult> {
         hashKey: run.hashKey,
         state: before,
         ...(run.plan.commit === undefined ? {} : { commit: run.plan.commit }),
+        ...(input.recheck === true ? { recheck: true } : {}),
       },
       {
         config: input.config,

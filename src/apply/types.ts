@@ -111,4 +111,6 @@ export interface ApplyInput {
   /** The state the plan was made against, read under the same lock. */
   readonly state: StateSnapshot;
   readonly commit?: string;
+  /** Run the post-apply checks of every resource that has them, applied in this run or not (a soak's end: docs/user/promotion.md). */
+  readonly recheck?: boolean;
 }

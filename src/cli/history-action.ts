@@ -42,6 +42,7 @@ function runLines(e: RunEntry): string[] {
   const lines = [`#${e.seq} ${r.startedAt} ${r.outcome.padEnd(12)} ${r.trigger} · ${commit} · ${counts} · ${r.durationMs} ms · on ${r.replica}${repeats}`];
   if (r.subject !== undefined || r.author !== undefined) lines.push(`    ${r.subject ?? ""}${r.author === undefined ? "" : ` — ${r.author}`}`);
   if (r.report.error !== undefined) lines.push(`    error: ${r.report.error}`);
+  for (const failure of r.checkFailures ?? []) lines.push(`    check failed: ${failure}`);
   return lines;
 }
 
@@ -67,7 +68,11 @@ function promotionText(
       (e) =>
         `#${e.seq} ${e.record.finishedAt} ${e.record.rollback ? "rolled back to" : "promoted"} ${e.record.revision.slice(0, 12)} from ${e.record.from} (${describeActor(e.record.actor)})${rollbackMark(e, inForce, targets)}`,
     ),
-    ...verifications.map((e) => `#${e.seq} ${e.record.finishedAt} verified ${e.record.revision.slice(0, 12)} after a soak of ${e.record.soakMs} ms`),
+    ...verifications.map((e) =>
+      e.record.withdrawn === undefined
+        ? `#${e.seq} ${e.record.finishedAt} verified ${e.record.revision.slice(0, 12)} after a soak of ${e.record.soakMs} ms`
+        : `#${e.seq} ${e.record.finishedAt} withdrew the verification of ${e.record.revision.slice(0, 12)}: ${e.record.withdrawn.reason}`,
+    ),
   ].map(oneLine);
   return lines.length === 0 ? "" : `Promotions and verifications:\n${lines.map((l) => `  ${l}\n`).join("")}`;
 }

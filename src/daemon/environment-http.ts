@@ -11,6 +11,7 @@ import type { EnvironmentUnit } from "./environment-unit.js";
 import { buildStatus, buildStatusHead } from "./status-body.js";
 import type { ServedReconciler } from "./http/served.js";
 import type { ServedEnvironment } from "./http/served.js";
+import { verificationStatus } from "./promotion-status.js";
 import type { EnvironmentSync, ForwardResult, ForwardedReason, TriggerRelay } from "./triggers.js";
 
 export interface EnvironmentsHttp {
@@ -36,7 +37,9 @@ function leadersOf(http: EnvironmentsHttp): { readonly leader: Map<string, strin
 async function environmentStatus(unit: EnvironmentUnit, http: EnvironmentsHttp, leader: string | null, head = false): Promise<Record<string, unknown>> {
   const parts = { reconciler: unit.reconciler, runs: unit.history, sourceDescription: http.source, role: () => unit.role() };
   const status = head ? await buildStatusHead({ ...parts, version: () => unit.snapshots.version() }) : await buildStatus({ ...parts, state: unit.snapshots });
-  return { environment: unit.name, leader, ...status, nextRunAt: unit.reconciler.nextRunAt ?? null };
+  // its verifications that stand and those a later failing run withdrew (promotion.md)
+  const verification = await verificationStatus(unit.state).catch(() => undefined);
+  return { environment: unit.name, leader, ...status, nextRunAt: unit.reconciler.nextRunAt ?? null, ...(verification === undefined ? {} : { verification }) };
 }
 
 /** `/status`: every environment without its resources (those are in `/environments/NAME/status`), and the fleet. */

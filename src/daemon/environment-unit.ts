@@ -144,6 +144,7 @@ export const promotionParts = (shared: SharedParts): PromotionParts => ({
   env: shared.env,
   validator: shared.validator,
   teamSettings: shared.teamSettings,
+  logger: shared.logger,
 });
 
 /**

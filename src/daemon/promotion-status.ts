@@ -7,10 +7,12 @@
  */
 import { promotedFromOf } from "../config/promotion-section.js";
 import { gateRefusal, newestCandidate, shortRevision } from "../promote/gates.js";
-import { streakOf } from "../promote/verification.js";
-import { describeActor, readPromotions } from "../record/promotion-history.js";
+import { standingOf, streakOf, withdrawalsOf } from "../promote/verification.js";
+import { describeActor, readPromotions, readVerifications } from "../record/promotion-history.js";
+import type { HistoryStore } from "../record/history.js";
 import { sourceViewOf } from "./promotion.js";
 import { rollbackTargetsIn } from "./rollback-targets.js";
+import { verificationFactOf } from "./verifier.js";
 import type { PromotionParts } from "./promotion.js";
 
 export interface PromotionPanel {
@@ -20,6 +22,8 @@ export interface PromotionPanel {
   readonly candidate?: { readonly revision: string; readonly at: string };
   /** The source's newest revision not verified yet, and the gate it waits at. */
   readonly pending?: { readonly revision: string; readonly gate: string };
+  /** The source's newest withdrawn verification: a revision no longer a candidate, and why. */
+  readonly withdrawn?: { readonly revision: string; readonly at: string; readonly reason: string };
   readonly commands: readonly string[];
 }
 
@@ -38,6 +42,7 @@ export function promotionPanels(parts: PromotionParts, name: string): () => Prom
     const candidate = newestCandidate(view);
     const streak = streakOf(view.runs);
     const gate = streak === undefined ? undefined : gateRefusal(streak.revision, view, Date.now());
+    const withdrawn = view.withdrawn?.[0];
     const panel: PromotionPanel = {
       from,
       mode: unit.config.promotion?.mode ?? "manual",
@@ -46,6 +51,7 @@ export function promotionPanels(parts: PromotionParts, name: string): () => Prom
         : { inForce: { revision: promotion.revision, by: describeActor(promotion.actor), rollback: promotion.rollback, at: promotion.finishedAt } }),
       ...(candidate === undefined ? {} : { candidate: { revision: candidate.revision, at: new Date(candidate.at).toISOString() } }),
       ...(streak === undefined || gate === undefined ? {} : { pending: { revision: streak.revision, gate } }),
+      ...(withdrawn === undefined ? {} : { withdrawn: { revision: withdrawn.revision, at: new Date(withdrawn.at).toISOString(), reason: withdrawn.reason } }),
       commands: [
         // nor is the revision a rollback just left offered again: taking it back is a decision, not a suggestion
         ...(candidate === undefined || candidate.revision === promotion?.revision || lineage.abandoned.includes(candidate.revision)
@@ -57,5 +63,20 @@ export function promotionPanels(parts: PromotionParts, name: string): () => Prom
     const text = JSON.stringify(panel);
     if (last?.text !== text) last = { text, panel };
     return last.panel;
+  };
+}
+
+/** What `/status` says of an environment's verifications: those that stand and those withdrawn (newest first, at most 10 each). */
+export async function verificationStatus(state: HistoryStore): Promise<Record<string, unknown> | undefined> {
+  const rows = (await readVerifications(state, 50)).map(verificationFactOf);
+  if (rows.length === 0) return undefined;
+  const at = (ms: number): string => new Date(ms).toISOString();
+  return {
+    verified: standingOf(rows)
+      .slice(0, 10)
+      .map((v) => ({ revision: v.revision, at: at(v.at) })),
+    withdrawn: withdrawalsOf(rows)
+      .slice(0, 10)
+      .map((v) => ({ revision: v.revision, at: at(v.at), reason: v.withdrawn })),
   };
 }

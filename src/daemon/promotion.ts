@@ -8,12 +8,14 @@
 import type { PromotionActor, PromotionRecord } from "../record/promotion-history.js";
 import { readPromotions, readVerifications, describeActor } from "../record/promotion-history.js";
 import { PromotionError } from "../errors.js";
+import type { Logger } from "../logger.js";
 import { promotedFromOf } from "../config/promotion-section.js";
-import { autoCandidate, gateRefusal, shortRevision } from "../promote/gates.js";
+import { autoCandidate, gateRefusal, selectionRefusal, shortRevision } from "../promote/gates.js";
 import type { SourceView } from "../promote/gates.js";
 import { runPlan } from "../plan/run-plan.js";
 import { renderText } from "../plan/render.js";
 import type { PlanRun } from "../plan/run-plan.js";
+import type { Plan } from "../plan/plan.js";
 import type { GatesyncConfig } from "../config/config.js";
 import type { Notifier } from "../notify/notifier.js";
 import type { StateBackend } from "../record/state.js";
@@ -21,7 +23,8 @@ import type { Reconciler } from "./reconciler.js";
 import type { RunHistory } from "./ui/run-history.js";
 import type { TeamSettingsReader } from "./repository-settings.js";
 import type { SharedSource } from "./shared-source.js";
-import { runFactOf } from "./verifier.js";
+import { runFactOf, verificationFactOf } from "./verifier.js";
+import { standingOf, withdrawalsOf } from "../promote/verification.js";
 import { promotionChoice, rollbackChoice } from "./rollback-choice.js";
 import type { RollbackAsk, RollbackChoice } from "./rollback-choice.js";
 import { lineageIn, verificationRows } from "./rollback-targets.js";
@@ -71,6 +74,8 @@ export interface PromotionParts {
   readonly validator: Parameters<typeof runPlan>[0]["validator"];
   /** The team settings of a commit (its values, patches, rules), as the environment's runs put them over the operator's. */
   readonly teamSettings: TeamSettingsReader;
+  /** Where `promotion: auto` says why it did not promote a candidate. */
+  readonly logger?: Logger;
 }
 
 /** What the rules read of an environment: its verifications and its runs, newest first. */
@@ -78,9 +83,11 @@ export async function sourceViewOf(unit: PromotionUnit): Promise<SourceView> {
   // the runs as the shared state holds them now: a standby's copy may be 2 s old, and a gate read
   // from it would answer otherwise than the source's leader (a fleet's replicas refuse alike)
   await unit.history.fresh(0);
-  const verified = (await readVerifications(unit.state, verificationRows)).map((v) => ({ revision: v.record.revision, at: Date.parse(v.record.finishedAt) }));
+  const rows = (await readVerifications(unit.state, verificationRows)).map(verificationFactOf);
+  const verified = standingOf(rows).map((v) => ({ revision: v.revision, at: v.at }));
+  const withdrawn = withdrawalsOf(rows).map((v) => ({ revision: v.revision, at: v.at, reason: v.withdrawn ?? "" }));
   const soakMs = unit.reconciler.configInForce.config.promotion?.soakMs ?? 0;
-  return { name: unit.name, soakMs, verified, runs: unit.history.entries().map(runFactOf) };
+  return { name: unit.name, soakMs, verified, withdrawn, runs: unit.history.entries().map(runFactOf) };
 }
 
 /** The unit to promote to, and the environment its candidates come from (itself for a rollback). */
@@ -126,6 +133,12 @@ export async function promote(parts: PromotionParts, name: string, ask: Promotio
   if (refusal !== undefined)
     throw new PromotionError(`${name} cannot take ${shortRevision(revision)}: ${refusal}`, { hint: `see gatesync history --env ${from.name}` });
   const { plan, state } = await planOf(parts, unit, revision);
+  // what this environment would get must be what the source applied and checked (not for a rollback: its own past)
+  const escaped = rollback ? undefined : await escapedSource(parts, from, plan, revision);
+  if (escaped !== undefined)
+    throw new PromotionError(`${name} cannot take ${shortRevision(revision)}: ${escaped}`, {
+      hint: `see gatesync history --env ${from.name}, and the selector ${from.name}'s gatesync.yaml sets at ${shortRevision(revision)}`,
+    });
   const answer: PromotionAnswer = {
     environment: name,
     revision,
@@ -165,6 +178,26 @@ async function planOf(parts: PromotionParts, unit: PromotionUnit, revision: stri
   }
 }
 
+/**
+ * Why the target's plan at `revision` changes something the source did not apply and check at
+ * it (promote/gates.ts: selectionRefusal), from the source's own plan at that revision — its
+ * selection as the commit's team settings made it — and its state.
+ */
+async function escapedSource(parts: PromotionParts, from: PromotionUnit, plan: Plan, revision: string): Promise<string | undefined> {
+  const changed = plan.changes.filter((c) => c.action !== "no-op").map((c) => ({ id: c.id, orphan: c.action === "orphan" }));
+  if (changed.length === 0) return undefined;
+  const judged = new Set((await planOf(parts, from, revision)).plan.changes.map((c) => c.id));
+  const state = await from.state.read();
+  const applied = new Set<string>();
+  const failing = new Map<string, string>();
+  for (const [id, record] of state.resources) {
+    if (record.status === "applied") applied.add(id);
+    const health = record.health?.read();
+    if (health !== undefined && !health.ok) failing.set(id, health.reason ?? "failing");
+  }
+  return selectionRefusal(revision, from.name, changed, { judged, applied, failing });
+}
+
 async function record(unit: PromotionUnit, answer: PromotionAnswer, actor: PromotionActor, choice: RollbackChoice, trigger = true): Promise<void> {
   const now = new Date().toISOString();
   const row: PromotionRecord = {
@@ -196,6 +229,17 @@ export async function autoPromote(parts: PromotionParts, name: string): Promise<
   const next = autoCandidate(await sourceViewOf(from), current === undefined ? undefined : { revision: current.revision, at: Date.parse(current.finishedAt) });
   // a revision the environment was rolled back from is not taken back by itself, even verified again
   if (next === undefined || (await lineageIn(unit.state)).abandoned.includes(next.revision)) return;
+  // the same gate as a person's promotion: judged once per candidate and config (each fetch asks)
+  const key = `${next.revision} ${JSON.stringify(unit.reconciler.configInForce.config.selector ?? null)}`;
+  let refusal = autoRefusals.get(unit)?.get(key);
+  if (refusal === undefined) {
+    refusal = (await escapedSource(parts, from, (await planOf(parts, unit, next.revision)).plan, next.revision)) ?? "";
+    autoRefusals.set(unit, new Map([[key, refusal]]));
+  }
+  if (refusal !== "") {
+    parts.logger?.warn({ environment: name, revision: next.revision, refusal }, "promotion: auto did not promote the candidate");
+    return;
+  }
   const answer = {
     environment: name,
     revision: next.revision,
@@ -209,3 +253,6 @@ export async function autoPromote(parts: PromotionParts, name: string): Promise<
   };
   await record(unit, answer, { by: "auto" }, { revision: next.revision }, false);
 }
+
+/** The gate's verdict on `promotion: auto`'s newest candidate, per target ("": it passes). */
+const autoRefusals = new WeakMap<PromotionUnit, Map<string, string>>();

@@ -28,7 +28,6 @@ import { blockedFields, metricResult, refusedCommitFields, runFinishedFields } f
 import type { RunReport, RunResult } from "../apply/run-report.js";
 import { whereOf } from "./run-record.js";
 import type { ReconcilerOptions } from "./reconciler-options.js";
-
 import type { RepositorySettings } from "./repository-settings.js";
 import { inRunSpan } from "./run-span.js";
 import { scheduleDelay } from "./schedule-delay.js";
@@ -264,6 +263,7 @@ export class Reconciler {
       signal: how.signal,
       observe: (e) => this.opts.metrics.observeCall(e),
       reassert,
+      recheck: reassert || run.reason === "soak",
       desiredMemo: this.desiredMemo,
       lockOwner: "gatesync run (daemon)",
       ...(this.opts.pacers === undefined ? {} : { pacers: this.opts.pacers }),

@@ -9,6 +9,8 @@ import type { AppliedEntry, Lineage, RollbackTarget } from "../promote/rollback.
 import type { HistoryEntry, HistoryStore } from "../record/history.js";
 import { readPromotions, readVerifications } from "../record/promotion-history.js";
 import type { PromotionRecord } from "../record/promotion-history.js";
+import { standingOf } from "../promote/verification.js";
+import { verificationFactOf } from "./verifier.js";
 
 /** Promotion rows the lineage is folded from, at most (the history's bound keeps fewer unless raised). */
 export const lineageRows = 2_000;
@@ -31,7 +33,8 @@ export async function lineageIn(state: HistoryStore): Promise<Lineage> {
 /** The lineage and its rollback targets (`--steps N` is the N-th), over the revisions the environment verified. */
 export async function rollbackTargetsIn(state: HistoryStore, verified?: ReadonlySet<string>): Promise<{ lineage: Lineage; targets: RollbackTarget[] }> {
   const lineage = await lineageIn(state);
-  const own = verified ?? new Set((await readVerifications(state, verificationRows)).map((v) => v.record.revision));
+  // a verification a later failing run withdrew is no target (promote/verification.ts: standingOf)
+  const own = verified ?? new Set(standingOf((await readVerifications(state, verificationRows)).map(verificationFactOf)).map((v) => v.revision));
   return { lineage, targets: rollbackTargets(lineage, (r) => own.has(r)) };
 }
 

@@ -54,7 +54,8 @@ export async function skippedRun(
   tell: { readonly log: Logger; readonly notSynced: () => void },
 ): Promise<"noop" | "invalid" | undefined> {
   const good = memory.lastGood;
-  const forced = run.reason === "sync";
+  // a soak's end re-runs the revision's checks before it is verified (promotion.md): never skipped
+  const forced = run.reason === "sync" || run.reason === "soak";
   if (good !== undefined && !run.reassert && memory.failures === 0 && !forced) {
     const change = await changeSince(good, { revision: run.revision, configHash: memory.configHash, teamHash: run.teamHash }, memory.state);
     if (change === undefined) {

@@ -7,6 +7,7 @@
  */
 import type { RunReport, RunResult } from "../apply/run-report.js";
 import { boundText } from "../bounded-text.js";
+import { checkFailuresOf } from "../apply/health-text.js";
 import type { CallCounts } from "../plan/plan.js";
 import type { Action } from "../plan/plan-change.js";
 import type { HistoryEntry, HistoryRecord } from "../record/history.js";
@@ -56,6 +57,8 @@ export interface RunRecord extends HistoryRecord {
   readonly changes: ReadonlyArray<{ readonly id: string; readonly action: Action }>;
   /** Resources whose post-apply checks failed in this run, at most `maxListed` (a promotion's gate reads it). */
   readonly unhealthy?: readonly string[];
+  /** Why they failed, one line each (apply/health-text.ts: the check, expected against got, the answer's excerpt), at most `maxListed`. */
+  readonly checkFailures?: readonly string[];
 }
 
 export type RunEntry = HistoryEntry<RunRecord>;
@@ -118,6 +121,11 @@ export function boundReport(report: RunReport): RunReport {
 /** The resources whose post-apply checks failed in a run, at most `maxListed`. */
 export function unhealthyOf(report: RunReport): string[] {
   return cut((report.summary?.health ?? []).filter((h) => !h.ok).map((h) => h.id));
+}
+
+/** Why the post-apply checks of a run failed, one bounded line each, at most `maxListed`. */
+export function checkFailuresOfReport(report: RunReport): string[] {
+  return cut(checkFailuresOf(report.summary?.health ?? [])).map((line) => boundText(line, maxTextChars));
 }
 
 /** The counts of a report and its planned changes, before any list is cut. */

@@ -6,6 +6,7 @@
  * count them (`noteOnRun`), as they are on a command's root.
  */
 import type { RunReport } from "../apply/run-report.js";
+import { checkFailuresOf } from "../apply/health-text.js";
 import { withSpan } from "../telemetry/spans.js";
 
 /** What a run is started for: why, for which environment, and the trace it joins. */
@@ -21,7 +22,14 @@ export async function inRunSpan(cause: RunCause, work: () => Promise<RunReport>)
   const parent = cause.traceparent === undefined ? {} : { traceparent: cause.traceparent };
   return withSpan("gatesync.run", { attributes, ...parent, root: true, sideBySide: true }, async (span) => {
     const report = await work();
-    span.set({ "gatesync.outcome": report.result, "gatesync.revision": report.revision, "gatesync.commit": report.commit });
+    const checkFailures = checkFailuresOf(report.summary?.health ?? []);
+    span.set({
+      "gatesync.outcome": report.result,
+      "gatesync.revision": report.revision,
+      "gatesync.commit": report.commit,
+      // why a post-apply check failed, on the run itself: the run may still say applied
+      "gatesync.checks.failures": checkFailures.length === 0 ? undefined : checkFailures.join("\n"),
+    });
     return report;
   });
 }

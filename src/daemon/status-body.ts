@@ -7,10 +7,11 @@ import { scrubDeep } from "../secrets/redaction.js";
 import type { RunEntry } from "./run-record.js";
 import type { DaemonServerOptions } from "./http/served.js";
 
-/** A recorded health as the status endpoint lists it: its verdict and when it was checked. */
-const healthSummary = (health: { readonly ok: boolean; readonly checkedAt: string }): { ok: boolean; checkedAt: string } => ({
+/** A recorded health as the status endpoint lists it: its verdict, when it was checked, and why it failed. */
+const healthSummary = (health: { readonly ok: boolean; readonly checkedAt: string; readonly reason?: string }): Record<string, unknown> => ({
   ok: health.ok,
   checkedAt: health.checkedAt,
+  ...(health.reason === undefined ? {} : { reason: health.reason }),
 });
 
 export async function buildStatus(
@@ -101,5 +102,7 @@ function lastRunOf(newest: RunEntry): Record<string, unknown> {
           blocked: last.summary.blocked,
           calls: last.summary.calls,
         }),
+    // the run may say applied while a check failed: why, on the run itself
+    ...(record.checkFailures === undefined ? {} : { checkFailures: record.checkFailures }),
   };
 }

@@ -6,13 +6,24 @@
  * at its end (a noop run when nothing changed), which sees it through.
  */
 import type { Logger } from "../logger.js";
-import { soakEndsAt, soaked, streakOf, verdictOf } from "../promote/verification.js";
-import type { RunFact } from "../promote/verification.js";
+import { soakEndsAt, soaked, standingOf, streakOf, verdictOf, withdrawalDue } from "../promote/verification.js";
+import type { RunFact, VerificationFact } from "../promote/verification.js";
+import { boundText } from "../bounded-text.js";
 import type { HistoryBound } from "../config/history-section.js";
 import type { HistoryStore } from "../record/history.js";
 import { readVerifications } from "../record/promotion-history.js";
 import type { VerificationRecord } from "../record/promotion-history.js";
+import type { HistoryEntry } from "../record/history.js";
 import type { RunLine } from "./run-record.js";
+
+/** A verification row as the rules read it (a withdrawal carries its reason). */
+export function verificationFactOf(entry: HistoryEntry<VerificationRecord>): VerificationFact {
+  const r = entry.record;
+  return { revision: r.revision, at: Date.parse(r.finishedAt), ...(r.withdrawn === undefined ? {} : { withdrawn: r.withdrawn.reason }) };
+}
+
+/** Characters of a withdrawal's reason a row keeps. */
+const maxReasonChars = 2_000;
 
 /** A run row as the rules read it: a row with quiet repeats began with its first run. */
 export function runFactOf(entry: RunLine): RunFact {
@@ -61,15 +72,23 @@ export class Verifier {
   private async check(): Promise<void> {
     if (!this.opts.leads()) return;
     const runs = await this.opts.runs();
-    const streak = streakOf(runs.map(runFactOf));
-    if (streak === undefined) return;
+    const facts = runs.map(runFactOf);
+    const rows = (await readVerifications(this.opts.state, 50)).map(verificationFactOf);
+    const withdrawal = withdrawalDue(facts, rows);
+    if (withdrawal !== undefined) await this.withdraw(withdrawal, runs);
+    const streak = streakOf(facts);
+    if (streak === undefined) {
+      // a failing run resets the soak: no run is asked for at the end of one that no longer runs
+      clearTimeout(this.timer);
+      return;
+    }
     const soakMs = this.opts.soakMs();
     if (!soaked(streak, soakMs)) {
       this.wakeAt(soakEndsAt(streak, soakMs));
       return;
     }
-    const newest = (await readVerifications(this.opts.state, 1))[0];
-    if (newest !== undefined && newest.record.revision === streak.revision && Date.parse(newest.record.startedAt) >= streak.since) return;
+    const granted = standingOf(rows).find((v) => v.revision === streak.revision);
+    if (granted !== undefined && granted.at >= streak.since) return;
     const run = runs.find((e) => e.record.revision === streak.revision)?.record;
     const record: VerificationRecord = {
       kind: "verification",
@@ -84,6 +103,23 @@ export class Verifier {
     await this.opts.state.appendHistory({ record }, this.opts.bound());
     this.opts.logger.info({ revision: streak.revision, soakMs }, "revision verified: a candidate for the environments promoted from this one");
     this.opts.onVerified(streak.revision);
+  }
+
+  /** A later run of a verified revision failed: its verification is withdrawn, a row of the history. */
+  private async withdraw(withdrawal: { revision: string; reason: string }, runs: readonly RunLine[]): Promise<void> {
+    const run = runs.find((e) => e.record.revision === withdrawal.revision)?.record;
+    const now = new Date().toISOString();
+    const record: VerificationRecord = {
+      kind: "verification",
+      revision: withdrawal.revision,
+      ...(run?.commit === undefined ? {} : { commit: run.commit }),
+      soakMs: this.opts.soakMs(),
+      withdrawn: { reason: boundText(withdrawal.reason, maxReasonChars) },
+      startedAt: run?.startedAt ?? now,
+      finishedAt: now,
+    };
+    await this.opts.state.appendHistory({ record }, this.opts.bound());
+    this.opts.logger.warn({ revision: withdrawal.revision, reason: record.withdrawn!.reason }, "verification withdrawn: a later run of the revision failed");
   }
 
   /** One run asked for at the soak's end (a later one replaces it). */

@@ -4,7 +4,7 @@
  * the expected status.
  */
 import { documentMember } from "./document-ref.js";
-import type { CheckAnswer, CheckResult, PostApplyChecks, Spec } from "./kind.js";
+import type { CheckAnswer, CheckResult, PostApplyChecks, RuleFinding, Spec } from "./kind.js";
 
 interface Check {
   readonly method?: string;
@@ -79,3 +79,36 @@ export const apiDefinitionChecks: PostApplyChecks = {
     return { checks };
   },
 };
+
+/**
+ * Where the checks cannot be answered, as validate warns: they run as one batch call at the
+ * API's batch route (`{listenPath}/gw/batch/`), which needs the listen path and the API's batch
+ * processing on; without either every check fails (the gateway answers 404 or, proxying the
+ * call to the upstream, 502).
+ */
+export function verifyFindings(spec: Spec): RuleFinding[] {
+  if (checksOf(spec).length === 0) return [];
+  if (listenPathOf(spec) === undefined)
+    return [
+      {
+        path: ["spec", "verify"],
+        key: true,
+        severity: "warning",
+        message: "the checks run at the API's batch route below its listen path, which this resource does not give: they cannot be answered",
+        hint: "set spec.query.listenPath (or x-gw-api-gateway.server.listenPath.value in the document)",
+      },
+    ];
+  const server = (documentMember(spec.definition, "x-gw-api-gateway") as Record<string, unknown> | undefined)?.server as Record<string, unknown> | undefined;
+  const batch = server?.batchProcessing as Record<string, unknown> | undefined;
+  if (batch?.enabled !== false) return [];
+  return [
+    {
+      path: ["spec", "verify"],
+      key: true,
+      severity: "warning",
+      message:
+        "the checks run through the API's batch route, which the document turns off (x-gw-api-gateway.server.batchProcessing.enabled: false): every check fails",
+      hint: "set x-gw-api-gateway.server.batchProcessing.enabled: true, or remove spec.verify",
+    },
+  ];
+}

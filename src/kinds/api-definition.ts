@@ -1,4 +1,4 @@
-import { apiDefinitionChecks } from "./api-definition-checks.js";
+import { apiDefinitionChecks, verifyFindings } from "./api-definition-checks.js";
 import { batchRouteClaims, mayChangeBatchRoute } from "./batch-route.js";
 import type { AttachedDocument, KindModule, KindRequest, Reactivation, RuleFinding, Spec } from "./kind.js";
 import { stringField } from "./spec-fields.js";
@@ -140,7 +140,7 @@ export const apiDefinitionKind: KindModule<"ApiDefinition"> = {
     reactivation: apiReactivation(),
   },
   check(spec: Spec): RuleFinding[] {
-    const findings: RuleFinding[] = [];
+    const findings: RuleFinding[] = verifyFindings(spec);
     const query = (spec.query ?? {}) as Spec;
     if (query.authentication === true && spec.definition !== undefined) {
       const security = documentMember(spec.definition, "security");

@@ -154,6 +154,8 @@ export interface HealthResult {
   readonly checks: readonly CheckResult[];
   /** Why the checks could not run, when they could not. */
   readonly error?: string;
+  /** A failed check's answer, bounded and scrubbed (apply/health-text.ts): what the route said. */
+  readonly excerpt?: string;
 }
 
 /** The answer to a post-apply check request: a status and its parsed body, or why there is none. */

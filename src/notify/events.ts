@@ -6,6 +6,7 @@
 import type { RunReport } from "../apply/run-report.js";
 import { settlesOnNextApply } from "../plan/in-doubt.js";
 import type { EventName } from "../config/notifications.js";
+import { checkFailuresOf } from "../apply/health-text.js";
 
 export interface NotificationEvent {
   readonly event: EventName;
@@ -18,6 +19,8 @@ export interface NotificationEvent {
   readonly inDoubt?: ReadonlyArray<{ readonly id: string; readonly message: string }>;
   readonly errors?: number;
   readonly error?: string;
+  /** Post-apply checks that failed, one line each: the check, expected against got, the answer's excerpt (apply/health-text.ts). */
+  readonly checks?: readonly string[];
   readonly leader?: boolean;
 }
 
@@ -48,6 +51,8 @@ const plural = (n: number, one: string): string => `${n} ${one}${n === 1 ? "" : 
 export function eventsOfRun(report: RunReport, lastFailure: string | undefined): { events: NotificationEvent[]; failure: string | undefined } {
   const at = report.finishedAt;
   const events: NotificationEvent[] = [];
+  const checks = checkFailuresOf(report.summary?.health ?? []);
+  if (!isFailing(report) && checks.length > 0) return checksFailed(report, checks, lastFailure);
   if (!isFailing(report)) {
     if (lastFailure !== undefined && (report.result === "applied" || report.result === "noop")) {
       events.push({
@@ -101,6 +106,14 @@ export function eventsOfRun(report: RunReport, lastFailure: string | undefined):
     });
   }
   return { events, failure };
+}
+
+/** A run that applied, but whose post-apply checks failed: told once while they fail alike, with why. */
+function checksFailed(report: RunReport, checks: readonly string[], lastFailure: string | undefined): { events: NotificationEvent[]; failure: string } {
+  const failure = JSON.stringify(["checks", report.revision, checks]);
+  if (failure === lastFailure) return { events: [], failure };
+  const summary = `gatesync applied ${short(report) || "the current revision"}, but ${plural(checks.length, "post-apply check")} failed: ${checks[0]}`;
+  return { events: [{ event: "run-failed", at: report.finishedAt, ...where(report), failed: [], checks, summary }], failure };
 }
 
 /** The commit status a finished run leaves, when it ran on a commit. */

@@ -44,6 +44,7 @@ export function eventRequest(receiver: Extract<ReceiverConfig, { type: "webhook"
       `*${payload.event}*: ${payload.summary}`,
       ...(payload.failed ?? []).slice(0, 10).map((f) => `• ${f.id}: ${f.message}`),
       ...(payload.inDoubt ?? []).slice(0, 10).map((f) => `• ${f.id}: ${f.message}`),
+      ...(payload.checks ?? []).slice(0, 10).map((c) => `• check failed: ${c}`),
       `<${payload.statusUrl}|status>`,
     ];
     return { method: "POST", url: ctx.url ?? "", headers: json, body: JSON.stringify({ text: lines.join("\n") }) };

@@ -55,6 +55,8 @@ export interface RunOutcome {
   readonly synced: boolean;
   readonly counts: { readonly failed: number; readonly inDoubt: number; readonly blocked: number };
   readonly unhealthy?: readonly string[];
+  /** Why those checks failed, one line each (the check, expected against got, the answer's excerpt). */
+  readonly checkFailures?: readonly string[];
   readonly error?: string;
 }
 
@@ -66,9 +68,59 @@ export function verdictOf(run: RunOutcome): Pick<RunFact, "verdict" | "problem">
   if (neutral.has(run.outcome)) return { verdict: "neutral" };
   const { failed, inDoubt, blocked } = run.counts;
   const unhealthy = run.unhealthy ?? [];
-  if (unhealthy.length > 0) return { verdict: "failed", problem: `post-apply check failed: ${unhealthy.join(", ")}` };
+  if (unhealthy.length > 0) {
+    const why = run.checkFailures ?? [];
+    return { verdict: "failed", problem: `post-apply check failed: ${why.length > 0 ? why.join("; ") : unhealthy.join(", ")}` };
+  }
   if (failed + inDoubt + blocked > 0) return { verdict: "failed", problem: `${failed} failed, ${inDoubt} in doubt, ${blocked} blocked` };
   if (run.outcome === "invalid") return { verdict: "failed", problem: "the revision does not validate" };
   if ((run.outcome === "applied" || run.outcome === "noop") && run.synced) return { verdict: "ok" };
   return { verdict: "failed", problem: run.error ?? `the run ended ${run.outcome}` };
+}
+
+/** A verification row as the rules read it: a grant, or (`withdrawn`) the withdrawal of one. */
+export interface VerificationFact {
+  readonly revision: string;
+  /** When it was written (ms since the epoch). */
+  readonly at: number;
+  /** Why it was withdrawn: set on a withdrawal row. */
+  readonly withdrawn?: string;
+}
+
+/**
+ * The verifications that stand (rows newest first): per revision, its newest row decides — a
+ * grant stands, a withdrawal takes it back until a later grant. Newest first.
+ */
+export function standingOf(rows: readonly VerificationFact[]): VerificationFact[] {
+  const decided = new Set<string>();
+  const standing: VerificationFact[] = [];
+  for (const row of rows) {
+    if (decided.has(row.revision)) continue;
+    decided.add(row.revision);
+    if (row.withdrawn === undefined) standing.push(row);
+  }
+  return standing;
+}
+
+/** The withdrawals in force (rows newest first): per revision, its newest row when it is one. */
+export function withdrawalsOf(rows: readonly VerificationFact[]): VerificationFact[] {
+  const decided = new Set<string>();
+  return rows.filter((row) => {
+    if (decided.has(row.revision)) return false;
+    decided.add(row.revision);
+    return row.withdrawn !== undefined;
+  });
+}
+
+/**
+ * Verification is a state, not an event: the newest telling run (runs newest first) failed, after
+ * its revision was verified, and that verification stands — it is withdrawn, with the run's
+ * problem. Undefined: nothing to withdraw.
+ */
+export function withdrawalDue(runs: readonly RunFact[], rows: readonly VerificationFact[]): { revision: string; reason: string } | undefined {
+  const newest = runs.find((r) => r.verdict !== "neutral");
+  if (newest?.verdict !== "failed" || newest.revision === undefined) return undefined;
+  const granted = standingOf(rows).find((v) => v.revision === newest.revision);
+  if (granted === undefined || newest.lastAt < granted.at) return undefined;
+  return { revision: newest.revision, reason: newest.problem ?? "a later run failed" };
 }

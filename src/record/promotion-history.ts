@@ -19,6 +19,12 @@ export interface VerificationRecord extends HistoryRecord {
   readonly subject?: string;
   /** The soak it was kept through (`startedAt`: its first healthy run; `finishedAt`: the run that ended the soak). */
   readonly soakMs: number;
+  /**
+   * A withdrawal: a later run of this revision failed here (an apply error, a post-apply check),
+   * so its verification no longer stands; `reason` says why (bounded, scrubbed). A revision is
+   * verified again only by a new verification row after it.
+   */
+  readonly withdrawn?: { readonly reason: string };
 }
 
 export interface PromotionRecord extends HistoryRecord {
@@ -43,6 +49,8 @@ const text = (v: unknown): boolean => typeof v === "string" && v !== "";
 export function verificationEntryOf(entry: HistoryEntry): HistoryEntry<VerificationRecord> | undefined {
   const r = entry.record as Partial<Record<keyof VerificationRecord, unknown>>;
   if (r.kind !== "verification" || !text(r.revision) || typeof r.soakMs !== "number") return undefined;
+  const withdrawn = r.withdrawn as { reason?: unknown } | undefined;
+  if (withdrawn !== undefined && (typeof withdrawn !== "object" || withdrawn === null || typeof withdrawn.reason !== "string")) return undefined;
   return entry as HistoryEntry<VerificationRecord>;
 }
 

@@ -46,7 +46,8 @@ export interface ResourceRecord {
   /** For orphans deactivated under `orphans: deactivate`: when. */
   readonly deactivatedAt?: string;
   /** Health from the last post-apply checks. */
-  readonly health?: RecordPayload<{ readonly ok: boolean; readonly checkedAt: string; readonly results: readonly unknown[] }>;
+  /** The post-apply checks' verdict; `reason`: why they failed (apply/health-text.ts), bounded and scrubbed. */
+  readonly health?: RecordPayload<{ readonly ok: boolean; readonly checkedAt: string; readonly results: readonly unknown[]; readonly reason?: string }>;
   /**
    * The resource's labels when the record was last written: a selection judges an orphan by
    * them. Absent on records written before labels were recorded (no label selector matches those).

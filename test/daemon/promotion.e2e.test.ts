@@ -104,7 +104,7 @@ describe("promotion from staging to production", () => {
       (a) => a.status === 409 && errorOf(a.body).includes("failed"),
     );
     expect(errorOf(refused.body)).toBe(
-      `production cannot take ${failing.slice(0, 12)}: ${failing.slice(0, 12)} failed in staging: post-apply check failed: ApiDefinition/petstore`,
+      `production cannot take ${failing.slice(0, 12)}: ${failing.slice(0, 12)} failed in staging: post-apply check failed: ApiDefinition/petstore: GET pets: expected 404, got 200; answer: [{"relative_url":"pets","code":200,"headers":{"Content-Type":["application/json"],"Content-Length":["2"]},"body":"[]"}]`,
     );
     expect(d.production.inspect.calls().log.some((c) => c.path.includes("petstore"))).toBe(false);
   });

@@ -127,7 +127,8 @@ describe("promotion in a fleet whose replicas lead staging and production apart"
 
   it("refuses a revision staging did not verify with the same reason on either replica, and production takes nothing", async () => {
     const failing = await push(failingApi(), "petstore with a check that fails");
-    const reason = `production cannot take ${failing.slice(0, 12)}: ${failing.slice(0, 12)} failed in staging: post-apply check failed: ApiDefinition/petstore`;
+    // the refusal says which check failed and what the batch route answered (the same on either replica)
+    const reason = `production cannot take ${failing.slice(0, 12)}: ${failing.slice(0, 12)} failed in staging: post-apply check failed: ApiDefinition/petstore: GET pets: expected 404, got 200; answer: [{"relative_url":"pets","code":200,"headers":{"Content-Type":["application/json"],"Content-Length":["2"]},"body":"[]"}]`;
     const refused = await until(
       () => promote(other, { revision: failing }),
       (x) => x.status === 409 && errorOf(x).includes("failed in staging"),

@@ -39,12 +39,18 @@ export interface PromotionDaemon {
   stop(): Promise<void>;
 }
 
+/** Further settings of staging in the operator's file (YAML lines under `staging:`, indented by four spaces). */
+export interface PromotionDaemonOptions {
+  readonly stagingSettings?: string;
+}
+
 const operatorSettings = (
   origin: string,
   staging: SandboxHandle,
   production: SandboxHandle,
   promotion: string,
   soak = "1s",
+  extra = "",
 ): string => `apiVersion: gatesync.dev/v1
 kind: GatesyncConfig
 source: { git: { url: ${JSON.stringify(origin)}, branch: main, subdirectory: config, cacheDir: ./cache } }
@@ -53,7 +59,7 @@ environments:
   staging:
     targets: { gateway: { url: ${staging.urls.gateway}, credentialEnv: GW_KEY } }
     soak: ${soak}
-  production:
+${extra}  production:
     targets: { gateway: { url: ${production.urls.gateway}, credentialEnv: GW_KEY } }
     track: { promotedFrom: staging }
     promotion: ${promotion}
@@ -61,7 +67,11 @@ schedule: { interval: 1h }
 server: { listen: "127.0.0.1:0", syncTokenEnv: SYNC_TOKEN, stateTokenEnv: STATE_TOKEN, promoteTokenEnv: PROMOTE_TOKEN }
 `;
 
-export async function promotionDaemon(repository: Record<string, string>, promotion: "auto" | "manual" = "manual"): Promise<PromotionDaemon> {
+export async function promotionDaemon(
+  repository: Record<string, string>,
+  promotion: "auto" | "manual" = "manual",
+  options: PromotionDaemonOptions = {},
+): Promise<PromotionDaemon> {
   const staging = await testSandbox();
   const production = await testSandbox();
   const dir = await tempRepo();
@@ -71,7 +81,7 @@ export async function promotionDaemon(repository: Record<string, string>, promot
   await push(repository, "initial");
   const operatorFile = path.join(dir, "operator", "gatesync.yaml");
   await mkdir(path.dirname(operatorFile));
-  await writeFile(operatorFile, operatorSettings(origin, staging, production, promotion));
+  await writeFile(operatorFile, operatorSettings(origin, staging, production, promotion, "1s", options.stagingSettings));
   const env = { GW_KEY: testCredentials.gatewayKey, SYNC_TOKEN: syncToken, STATE_TOKEN: stateToken, PROMOTE_TOKEN: promoteToken };
   const daemon = await startDaemon({ config: await loadConfig(operatorFile), env, logger: silentLogger(), listen: "127.0.0.1:0", watchConfig: false });
   const bearer = (token: string | null): Record<string, string> => (token === null ? {} : { authorization: `Bearer ${token}` });

@@ -67,6 +67,14 @@ function promotionSection(view: View): Html | string {
         : html`<code>${shortCommit(p.candidate.revision)}</code> verified in ${p.from} ${p.candidate.at} (applied, checks healthy, soaked)`,
     ],
     ...(p.pending === undefined ? [] : ([["on its way", html`<code>${shortCommit(p.pending.revision)}</code>: ${p.pending.gate}`]] as const)),
+    ...(p.withdrawn === undefined
+      ? []
+      : ([
+          [
+            "withdrawn",
+            html`<code>${shortCommit(p.withdrawn.revision)}</code> <span class="warn" data-withdrawn>no longer a candidate</span>: a later run in ${p.from} failed ${p.withdrawn.at}: ${p.withdrawn.reason}`,
+          ],
+        ] as const)),
     ["approval", p.mode === "auto" ? "promotion: auto (the daemon promotes each candidate)" : "promotion: manual (a person runs gatesync promote)"],
   ])}${p.commands.length === 0 ? "" : html`<pre class="commands">${p.commands.join("\n")}</pre>`}</section>`;
 }
@@ -102,7 +110,7 @@ ${promotionSection(view)}
 <section><h2>Health of the API checks</h2>${
     healthRows.length === 0
       ? html`<p class="muted">No ${checkedKinds()} has post-apply checks.</p>`
-      : html`<p><span data-health-ok>${healthRows.length - failing.length}</span> of ${healthRows.length} healthy.</p>${failing.length === 0 ? "" : html`<ul>${failing.map((f) => html`<li><a href="resources/${f.kind}/${encodeURIComponent(f.name)}">${f.id}</a> failing</li>`)}</ul>`}`
+      : html`<p><span data-health-ok>${healthRows.length - failing.length}</span> of ${healthRows.length} healthy.</p>${failing.length === 0 ? "" : html`<ul>${failing.map((f) => html`<li><a href="resources/${f.kind}/${encodeURIComponent(f.name)}">${f.id}</a> failing${f.healthReason === undefined ? "" : html`: <span data-health-reason>${f.healthReason}</span>`}</li>`)}</ul>`}`
   }</section>
 <section><h2>Last run</h2>${lastRunFacts(view)}${last?.diagnostics === undefined ? "" : html`<h3>Why the commit was refused</h3>${diagnosticsList(last.diagnostics)}`}${
     last?.ruleFindings === undefined

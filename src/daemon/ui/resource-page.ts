@@ -26,9 +26,9 @@ export function pretty(value: unknown): string {
   return text.length > maxShownChars ? `${text.slice(0, maxShownChars)}\n… (${text.length - maxShownChars} more characters not shown)` : text;
 }
 
-/** A recorded health as the page shows it: its verdict and when it was checked. */
-const healthCell = (health: { readonly ok: boolean; readonly checkedAt: string }): Html =>
-  html`${badge(health.ok ? "ok" : "failing")} checked ${health.checkedAt}`;
+/** A recorded health as the page shows it: its verdict, when it was checked, and why it failed. */
+const healthCell = (health: { readonly ok: boolean; readonly checkedAt: string; readonly reason?: string }): Html =>
+  html`${badge(health.ok ? "ok" : "failing")} checked ${health.checkedAt}${health.reason === undefined ? "" : html`<div class="health-reason" data-health-reason>${health.reason}</div>`}`;
 
 /** The commands a person runs to settle a resource, or none; each completed for the daemon's config and environment (`inv`). */
 export function settleCommands(row: ResourceRow, inv: Invocation = {}): string[] {

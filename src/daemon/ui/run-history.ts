@@ -15,7 +15,7 @@ import type { HistoryBound } from "../../config/history-section.js";
 import type { Plan } from "../../plan/plan.js";
 import type { Action } from "../../plan/plan-change.js";
 import type { HistoryStore } from "../../record/history.js";
-import { boundReport, countsOf, lineOf, maxListed, runEntryOf, unhealthyOf } from "../run-record.js";
+import { boundReport, checkFailuresOfReport, countsOf, lineOf, maxListed, runEntryOf, unhealthyOf } from "../run-record.js";
 import type { LastSuccess, RunEntry, RunLine, RunRecord } from "../run-record.js";
 
 export interface ResourceHistoryItem {
@@ -234,6 +234,7 @@ export class RunHistory {
   private recordOf(report: RunReport, changes: RunRecord["changes"]): RunRecord {
     const lastSuccess = successes.has(report.result) ? { at: report.finishedAt, revision: report.revision, commit: report.commit } : this.lastSuccess();
     const unhealthy = unhealthyOf(report);
+    const checkFailures = checkFailuresOfReport(report);
     return {
       kind: "run",
       trigger: report.reason,
@@ -252,6 +253,7 @@ export class RunHistory {
       report: boundReport(report),
       changes: changes.slice(0, maxListed),
       ...(unhealthy.length === 0 ? {} : { unhealthy }),
+      ...(checkFailures.length === 0 ? {} : { checkFailures }),
     };
   }
 

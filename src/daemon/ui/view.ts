@@ -19,6 +19,8 @@ export interface ResourceRow {
   /** What the next run plans for it. */
   readonly next: Action | undefined;
   readonly health: "ok" | "failing" | undefined;
+  /** Why its checks failed (the check, expected against got, the answer's excerpt), without its id. */
+  readonly healthReason?: string;
   readonly commit: string | undefined;
   readonly updatedAt: string | undefined;
   readonly labels: Readonly<Record<string, string>>;
@@ -58,6 +60,13 @@ function statusOf(record: ResourceRecord | undefined, change: PlannedChange | un
   return record?.status ?? "pending";
 }
 
+/** Why a record's checks failed, its id left out (the row names it). */
+function healthReasonOf(id: string, record: ResourceRecord | undefined): { healthReason?: string } {
+  const reason = record?.health?.read().reason;
+  if (reason === undefined) return {};
+  return { healthReason: reason.startsWith(`${id}: `) ? reason.slice(id.length + 2) : reason };
+}
+
 function rowsOf(state: StateSnapshot, preview: Preview): ResourceRow[] {
   const changes = new Map(preview.kind === "plan" ? preview.run.plan.changes.map((c) => [c.id, c]) : []);
   const labels = new Map(preview.kind === "plan" ? preview.run.resources.map((r) => [`${r.kind}/${r.name}`, r.labels]) : []);
@@ -73,6 +82,7 @@ function rowsOf(state: StateSnapshot, preview: Preview): ResourceRow[] {
       status: statusOf(record, change),
       next: change?.action,
       health: record?.health === undefined ? undefined : record.health.read().ok ? "ok" : "failing",
+      ...healthReasonOf(id, record),
       commit: record?.commit,
       updatedAt: record?.updatedAt,
       labels: labels.get(id) ?? {},
