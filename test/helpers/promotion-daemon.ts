@@ -138,7 +138,7 @@ export interface PromotionProcess {
   stop(): Promise<void>;
 }
 
-export async function promotionProcess(repository: Record<string, string>, soak: string): Promise<PromotionProcess> {
+export async function promotionProcess(repository: Record<string, string>, soak: string, promotion: "auto" | "manual" = "manual"): Promise<PromotionProcess> {
   const staging = await testSandbox();
   const production = await testSandbox();
   const dir = await tempRepo();
@@ -147,7 +147,7 @@ export async function promotionProcess(repository: Record<string, string>, soak:
   await push(repository, "initial");
   const operatorFile = path.join(dir, "operator", "gatesync.yaml");
   await mkdir(path.dirname(operatorFile));
-  await writeFile(operatorFile, operatorSettings(path.join(dir, "origin.git"), staging, production, "manual", soak));
+  await writeFile(operatorFile, operatorSettings(path.join(dir, "origin.git"), staging, production, promotion, soak));
   const env = { GW_KEY: testCredentials.gatewayKey, SYNC_TOKEN: syncToken, STATE_TOKEN: stateToken, PROMOTE_TOKEN: promoteToken };
   const daemon = await spawnDaemon(operatorFile, path.dirname(operatorFile), env);
   const cliEnv = { ...env, GATESYNC_DAEMON_URL: daemon.url };
