@@ -135,6 +135,8 @@ export interface PromotionProcess {
   sync(): Promise<void>;
   /** `gatesync ARGS` with the daemon's address and the promotion token set, and `-c` the daemon's file where the command takes it. */
   cli(args: readonly string[]): Promise<CliResult>;
+  /** `gatesync ARGS` as given (a hint followed as printed: its own `-c`), with the same variables. */
+  follow(args: readonly string[]): Promise<CliResult>;
   stop(): Promise<void>;
 }
 
@@ -163,6 +165,7 @@ export async function promotionProcess(repository: Record<string, string>, soak:
       if (answer.status !== 202) throw new Error(`sync answered ${answer.status}`);
     },
     cli: (args) => runCli([...args, "-c", operatorFile], cliEnv),
+    follow: (args) => runCli([...args], cliEnv),
     stop: async () => {
       daemon.child.kill("SIGTERM");
       await new Promise((resolve) => (daemon.child.exitCode === null ? daemon.child.once("exit", resolve) : resolve(undefined)));
