@@ -21,6 +21,9 @@ export interface Invocation {
 /** The subcommands that take `-c` and `--env` (others, e.g. `state migrate`, are printed whole). */
 const takesFlags = /^gatesync (?:apply|plan|validate|state (?:resolve|list|pull|push|adopt))(?= |$)/;
 
+/** The daemon's commands (promote-command.ts): they take `-c` (where the promotion token's variable is named), never `--env`. */
+const takesConfigOnly = /^gatesync (?:promote|rollback|history)(?= |$)/;
+
 /** A word as a POSIX shell reads it: quoted unless it is plain. */
 function shellWord(word: string): string {
   return /^[\w./@:+=-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
@@ -43,8 +46,18 @@ export function invocationWith(config: Parameters<typeof invocationOf>[0], dir: 
   return { ...invocationOf(config), ...(dir === undefined ? {} : { dir }) };
 }
 
+/**
+ * A command as printed for a person to run, from its words (each quoted as a shell reads it): the
+ * one way a hint spells a command, so following it runs exactly what it says.
+ */
+export function printedCommand(...words: readonly string[]): string {
+  return ["gatesync", ...words].map(shellWord).join(" ");
+}
+
 /** One command with the flags it lacks appended (a command that takes none is left as it is). */
 export function commandFor(command: string, inv: Invocation): string {
+  if (takesConfigOnly.test(command))
+    return inv.config === undefined || / (?:-c|--config)[ =]/.test(command) ? command : `${command} -c ${shellWord(inv.config)}`;
   if (!takesFlags.test(command)) return command;
   let out = command;
   if (inv.config !== undefined && !/ (?:-c|--config)[ =]/.test(command)) out += ` -c ${shellWord(inv.config)}`;

@@ -5,8 +5,10 @@
  * there is no gatesync.yaml or it names none). A rollback shows its plan and what it cannot undo,
  * then asks (or takes --auto-approve).
  */
+import path from "node:path";
 import { boundText } from "../bounded-text.js";
 import { ErrorCode, PromotionError, UsageError } from "../errors.js";
+import { invocationOf, withInvocation } from "../printed-commands.js";
 import { promoteTokenVariable } from "../secrets/credentials.js";
 import { ask } from "./ask.js";
 import type { CliIo } from "./cli-io.js";
@@ -44,7 +46,7 @@ interface Answer {
 }
 
 /** Where the daemon is, and the token to send it. */
-async function daemonOf(opts: { daemon?: string; config?: string }, io: CliIo): Promise<{ url: string; token: string }> {
+async function daemonOf(opts: { daemon?: string; config?: string }, io: CliIo): Promise<{ url: string; token: string; config?: string }> {
   const url = opts.daemon ?? io.env[daemonUrlVariable];
   if (url === undefined || url === "")
     throw new UsageError(`no daemon to ask: give --daemon URL or set ${daemonUrlVariable}`, "the daemon's server address, e.g. http://127.0.0.1:9464");
@@ -57,7 +59,7 @@ async function daemonOf(opts: { daemon?: string; config?: string }, io: CliIo): 
       `${variable} is not set: a promotion is sent with the daemon's promotion token`,
       "set it to the value of the daemon's server.promoteTokenEnv variable",
     );
-  return { url: url.replace(/\/+$/, ""), token };
+  return { url: url.replace(/\/+$/, ""), token, ...(opts.config === undefined ? {} : { config: opts.config }) };
 }
 
 /** The largest answer read: a promotion's plan, as the daemon prints it (some 200 bytes a change). */
@@ -93,7 +95,14 @@ function answerOf(a: Readonly<Record<string, unknown>> | undefined, where: strin
   };
 }
 
-async function send(daemon: { url: string; token: string }, env: string, body: object): Promise<Answer> {
+/**
+ * The daemon's hint as the operator follows it: the commands it quotes carry the `-c` this
+ * command was given (the file naming the promotion token's variable), built by printed-commands.ts.
+ */
+const hintFor = (hint: string, config: string | undefined): string =>
+  config === undefined ? hint : withInvocation(hint, invocationOf({ file: path.resolve(config) }));
+
+async function send(daemon: { url: string; token: string; config?: string }, env: string, body: object): Promise<Answer> {
   const where = `${daemon.url}/environments/${encodeURIComponent(env)}/promote`;
   const res = await askDaemon(new URL(where), {
     token: daemon.token,
@@ -110,7 +119,7 @@ async function send(daemon: { url: string; token: string }, env: string, body: o
   if (res.status === 409)
     throw new PromotionError(
       said(parsed?.error, "refused"),
-      typeof parsed?.hint === "string" ? { hint: said(parsed.hint, "") } : {},
+      typeof parsed?.hint === "string" ? { hint: hintFor(said(parsed.hint, ""), daemon.config) } : {},
       promotionCode(parsed?.code),
     );
   if (res.status === 401)

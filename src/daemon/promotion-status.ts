@@ -5,6 +5,7 @@
  * commands to run (a rollback only when it has somewhere to go). One object per content, so the page cache draws the page again only when it
  * changed.
  */
+import { printedCommand } from "../printed-commands.js";
 import { promotedFromOf } from "../config/promotion-section.js";
 import { gateRefusal, newestCandidate, shortRevision } from "../promote/gates.js";
 import { standingOf, streakOf, withdrawalsOf } from "../promote/verification.js";
@@ -56,8 +57,8 @@ export function promotionPanels(parts: PromotionParts, name: string): () => Prom
         // nor is the revision a rollback just left offered again: taking it back is a decision, not a suggestion
         ...(candidate === undefined || candidate.revision === promotion?.revision || lineage.abandoned.includes(candidate.revision)
           ? []
-          : [`gatesync promote ${name} --revision ${shortRevision(candidate.revision)}`]),
-        ...(targets.length === 0 ? [] : [`gatesync rollback ${name} --steps 1`]),
+          : [printedCommand("promote", name, "--revision", shortRevision(candidate.revision))]),
+        ...(targets.length === 0 ? [] : [printedCommand("rollback", name, "--steps", "1")]),
       ],
     };
     const text = JSON.stringify(panel);

@@ -7,6 +7,7 @@
  * says when a newer one is soaking, and refuses to quietly take back what a rollback left.
  */
 import { ErrorCode, PromotionError } from "../errors.js";
+import { printedCommand } from "../printed-commands.js";
 import { gateRefusal, newestCandidate, shortRevision } from "../promote/gates.js";
 import type { SourceView } from "../promote/gates.js";
 import { placeOf, rollbackTargets } from "../promote/rollback.js";
@@ -28,15 +29,23 @@ export interface RollbackChoice {
 
 const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? "" : "s"}`;
 
-/** A commit id or prefix as the one revision of `known` it names (a full id, or one no row names, stays as given). */
-export function resolveRevision(asked: string, known: Iterable<string>): string {
+/**
+ * A commit id or prefix as the one revision of `known` it names (a full id, or one no row names,
+ * stays as given); several matching: an error whose hint is the command `retry` builds for each.
+ */
+export function resolveRevision(asked: string, known: Iterable<string>, retry: (revision: string) => string): string {
   if (!/^[0-9a-f]{4,40}$/.test(asked))
     throw new PromotionError(`${JSON.stringify(asked.slice(0, 80))} is not a commit id`, { hint: "give a commit id (at least 4 hex digits)" });
   const matching = [...new Set([...known].filter((r) => r.startsWith(asked)))];
   if (matching.length > 1)
     throw new PromotionError(
       `${asked} is the start of ${plural(matching.length, "revision")}: ${matching.slice(0, 10).map(shortRevision).join(", ")}${matching.length > 10 ? ", …" : ""}`,
-      { hint: "give enough digits to tell them apart (12 do)" },
+      {
+        hint: `name one by 12 digits: ${matching
+          .slice(0, 3)
+          .map((r) => `\`${retry(shortRevision(r))}\``)
+          .join(" or ")}${matching.length > 3 ? " …" : ""}`,
+      },
       ErrorCode.PROMOTION_AMBIGUOUS,
     );
   return matching[0] ?? asked;
@@ -53,7 +62,7 @@ function stepsBack(name: string, lineage: Lineage, view: SourceView, steps: numb
   if (target === undefined)
     throw new PromotionError(
       `${name} has ${plural(targets.length, "earlier revision")} it applied and verified before the one in force: cannot go ${steps} back`,
-      { hint: `see where each --steps goes: \`gatesync history --env ${name}\`` },
+      { hint: `see where each --steps goes: \`${printedCommand("history", "--env", name)}\`` },
     );
   return { revision: target.revision, restores: target.seq };
 }
@@ -73,28 +82,30 @@ function toRevision(name: string, lineage: Lineage, revision: string, forward: b
         : `${name} never applied ${short}: it is not in its history`;
   const hint =
     place.place === "not-applied"
-      ? `a revision ${name} never ran comes through its source's gate: \`gatesync promote ${name} --revision ${short}\``
-      : `to go there on purpose: \`gatesync rollback ${name} --to ${short} --forward\``;
+      ? `a revision ${name} never ran comes through its source's gate: \`${printedCommand("promote", name, "--revision", short)}\``
+      : `to go there on purpose: \`${printedCommand("rollback", name, "--to", short, "--forward")}\``;
   throw new PromotionError(`${name} cannot roll back to ${short}: ${why}`, { hint }, ErrorCode.PROMOTION_NOT_EARLIER);
 }
 
 /** The revision a rollback goes to (undefined: the one asked for is in force already). */
 export function rollbackChoice(name: string, lineage: Lineage, view: SourceView, asked: string | undefined, ask: RollbackAsk): RollbackChoice | undefined {
   if (asked === undefined) return stepsBack(name, lineage, view, ask.steps ?? 1);
-  const revision = resolveRevision(asked, [...lineage.applied, ...knownRevisions(view)]);
+  const retry = (r: string): string => printedCommand("rollback", name, "--to", r, ...(ask.forward === true ? ["--forward"] : []));
+  const revision = resolveRevision(asked, [...lineage.applied, ...knownRevisions(view)], retry);
   const choice = toRevision(name, lineage, revision, ask.forward === true);
   return choice === "in-force" ? undefined : choice;
 }
 
 /** A promotion's revision: the one asked for, or the newest candidate — with what the operator should know of it. */
 export function promotionChoice(name: string, lineage: Lineage, view: SourceView, asked: string | undefined): { revision: string; notes: string[] } {
-  if (asked !== undefined) return { revision: resolveRevision(asked, knownRevisions(view)), notes: [] };
+  if (asked !== undefined)
+    return { revision: resolveRevision(asked, knownRevisions(view), (r) => printedCommand("promote", name, "--revision", r)), notes: [] };
   const revision = newestCandidate(view)?.revision;
   if (revision === undefined) throw new PromotionError(`${view.name} has verified no revision yet: nothing to promote to ${name}`);
   const short = shortRevision(revision);
   if (lineage.abandoned.includes(revision))
     throw new PromotionError(`${name} was rolled back from ${short}, ${view.name}'s newest verified revision: it is not promoted again without being named`, {
-      hint: `to take it again on purpose: \`gatesync promote ${name} --revision ${short}\``,
+      hint: `to take it again on purpose: \`${printedCommand("promote", name, "--revision", short)}\``,
     });
   const streak = streakOf(view.runs);
   const gate = streak === undefined || streak.revision === revision ? undefined : gateRefusal(streak.revision, view, Date.now());

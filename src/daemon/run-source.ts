@@ -12,16 +12,33 @@ import { inFetchSpan } from "./run-span.js";
 /** An environment waiting for its first promotion (promoted-source.ts): not broken, its runs end `waiting`. */
 const waitsForPromotion = (err: unknown): boolean => err instanceof GatesyncError && err.code === ErrorCode.SOURCE_NOT_PROMOTED;
 
+/**
+ * The stray tags already warned of, per source (its description): once per tag per process — a
+ * scheduled fetch every minute must not repeat it, a new stray tag is still said. Bounded: past
+ * it, nothing more is remembered (and tags are warned of again rather than the set growing).
+ */
+const warnedTags = new Set<string>();
+const maxWarnedTags = 10_000;
+
+/** A stray tag is passed over, not followed: said once, as the track's version order holds. */
+function warnSkippedTags(source: Source, snapshot: SourceSnapshot, log: Logger): void {
+  for (const tag of snapshot.skippedTags ?? []) {
+    const key = `${source.description}\0${tag}`;
+    if (warnedTags.has(key)) continue;
+    if (warnedTags.size >= maxWarnedTags) warnedTags.clear();
+    warnedTags.add(key);
+    log.warn(
+      { tag, followed: snapshot.tag, source: source.description },
+      "a tag that is not a semantic version is passed over: the newest version is followed",
+    );
+  }
+}
+
 /** The source's newest snapshot; a fetch that fails is logged and thrown. */
 export async function fetchLogged(source: Source, reason: string, log: Logger): Promise<SourceSnapshot> {
   try {
     const snapshot = await inFetchSpan(async () => source.fetch({ announced: reason === "webhook" }));
-    // a stray tag is passed over, not followed: said, as the track's version order holds
-    if (snapshot.skippedTags !== undefined)
-      log.warn(
-        { tag: snapshot.tag, skipped: snapshot.skippedTags, source: source.description },
-        "tags that are not semantic versions passed over: the newest version is followed",
-      );
+    warnSkippedTags(source, snapshot, log);
     return snapshot;
   } catch (err) {
     const code = err instanceof GatesyncError ? err.code : undefined;

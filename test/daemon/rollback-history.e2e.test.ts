@@ -40,12 +40,15 @@ const history = async (): Promise<HistoryJson> => {
   expect(out.code, out.stderr).toBe(0);
   return JSON.parse(out.stdout) as HistoryJson;
 };
-/** The command a hint quotes, as printed (between backticks). */
-const hinted = (stderr: string): string[] => {
-  const command = /hint: .*`(gatesync [^`]+)`/.exec(stderr)?.[1];
-  expect(command, stderr).toBeDefined();
-  return command!.split(" ").slice(1);
+/** The commands a hint quotes, as printed (between backticks), as words after `gatesync`. */
+const hintedAll = (stderr: string): string[][] => {
+  const line = /hint: .*/.exec(stderr)?.[0] ?? "";
+  const commands = [...line.matchAll(/`(gatesync [^`]+)`/g)].map((m) => m[1]!.split(" ").slice(1));
+  expect(commands.length, stderr).toBeGreaterThan(0);
+  return commands;
 };
+/** The (first) command a hint quotes. */
+const hinted = (stderr: string): string[] => hintedAll(stderr)[0]!;
 
 /** Waits until production applied `rate` and verified the revision in force. */
 async function productionOn(revision: string, r: number): Promise<void> {
@@ -125,7 +128,7 @@ describe("rollback along production's applied history", () => {
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain("error[PROMOTION_REFUSED] production has 0 earlier revisions it applied and verified before the one in force");
     // the hint followed: the history shows the one in force and no entry a --steps would go to
-    const followed = await d.cli(hinted(refused.stderr));
+    const followed = await d.follow(hinted(refused.stderr));
     expect(followed.code, followed.stderr).toBe(0);
     expect(followed.stdout).toMatch(new RegExp(`rolled back to ${v[0]!.slice(0, 12)} from production .*← in force`));
     expect(followed.stdout).not.toContain("← rollback --steps");
@@ -141,7 +144,7 @@ describe("rollback along production's applied history", () => {
     const refused = await d.cli(["promote", "production"]);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain(`error[PROMOTION_REFUSED] production was rolled back from ${v[2]!.slice(0, 12)}, staging's newest verified revision`);
-    const again = await d.cli(hinted(refused.stderr));
+    const again = await d.follow(hinted(refused.stderr));
     expect(again.code, again.stderr).toBe(0);
     await productionOn(v[2]!, 30);
     const before = (await history()).promotions.length;
@@ -165,9 +168,10 @@ describe("rollback along production's applied history", () => {
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain(`error[PROMOTION_NOT_EARLIER] production cannot roll back to ${v[1]!.slice(0, 12)}`);
     const hint = hinted(refused.stderr);
-    expect(hint).toEqual(["rollback", "production", "--to", v[1]!.slice(0, 12), "--forward"]);
+    // the hint carries the -c the command was given: the file naming the promotion token's variable
+    expect(hint).toEqual(["rollback", "production", "--to", v[1]!.slice(0, 12), "--forward", "-c", d.operatorFile]);
     // a rollback asks before it starts; no terminal here, so the approval is given as a script would
-    const forward = await d.cli([...hint, "--auto-approve"]);
+    const forward = await d.follow([...hint, "--auto-approve"]);
     expect(forward.code, forward.stderr).toBe(0);
     await eventually(
       () => rate("production"),
@@ -178,8 +182,8 @@ describe("rollback along production's applied history", () => {
     // a revision production never ran: the hint sends it through staging's gate instead
     const never = await d.cli(["rollback", "production", "--to", "0123456789ab", "--auto-approve"]);
     expect(never.stderr).toContain("error[PROMOTION_NOT_EARLIER] production cannot roll back to 0123456789ab: production never applied 0123456789ab");
-    expect(hinted(never.stderr)).toEqual(["promote", "production", "--revision", "0123456789ab"]);
-    const gated = await d.cli(hinted(never.stderr));
+    expect(hinted(never.stderr)).toEqual(["promote", "production", "--revision", "0123456789ab", "-c", d.operatorFile]);
+    const gated = await d.follow(hinted(never.stderr));
     expect(gated.stderr).toContain("error[PROMOTION_REFUSED] production cannot take 0123456789ab: 0123456789ab was not applied in staging");
   });
 
@@ -214,8 +218,16 @@ describe("rollback along production's applied history", () => {
     expect(refused.stderr).toContain(`error[PROMOTION_AMBIGUOUS] ${prefix} is the start of`);
     expect(refused.stderr).toContain(v[0]!.slice(0, 12));
     expect(refused.stderr).toContain(twin.slice(0, 12));
-    // as the hint says, 12 digits tell them apart
-    const told = await d.cli(["promote", "production", "--revision", v[0]!.slice(0, 12), "--dry-run"]);
+    // the hint names each revision by a command: followed, each names one revision (v1's promotes it; the twin is staging's own gate's to judge)
+    const commands = hintedAll(refused.stderr);
+    expect(commands).toEqual(
+      expect.arrayContaining([
+        ["promote", "production", "--revision", v[0]!.slice(0, 12), "-c", d.operatorFile],
+        ["promote", "production", "--revision", twin.slice(0, 12), "-c", d.operatorFile],
+      ]),
+    );
+    for (const command of commands) expect((await d.follow([...command, "--dry-run"])).stderr).not.toContain("PROMOTION_AMBIGUOUS");
+    const told = await d.follow([...commands.find((c) => c.includes(v[0]!.slice(0, 12)))!, "--dry-run"]);
     expect(told.code, told.stderr).toBe(0);
     expect(told.stdout).toContain(`promoting ${v[0]!.slice(0, 12)} from staging to production would apply`);
   });

@@ -161,6 +161,7 @@ export async function spawnedPromotionDaemon(
   repository: Record<string, string>,
   env: Record<string, string> = {},
   soak = "1s",
+  promotion: "auto" | "manual" = "manual",
 ): Promise<SpawnedPromotionDaemon> {
   const staging = await testSandbox();
   const production = await testSandbox();
@@ -173,7 +174,7 @@ export async function spawnedPromotionDaemon(
   const server = "promoteTokenEnv: PROMOTE_TOKEN, pagesTokenEnv: PAGES_TOKEN, webhookSecretEnv: HOOK_SECRET";
   await writeFile(
     operatorFile,
-    operatorSettings(path.join(dir, "origin.git"), staging, production, "manual", soak).replace("promoteTokenEnv: PROMOTE_TOKEN", server),
+    operatorSettings(path.join(dir, "origin.git"), staging, production, promotion, soak).replace("promoteTokenEnv: PROMOTE_TOKEN", server),
   );
   const variables = {
     SYNC_TOKEN: everyToken.sync,
@@ -226,11 +227,13 @@ export interface PromotionProcess {
   sync(): Promise<void>;
   /** `gatesync ARGS` with the daemon's address and the promotion token set, and `-c` the daemon's file where the command takes it. */
   cli(args: readonly string[]): Promise<CliResult>;
+  /** `gatesync ARGS` as given (a hint followed as printed: its own `-c`), with the same variables. */
+  follow(args: readonly string[]): Promise<CliResult>;
   stop(): Promise<void>;
 }
 
-export async function promotionProcess(repository: Record<string, string>, soak: string): Promise<PromotionProcess> {
-  const d = await spawnedPromotionDaemon(repository, {}, soak);
+export async function promotionProcess(repository: Record<string, string>, soak: string, promotion: "auto" | "manual" = "manual"): Promise<PromotionProcess> {
+  const d = await spawnedPromotionDaemon(repository, {}, soak, promotion);
   const cliEnv = {
     GW_KEY: testCredentials.gatewayKey,
     SYNC_TOKEN: everyToken.sync,
@@ -249,6 +252,7 @@ export async function promotionProcess(repository: Record<string, string>, soak:
     push: d.push,
     sync: d.sync,
     cli: (args) => runCli([...args, "-c", d.operatorFile], cliEnv),
+    follow: (args) => runCli([...args], cliEnv),
     stop: d.stop,
   };
 }
