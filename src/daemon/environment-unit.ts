@@ -127,13 +127,13 @@ function sourceOf(environment: EnvironmentConfig, state: StateBackend, shared: S
   const from = promotedFromOf(environment.config.track);
   if (from === undefined) return shared.source.of(environment.name);
   const parts = promotionParts(shared);
-  const auto = environment.config.promotion?.mode === "auto";
   return new PromotedSource({
     inner: shared.source.of(environment.name),
     state,
     name: environment.name,
     from,
-    ...(auto ? { autoPromote: () => autoPromote(parts, environment.name) } : {}),
+    // at every fetch, whatever `promotion:` was when the daemon started: autoPromote reads the setting in force
+    autoPromote: () => autoPromote(parts, environment.name),
   });
 }
 

@@ -37,7 +37,7 @@ export function promotionPanels(parts: PromotionParts, name: string): () => Prom
     const gate = streak === undefined ? undefined : gateRefusal(streak.revision, view, Date.now());
     const panel: PromotionPanel = {
       from,
-      mode: unit.config.promotion?.mode ?? "manual",
+      mode: unit.reconciler.configInForce.config.promotion?.mode ?? "manual",
       ...(promotion === undefined
         ? {}
         : { inForce: { revision: promotion.revision, by: describeActor(promotion.actor), rollback: promotion.rollback, at: promotion.finishedAt } }),

@@ -194,10 +194,13 @@ async function record(unit: PromotionUnit, answer: PromotionAnswer, actor: Promo
 /**
  * `promotion: auto`: the source's newest candidate, when it is newer than the promotion in force
  * and of another revision, written as a promotion by the daemon itself (the target's run that
- * asked applies it next).
+ * asked applies it next). Asked at every decision (each fetch of the target, a wake-up scheduled
+ * before a reload included) and judged under the `promotion:` in force then — never the one the
+ * daemon started with: a reload to `manual` stops it at the next decision, one to `auto` starts it.
  */
 export async function autoPromote(parts: PromotionParts, name: string): Promise<void> {
   const { unit, from } = targetOf(parts, name, false);
+  if (unit.reconciler.configInForce.config.promotion?.mode !== "auto") return;
   const current = (await readPromotions(unit.state, 1))[0]?.record;
   const next = autoCandidate(await sourceViewOf(from), current === undefined ? undefined : { revision: current.revision, at: Date.parse(current.finishedAt) });
   if (next === undefined) return;
