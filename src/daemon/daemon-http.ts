@@ -15,6 +15,7 @@ import type { EnvironmentUnit } from "./environment-unit.js";
 import type { DaemonMetrics } from "./metrics.js";
 import { promoteTokenOf, serverTokens } from "./server-tokens.js";
 import { startDaemonServer } from "./server.js";
+import type { FreezeRoute } from "./freeze-endpoint.js";
 import type { DaemonServer, DaemonServerOptions, ServedReconciler } from "./server.js";
 import type { EnvironmentSources } from "./environment-sources.js";
 
@@ -111,6 +112,25 @@ function belowEnvironments(served: ServedDaemon, every: ServedReconciler, stateT
           runSoonWhereLed({ leases, unitOf: (n) => units.find((u) => u.name === n) }, name, ask.rollback === undefined ? "promotion" : "rollback");
         return answer;
       },
+    },
+    freeze: freezeRoute(served, units, leases),
+  };
+}
+
+/** The freeze route: the row written in the environment's state (every replica reads it), the environment run where it is led. */
+function freezeRoute(served: ServedDaemon, units: readonly EnvironmentUnit[], leases: FleetLeases | undefined): FreezeRoute {
+  return {
+    ...promoteTokenOf(served.config, served.env),
+    names: units.map((u) => u.name),
+    write: async (name, row) => {
+      const unit = units.find((u) => u.name === name)!;
+      await unit.state.appendHistory({ record: row }, unit.reconciler.configInForce.config.history);
+      served.logger.info({ environment: name, frozen: row.frozen, reason: row.reason, until: row.until, by: row.by }, row.frozen ? "environment frozen" : "environment unfrozen");
+      const hold = await unit.hold();
+      unit.notifier?.held({ summary: hold === undefined ? `${name} unfrozen (${row.by}): it applies what waited` : `${hold.message} (${row.by})` });
+      // an unfreeze: what waited is applied now, not at the schedule
+      runSoonWhereLed({ leases, unitOf: (n) => units.find((u) => u.name === n) }, name, row.frozen ? "freeze" : "unfreeze");
+      return hold;
     },
   };
 }

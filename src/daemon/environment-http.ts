@@ -39,7 +39,8 @@ function leadersOf(http: EnvironmentsHttp): { readonly leader: Map<string, strin
 async function environmentStatus(unit: EnvironmentUnit, http: EnvironmentsHttp, leader: string | null, head = false): Promise<Record<string, unknown>> {
   const parts = { reconciler: unit.reconciler, runs: unit.history, sourceDescription: http.source, role: () => unit.role() };
   const status = head ? await buildStatusHead({ ...parts, version: () => unit.snapshots.version() }) : await buildStatus({ ...parts, state: unit.snapshots });
-  return { environment: unit.name, leader, ...status, nextRunAt: unit.reconciler.nextRunAt ?? null };
+  // held: frozen or outside its sync window (hold.ts), "production frozen until 18:00 UTC: incident 4521"
+  return { environment: unit.name, leader, ...status, nextRunAt: unit.reconciler.nextRunAt ?? null, hold: (await unit.hold()) ?? null };
 }
 
 /** `/status`: every environment without its resources (those are in `/environments/NAME/status`), and the fleet. */
@@ -100,7 +101,7 @@ export function environmentRoutes(http: EnvironmentsHttp): (req: IncomingMessage
     const m = /^\/environments\/([^/]+)(\/.*)?$/.exec(url.pathname);
     // the trigger of one environment is the server's (environmentSync): it names the environments
     // only to a client holding the sync token, so not here, before any token is checked
-    if (m === null || m[2] === "/sync" || m[2] === "/promote") return false;
+    if (m === null || m[2] === "/sync" || m[2] === "/promote" || m[2] === "/freeze" || m[2] === "/unfreeze") return false;
     let name: string;
     try {
       name = decodeURIComponent(m[1]!);

@@ -23,6 +23,7 @@ import { withTeamSettings } from "./repository-settings.js";
 import type { TeamSettingsReader } from "./repository-settings.js";
 import type { SharedSource } from "./shared-source.js";
 import { runFactOf } from "./verifier.js";
+import type { Hold } from "./hold.js";
 
 export interface PromotionAsk {
   /** A commit id or its prefix; absent: the newest candidate (a rollback: `steps` back). */
@@ -31,6 +32,8 @@ export interface PromotionAsk {
   readonly actor: PromotionActor;
   /** A rollback: to an earlier revision this environment applied and verified. */
   readonly rollback?: { readonly steps?: number };
+  /** Through a freeze or a closed sync window (`--override-freeze`): recorded on the promotion's row. */
+  readonly overrideFreeze?: boolean;
 }
 
 export interface PromotionAnswer {
@@ -44,6 +47,8 @@ export interface PromotionAnswer {
   readonly changes: number;
   /** What a rollback cannot undo through the interfaces (said before it starts). */
   readonly cannotUndo: readonly string[];
+  /** The freeze or closed window the target is held by (hold.ts): a promotion goes through it only with `overrideFreeze`. */
+  readonly held?: string;
 }
 
 /** What promotion reads and writes of an environment (environment-unit.ts makes it). */
@@ -64,6 +69,8 @@ export interface PromotionParts {
   readonly validator: Parameters<typeof runPlan>[0]["validator"];
   /** The team settings of a commit (its values, patches, rules), as the environment's runs put them over the operator's. */
   readonly teamSettings: TeamSettingsReader;
+  /** The freeze or closed sync window an environment is held by now (hold.ts), if any. */
+  readonly hold?: (name: string) => Promise<Hold | undefined>;
 }
 
 /** What the rules read of an environment: its verifications and its runs, newest first. */
@@ -122,8 +129,11 @@ export async function promote(parts: PromotionParts, name: string, ask: Promotio
   const refusal = gateRefusal(revision, view, Date.now());
   if (refusal !== undefined)
     throw new PromotionError(`${name} cannot take ${shortRevision(revision)}: ${refusal}`, { hint: `see gatesync history --env ${from.name}` });
+  const hold = await parts.hold?.(name);
+  if (hold !== undefined && !ask.dryRun && ask.overrideFreeze !== true) throw heldRefusal(name, hold, rollback);
   const plan = await planOf(parts, unit, revision);
   const answer: PromotionAnswer = {
+    ...(hold === undefined ? {} : { held: hold.message }),
     environment: name,
     revision,
     from: from.name,
@@ -135,6 +145,14 @@ export async function promote(parts: PromotionParts, name: string, ask: Promotio
   };
   if (!ask.dryRun) await record(unit, answer, ask.actor);
   return answer;
+}
+
+/** A promotion or rollback refused while the target is held: how to go through (audited), or to lift the hold. */
+function heldRefusal(name: string, hold: Hold, rollback: boolean): PromotionError {
+  const lift = hold.kind === "freeze" ? `gatesync unfreeze ${name}` : `wait for its window`;
+  return new PromotionError(`${hold.message}: it promotes and rolls back nothing while it lasts`, {
+    hint: `${lift}, or go through it (recorded in its history): gatesync ${rollback ? "rollback" : "promote"} ${name} --override-freeze`,
+  });
 }
 
 /** The plan of `revision`'s files against the target's state, with its config in force. */
@@ -182,11 +200,13 @@ async function record(unit: PromotionUnit, answer: PromotionAnswer, actor: Promo
     from: answer.from,
     actor,
     rollback: answer.rollback,
+    ...(answer.held === undefined ? {} : { overrideFreeze: answer.held }),
     startedAt: now,
     finishedAt: now,
   };
   await unit.state.appendHistory({ record: row }, unit.reconciler.configInForce.config.history);
-  const what = answer.rollback ? `rolled back to ${shortRevision(answer.revision)}` : `promoted ${shortRevision(answer.revision)} from ${answer.from}`;
+  const done = answer.rollback ? `rolled back to ${shortRevision(answer.revision)}` : `promoted ${shortRevision(answer.revision)} from ${answer.from}`;
+  const what = answer.held === undefined ? done : `${done} through the hold (${answer.held})`;
   unit.notifier?.promoted({ revision: answer.revision, summary: `${unit.name}: ${what} (${describeActor(actor)})` });
   if (trigger) unit.reconciler.trigger(answer.rollback ? "rollback" : "promotion");
 }
@@ -200,7 +220,8 @@ async function record(unit: PromotionUnit, answer: PromotionAnswer, actor: Promo
  */
 export async function autoPromote(parts: PromotionParts, name: string): Promise<void> {
   const { unit, from } = targetOf(parts, name, false);
-  if (unit.reconciler.configInForce.config.promotion?.mode !== "auto") return;
+  // a held target (frozen, or outside its window) promotes nothing by itself: the candidate waits, promoted once the hold lifts
+  if (unit.reconciler.configInForce.config.promotion?.mode !== "auto" || (await parts.hold?.(name)) !== undefined) return;
   const current = (await readPromotions(unit.state, 1))[0]?.record;
   const next = autoCandidate(await sourceViewOf(from), current === undefined ? undefined : { revision: current.revision, at: Date.parse(current.finishedAt) });
   if (next === undefined) return;

@@ -28,6 +28,8 @@ import type { EnvironmentSync, TriggerContext, TriggerRelay } from "./triggers.j
 import { ReplayGuard, safeEqual } from "./webhook.js";
 import { handlePromote, promotePath } from "./promote-endpoint.js";
 import type { PromoteRoute } from "./promote-endpoint.js";
+import { freezePath, handleFreeze } from "./freeze-endpoint.js";
+import type { FreezeRoute } from "./freeze-endpoint.js";
 
 /** A recorded health as the status endpoint lists it: its verdict and when it was checked. */
 const healthSummary = (health: { readonly ok: boolean; readonly checkedAt: string }): { ok: boolean; checkedAt: string } => ({
@@ -81,6 +83,8 @@ export interface DaemonServerOptions {
   readonly environmentSync?: EnvironmentSync;
   /** With environments: `POST /environments/NAME/promote` (promote-endpoint.ts), with a token of its own. */
   readonly promote?: PromoteRoute;
+  /** With environments: `POST /environments/NAME/freeze` and `/unfreeze` (freeze-endpoint.ts), with the promotion token. */
+  readonly freeze?: FreezeRoute;
 }
 
 export interface DaemonServer {
@@ -256,6 +260,8 @@ async function route(req: IncomingMessage, opts: DaemonServerOptions, triggers: 
     default: {
       const promoted = promotePath.exec(path)?.[1];
       if (promoted !== undefined) return handlePromote(req, promoted, opts.promote);
+      const frozen = freezePath.exec(path);
+      if (frozen !== null) return handleFreeze(req, frozen[1]!, frozen[2]!, opts.freeze);
       return handleEnvironmentSync(path, method, req, opts.environmentSync, triggers);
     }
   }

@@ -31,6 +31,8 @@ export interface PromotionRecord extends HistoryRecord {
   readonly from: string;
   readonly actor: PromotionActor;
   readonly rollback: boolean;
+  /** Promoted through a freeze or a closed sync window by the operator's explicit override (`--override-freeze`): the hold it went through. */
+  readonly overrideFreeze?: string;
 }
 
 const text = (v: unknown): boolean => typeof v === "string" && v !== "";
