@@ -59,7 +59,11 @@ export function windowProblems(environments: Raw, file: string, locate: (p: read
       try {
         if (cronOf({ schedule: String(w.schedule), timeZone }).nextRun() === null) throw new Error("it never runs");
       } catch (err) {
-        problem(at("schedule"), `bad cron schedule ${JSON.stringify(w.schedule)}: ${(err as Error).message}`, 'five fields, e.g. "0 22 * * 1-5" (22:00 on weekdays)');
+        problem(
+          at("schedule"),
+          `bad cron schedule ${JSON.stringify(w.schedule)}: ${(err as Error).message}`,
+          'five fields, e.g. "0 22 * * 1-5" (22:00 on weekdays)',
+        );
       }
     });
   }
@@ -68,9 +72,9 @@ export function windowProblems(environments: Raw, file: string, locate: (p: read
 
 /** A window open at `now`: when its current opening ends. */
 function openUntil(w: SyncWindow, now: number): number | undefined {
-  // the newest start at or before now (croner answers starts strictly before its reference)
-  const start = cronOf(w).previousRuns(1, new Date(now + 1))[0];
-  if (start === undefined) return undefined;
+  // the newest start at or before now (croner answers starts strictly before its reference, to the second)
+  const start = cronOf(w).previousRuns(1, new Date(now + 1000))[0];
+  if (start === undefined || start.getTime() > now) return undefined;
   const end = start.getTime() + w.durationMs;
   return end > now ? end : undefined;
 }
