@@ -20,6 +20,8 @@ export interface PromotionPanel {
   /** The source's newest revision not verified yet, and the gate it waits at. */
   readonly pending?: { readonly revision: string; readonly gate: string };
   readonly commands: readonly string[];
+  /** The freeze or closed sync window it is held by (hold.ts): it applies and promotes nothing. */
+  readonly held?: { readonly kind: "freeze" | "window"; readonly message: string };
 }
 
 /** The panel of environment `name`, or undefined when it follows the branch. */
@@ -35,7 +37,9 @@ export function promotionPanels(parts: PromotionParts, name: string): () => Prom
     const candidate = newestCandidate(view);
     const streak = streakOf(view.runs);
     const gate = streak === undefined ? undefined : gateRefusal(streak.revision, view, Date.now());
+    const hold = await parts.hold?.(name);
     const panel: PromotionPanel = {
+      ...(hold === undefined ? {} : { held: { kind: hold.kind, message: hold.message } }),
       from,
       mode: unit.reconciler.configInForce.config.promotion?.mode ?? "manual",
       ...(promotion === undefined
@@ -48,6 +52,7 @@ export function promotionPanels(parts: PromotionParts, name: string): () => Prom
           ? []
           : [`gatesync promote ${name} --revision ${shortRevision(candidate.revision)}`]),
         ...(promotion === undefined ? [] : [`gatesync rollback ${name} --steps 1`]),
+        ...(hold?.kind === "freeze" ? [`gatesync unfreeze ${name}`] : []),
       ],
     };
     const text = JSON.stringify(panel);

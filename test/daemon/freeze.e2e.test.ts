@@ -69,6 +69,9 @@ describe("freezes", () => {
     expect(frozen.stderr).toBe("");
     expect(frozen.stdout).toMatch(/^production frozen until \d\d:\d\d UTC: incident 4521: it plans but applies and promotes nothing/);
     expect((await holdOf(daemon, "production"))?.message).toMatch(/^production frozen until (\d{4}-\d\d-\d\d )?\d\d:\d\d UTC: incident 4521$/);
+    const page = await (await fetch(`${daemon.daemon.url}/environments/production/`)).text();
+    expect(page).toMatch(/production frozen until [^<]*: incident 4521<\/span>: it plans but applies and promotes nothing/);
+    expect(page).toContain("gatesync unfreeze production");
     expect(await (await fetch(`${daemon.daemon.url}/metrics`)).text()).toMatch(/gatesync_environment_held\{kind="freeze",environment="production"\} 1/);
 
     const second = await daemon.push(key(20), "raise acme's rate");
