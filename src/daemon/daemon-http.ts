@@ -125,7 +125,10 @@ function freezeRoute(served: ServedDaemon, units: readonly EnvironmentUnit[], le
     write: async (name, row) => {
       const unit = units.find((u) => u.name === name)!;
       await unit.state.appendHistory({ record: row }, unit.reconciler.configInForce.config.history);
-      served.logger.info({ environment: name, frozen: row.frozen, reason: row.reason, until: row.until, by: row.by }, row.frozen ? "environment frozen" : "environment unfrozen");
+      served.logger.info(
+        { environment: name, frozen: row.frozen, reason: row.reason, until: row.until, by: row.by },
+        row.frozen ? "environment frozen" : "environment unfrozen",
+      );
       const hold = await unit.hold();
       unit.notifier?.held({ summary: hold === undefined ? `${name} unfrozen (${row.by}): it applies what waited` : `${hold.message} (${row.by})` });
       // an unfreeze: what waited is applied now, not at the schedule

@@ -210,7 +210,12 @@ export function createEnvironmentUnit(environment: EnvironmentConfig, configHash
   const history = sharedRunHistory({ state, ...inForce, metrics, leads, logger, ...replica });
   const notifier = createNotifier(config, { env: shared.env, logger, registry: shared.metrics.registry, ownUrl: shared.ownUrl });
   const verifier = verifierOf(name, { state, history, reconciler: () => reconciler, leads, logger }, shared);
-  const holds: HoldWatch = new HoldWatch({ name, state, config: (): EnvironmentConfig["config"] => reconciler.configInForce.config, trigger: (reason) => reconciler.trigger(reason) });
+  const holds: HoldWatch = new HoldWatch({
+    name,
+    state,
+    config: (): EnvironmentConfig["config"] => reconciler.configInForce.config,
+    trigger: (reason) => reconciler.trigger(reason),
+  });
   holds.onChange = (hold) => shared.metrics.setHeld(name, hold?.kind);
   const reconciler = new Reconciler({
     config,

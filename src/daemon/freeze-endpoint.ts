@@ -68,5 +68,8 @@ export async function handleFreeze(req: IncomingMessage, encoded: string, action
   const row = parsed.ok ? freezeRowOf(parsed.value, action === "freeze", route.variable ?? "promotion token", Date.now()) : "the body is not JSON";
   if (typeof row === "string") return { status: 400, body: { error: row } };
   const hold = await route.write(name, row);
-  return { status: 200, body: { environment: name, frozen: row.frozen, reason: row.reason, ...(row.until === undefined ? {} : { until: row.until }), hold: hold ?? null } };
+  return {
+    status: 200,
+    body: { environment: name, frozen: row.frozen, reason: row.reason, ...(row.until === undefined ? {} : { until: row.until }), hold: hold ?? null },
+  };
 }

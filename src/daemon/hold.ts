@@ -46,9 +46,14 @@ export async function holdOf(name: string, config: GatesyncConfig, state: Histor
   const recheck = verdict.changesAt === undefined ? {} : { recheckAt: verdict.changesAt };
   if (verdict.closedBy === undefined) return recheck;
   const until = verdict.changesAt === undefined ? "" : ` until ${shownTime(verdict.changesAt, now)}`;
-  const what = verdict.closedBy.kind === "deny" ? `in its deny window (${windowText(verdict.closedBy)})` : `outside its sync windows (${windowText(verdict.closedBy)})`;
+  const what =
+    verdict.closedBy.kind === "deny" ? `in its deny window (${windowText(verdict.closedBy)})` : `outside its sync windows (${windowText(verdict.closedBy)})`;
   return {
-    hold: { kind: "window", message: `${name} ${what}${until}`, ...(verdict.changesAt === undefined ? {} : { until: new Date(verdict.changesAt).toISOString() }) },
+    hold: {
+      kind: "window",
+      message: `${name} ${what}${until}`,
+      ...(verdict.changesAt === undefined ? {} : { until: new Date(verdict.changesAt).toISOString() }),
+    },
     ...recheck,
   };
 }
