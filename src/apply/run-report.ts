@@ -9,8 +9,9 @@ import type { ApplySummary } from "./types.js";
 /**
  * How a run ended. `waiting`: an environment promoted from another has nothing promoted to it
  * yet (daemon/promoted-source.ts) — not a failure: it applies nothing until a promotion.
+ * `frozen`: the environment is frozen or outside its sync window (daemon/hold.ts): planned, nothing applied.
  */
-export type RunResult = "applied" | "partial" | "noop" | "invalid" | "source-error" | "error" | "standby" | "waiting";
+export type RunResult = "applied" | "partial" | "noop" | "invalid" | "source-error" | "error" | "standby" | "waiting" | "frozen";
 
 export interface RunReport {
   readonly reason: string;

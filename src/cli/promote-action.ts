@@ -20,6 +20,7 @@ export const daemonUrlVariable = "GATESYNC_DAEMON_URL";
 export interface PromoteOptions {
   readonly revision?: string;
   readonly dryRun?: boolean;
+  readonly overrideFreeze?: boolean;
   readonly daemon?: string;
   readonly config?: string;
 }
@@ -30,6 +31,7 @@ export interface RollbackOptions {
   readonly forward?: boolean;
   readonly dryRun?: boolean;
   readonly autoApprove?: boolean;
+  readonly overrideFreeze?: boolean;
   readonly daemon?: string;
   readonly config?: string;
 }
@@ -43,10 +45,12 @@ interface Answer {
   readonly cannotUndo: readonly string[];
   readonly notes: readonly string[];
   readonly alreadyInForce: boolean;
+  /** The freeze or closed window the environment is held by. */
+  readonly held?: string;
 }
 
 /** Where the daemon is, and the token to send it. */
-async function daemonOf(opts: { daemon?: string; config?: string }, io: CliIo): Promise<{ url: string; token: string; config?: string }> {
+export async function daemonOf(opts: { daemon?: string; config?: string }, io: CliIo): Promise<{ url: string; token: string; config?: string }> {
   const url = opts.daemon ?? io.env[daemonUrlVariable];
   if (url === undefined || url === "")
     throw new UsageError(`no daemon to ask: give --daemon URL or set ${daemonUrlVariable}`, "the daemon's server address, e.g. http://127.0.0.1:9464");
@@ -92,6 +96,7 @@ function answerOf(a: Readonly<Record<string, unknown>> | undefined, where: strin
     cannotUndo: a.cannotUndo.map((c) => boundText(c, 2_000)),
     notes: (a.notes ?? []).slice(0, 20).map((c) => boundText(c, 2_000)),
     alreadyInForce: a.alreadyInForce === true,
+    ...(typeof a.held === "string" ? { held: line(a.held) } : {}),
   };
 }
 
@@ -146,7 +151,8 @@ function showPlan(io: CliIo, a: Answer): void {
 
 export async function promoteAction(env: string, opts: PromoteOptions, io: CliIo): Promise<void> {
   const daemon = await daemonOf(opts, io);
-  const answer = await send(daemon, env, { ...(opts.revision === undefined ? {} : { revision: opts.revision }), dryRun: opts.dryRun === true });
+  const override = opts.overrideFreeze === true ? { overrideFreeze: true } : {};
+  const answer = await send(daemon, env, { ...(opts.revision === undefined ? {} : { revision: opts.revision }), dryRun: opts.dryRun === true, ...override });
   showNotes(io, answer);
   if (answer.alreadyInForce) {
     io.stdout(`${short(answer.revision)} is already in force in ${env}: nothing promoted\n`);
@@ -159,7 +165,8 @@ export async function promoteAction(env: string, opts: PromoteOptions, io: CliIo
     );
     return;
   }
-  io.stdout(`promoted ${short(answer.revision)} from ${answer.from} to ${env}: ${env} applies it now\n`);
+  const through = answer.held === undefined ? "" : ` through the hold (${answer.held}; recorded in its history)`;
+  io.stdout(`promoted ${short(answer.revision)} from ${answer.from} to ${env}${through}: ${env} applies it now\n`);
 }
 
 export async function rollbackAction(env: string, opts: RollbackOptions, io: CliIo): Promise<void> {
@@ -187,6 +194,7 @@ export async function rollbackAction(env: string, opts: RollbackOptions, io: Cli
       return;
     }
   }
-  const done = await send(daemon, env, { ...body, revision: plan.revision, dryRun: false });
-  io.stdout(`rolled ${env} back to ${short(done.revision)}: it stays there until the next promotion\n`);
+  const done = await send(daemon, env, { ...body, revision: plan.revision, dryRun: false, ...(opts.overrideFreeze === true ? { overrideFreeze: true } : {}) });
+  const through = done.held === undefined ? "" : ` through the hold (${done.held}; recorded in its history)`;
+  io.stdout(`rolled ${env} back to ${short(done.revision)}${through}: it stays there until the next promotion\n`);
 }

@@ -4,6 +4,7 @@ import { InvalidArgumentError } from "commander";
 import type { CliIo } from "./cli-io.js";
 import { examplesText } from "./help-examples.js";
 import type { PromoteOptions, RollbackOptions } from "./promote-action.js";
+import type { FreezeOptions } from "./freeze-action.js";
 
 const daemonHelp = "the daemon's address (default: GATESYNC_DAEMON_URL)";
 
@@ -23,6 +24,7 @@ export function addPromoteCommands(program: Command, io: CliIo): void {
     .argument("<env>", "the environment to promote to")
     .option("--revision <sha>", "the commit to promote (default: the source's newest verified one)")
     .option("--dry-run", "print the plan the promotion would apply against the environment's state; promote nothing")
+    .option("--override-freeze", "promote although ENV is frozen or outside its sync window (recorded in its history)")
     .option("--daemon <url>", daemonHelp)
     .option("-c, --config <file>", "gatesync.yaml (its server.promoteTokenEnv names the token's variable)")
     .action(async (env: string, opts: PromoteOptions) => (await import("./promote-action.js")).promoteAction(env, opts, io));
@@ -38,7 +40,27 @@ export function addPromoteCommands(program: Command, io: CliIo): void {
     .option("--forward", "with --to: go to a revision that is not before the one in force (one a rollback left, or no longer in the history)")
     .option("--dry-run", "print the plan and what the rollback cannot undo; change nothing")
     .option("--auto-approve", "roll back without asking after the plan")
+    .option("--override-freeze", "roll back although ENV is frozen or outside its sync window (recorded in its history)")
     .option("--daemon <url>", daemonHelp)
     .option("-c, --config <file>", "gatesync.yaml (its server.promoteTokenEnv names the token's variable)")
     .action(async (env: string, opts: RollbackOptions) => (await import("./promote-action.js")).rollbackAction(env, opts, io));
+  program
+    .command("freeze")
+    .description(
+      "freeze ENV through the daemon, with the promotion token: it plans but applies and promotes nothing — schedule, webhooks, promotion: auto, rollbacks — until `gatesync unfreeze` or --until",
+    )
+    .argument("<env>", "the environment to freeze")
+    .requiredOption("--reason <text>", 'why (every page, notification and refusal says it: "incident 4521")')
+    .option("--until <time>", "lift it by itself at this time: an ISO time (2026-12-02T18:00Z) or a duration from now (2h)")
+    .option("--daemon <url>", daemonHelp)
+    .option("-c, --config <file>", "gatesync.yaml (its server.promoteTokenEnv names the token's variable)")
+    .action(async (env: string, opts: FreezeOptions) => (await import("./freeze-action.js")).freezeAction(env, opts, io));
+  program
+    .command("unfreeze")
+    .description("lift ENV's freeze through the daemon, with the promotion token: it applies what waited now")
+    .argument("<env>", "the environment to unfreeze")
+    .option("--reason <text>", "why (recorded in its history)")
+    .option("--daemon <url>", daemonHelp)
+    .option("-c, --config <file>", "gatesync.yaml (its server.promoteTokenEnv names the token's variable)")
+    .action(async (env: string, opts: FreezeOptions) => (await import("./freeze-action.js")).unfreezeAction(env, opts, io));
 }

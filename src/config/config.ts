@@ -8,6 +8,7 @@ import { checkConfigText, readConfigFile } from "./config-text.js";
 import { parseDuration } from "./duration.js";
 import { historyFromDocument } from "./history-section.js";
 import type { PromotionSettings } from "./promotion-section.js";
+import type { SyncWindow } from "./windows-section.js";
 import { notificationsFromDocument } from "./notifications.js";
 import { rulesFromDocument } from "../rules/rules-config.js";
 import type { RulesConfig } from "../rules/rules-config.js";
@@ -103,6 +104,8 @@ export interface GatesyncConfig {
   readonly track?: TrackSetting;
   /** On an environment's effective config: how a revision moves here (`soak`, `promotion`). */
   readonly promotion?: PromotionSettings;
+  /** On an environment's effective config: its sync windows (windows-section.ts). */
+  readonly windows?: readonly SyncWindow[];
   /** On an environment's effective config (never on the implicit one's): the environment's name. */
   readonly environment?: string;
   /**

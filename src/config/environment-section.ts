@@ -15,6 +15,8 @@ import type { NotificationsConfig } from "./notifications.js";
 import { scheduleConfig, secretsConfig, stateConfig, targetsConfig } from "./config-sections.js";
 import { promotionChainProblems, promotionFromDocument } from "./promotion-section.js";
 import type { PromotionSettings } from "./promotion-section.js";
+import { windowProblems, windowsFromDocument } from "./windows-section.js";
+import type { SyncWindow } from "./windows-section.js";
 import type { ScheduleConfig, SecretsConfig, StateConfig, TargetsConfig } from "./config-sections.js";
 import { trackFromDocument } from "./track-section.js";
 import type { TrackSetting } from "./track-section.js";
@@ -48,6 +50,8 @@ export interface EnvironmentDefinition {
   readonly track?: TrackSetting;
   /** How a revision moves here: `soak`, `promotion` (promotion-section.ts). */
   readonly promotion: PromotionSettings;
+  /** When it may apply (windows-section.ts). */
+  readonly windows?: readonly SyncWindow[];
 }
 
 type Raw = Record<string, unknown>;
@@ -91,6 +95,7 @@ export function environmentsFromDocument(raw: Raw, resolve: (p: string) => strin
       values: valuesFromDocument(e.values),
       patches: patchSources(e.patches, name, resolve),
       promotion: promotionFromDocument(e),
+      windows: windowsFromDocument(e.windows),
       ...(e.targets === undefined ? {} : { targets: targetsConfig(e.targets as Raw) }),
       ...(typeof e.selector === "string" ? { selector: e.selector } : {}),
       ...(e.schedule === undefined ? {} : { schedule: scheduleConfig(e.schedule as Raw) }),
@@ -122,7 +127,7 @@ export function environmentProblems(
   const resolve = (p: string): string => path.resolve(baseDir, p);
   const top = stateConfig((doc.state ?? { backend: "sqlite" }) as Raw, resolve, file);
   const states = new Map<string, string>();
-  problems.push(...promotionChainProblems(doc.environments as Raw, file, locate));
+  problems.push(...promotionChainProblems(doc.environments as Raw, file, locate), ...windowProblems(doc.environments as Raw, file, locate));
   for (const [name, value] of Object.entries(doc.environments as Raw)) {
     const e = (value ?? {}) as Raw;
     const key = stateKey(e.state === undefined ? namespacedState(top, name) : stateConfig(e.state as Raw, resolve, file));

@@ -56,6 +56,7 @@ function effective(config: GatesyncConfig, env: EnvironmentDefinition): Environm
     values,
     patches: env.patches,
     promotion: env.promotion,
+    ...(env.windows === undefined || env.windows.length === 0 ? {} : { windows: env.windows }),
     ...(selector === undefined ? {} : { selector }),
     ...(notifications === undefined ? {} : { notifications }),
     ...(env.track === undefined ? {} : { track: env.track }),

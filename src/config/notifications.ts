@@ -3,7 +3,7 @@
  * Slack-compatible incoming webhook, commit status on GitHub or GitLab) and how deliveries are
  * retried. Secrets are named by environment variable, never written in the file.
  */
-export const eventNames = ["run-failed", "in-doubt", "commit-refused", "recovered", "leader-changed", "promoted"] as const;
+export const eventNames = ["run-failed", "in-doubt", "commit-refused", "recovered", "leader-changed", "promoted", "frozen"] as const;
 export type EventName = (typeof eventNames)[number];
 
 interface ReceiverBase {

@@ -18,6 +18,7 @@ import { startDaemonServer } from "./server.js";
 import { buildStatus } from "./status-body.js";
 import type { DaemonServer } from "./server.js";
 import type { DaemonServerOptions, ServedReconciler } from "./http/served.js";
+import type { FreezeRoute } from "./freeze-endpoint.js";
 import type { EnvironmentSources } from "./environment-sources.js";
 
 export interface ServedDaemon {
@@ -139,6 +140,28 @@ function belowEnvironments(served: ServedDaemon, every: ServedReconciler): Parti
           return answer;
         },
       },
+      freeze: freezeRoute(served, units, leases),
+    },
+  };
+}
+
+/** The freeze route: the row written in the environment's state (every replica reads it), the environment run where it is led. */
+function freezeRoute(served: ServedDaemon, units: readonly EnvironmentUnit[], leases: FleetLeases | undefined): FreezeRoute {
+  return {
+    ...promoteTokenOf(served.config, served.env),
+    names: units.map((u) => u.name),
+    write: async (name, row) => {
+      const unit = units.find((u) => u.name === name)!;
+      await unit.state.appendHistory({ record: row }, unit.reconciler.configInForce.config.history);
+      served.logger.info(
+        { environment: name, frozen: row.frozen, reason: row.reason, until: row.until, by: row.by },
+        row.frozen ? "environment frozen" : "environment unfrozen",
+      );
+      const hold = await unit.hold();
+      unit.notifier?.held({ summary: hold === undefined ? `${name} unfrozen (${row.by}): it applies what waited` : `${hold.message} (${row.by})` });
+      // an unfreeze: what waited is applied now, not at the schedule
+      runSoonWhereLed({ leases, unitOf: (n) => units.find((u) => u.name === n) }, name, row.frozen ? "freeze" : "unfreeze");
+      return hold;
     },
   };
 }

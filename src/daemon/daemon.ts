@@ -204,7 +204,7 @@ class FirstRuns {
     if (this.reports.size < this.count) return;
     const all = [...this.reports.values()];
     // the result that decides: the first that is neither applied, noop nor waiting for a promotion, else the first
-    this.resolve(all.find((r) => !["applied", "noop", "waiting"].includes(r.result)) ?? all[0]!);
+    this.resolve(all.find((r) => !["applied", "noop", "waiting", "frozen"].includes(r.result)) ?? all[0]!);
   }
 }
 

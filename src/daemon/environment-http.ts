@@ -39,7 +39,16 @@ async function environmentStatus(unit: EnvironmentUnit, http: EnvironmentsHttp, 
   const status = head ? await buildStatusHead({ ...parts, version: () => unit.snapshots.version() }) : await buildStatus({ ...parts, state: unit.snapshots });
   // its verifications that stand and those a later failing run withdrew (promotion.md)
   const verification = await verificationStatus(unit.state).catch(() => undefined);
-  return { environment: unit.name, leader, ...status, nextRunAt: unit.reconciler.nextRunAt ?? null, ...(verification === undefined ? {} : { verification }) };
+  // held: frozen or outside its sync window (hold.ts), "production frozen until 18:00 UTC: incident 4521"
+  const hold = (await unit.hold()) ?? null;
+  return {
+    environment: unit.name,
+    leader,
+    ...status,
+    nextRunAt: unit.reconciler.nextRunAt ?? null,
+    hold,
+    ...(verification === undefined ? {} : { verification }),
+  };
 }
 
 /** `/status`: every environment without its resources (those are in `/environments/NAME/status`), and the fleet. */

@@ -34,6 +34,8 @@ import type { PromotionAnswer, PromotionAsk, PromotionParts } from "./promotion.
 import { Verifier } from "./verifier.js";
 import { promotionPanels } from "./promotion-status.js";
 import type { StatusPage } from "./ui/status-page.js";
+import { HoldWatch } from "./hold.js";
+import type { Hold } from "./hold.js";
 
 export interface EnvironmentUnit {
   readonly name: string;
@@ -51,6 +53,8 @@ export interface EnvironmentUnit {
   readonly promote: (ask: PromotionAsk) => Promise<PromotionAnswer>;
   /** `leader`, `standby` (a fleet) or `single`. */
   role(): string;
+  /** The freeze or closed sync window it is held by now (hold.ts), if any. */
+  hold(): Promise<Hold | undefined>;
 }
 
 export interface SharedParts {
@@ -127,13 +131,13 @@ function sourceOf(environment: EnvironmentConfig, state: StateBackend, shared: S
   const from = promotedFromOf(environment.config.track);
   if (from === undefined) return shared.source.of(environment.name);
   const parts = promotionParts(shared);
-  const auto = environment.config.promotion?.mode === "auto";
   return new PromotedSource({
     inner: shared.source.of(environment.name),
     state,
     name: environment.name,
     from,
-    ...(auto ? { autoPromote: () => autoPromote(parts, environment.name) } : {}),
+    // at every fetch, whatever `promotion:` was when the daemon started: autoPromote reads the setting in force
+    autoPromote: () => autoPromote(parts, environment.name),
   });
 }
 
@@ -145,6 +149,7 @@ export const promotionParts = (shared: SharedParts): PromotionParts => ({
   validator: shared.validator,
   teamSettings: shared.teamSettings,
   logger: shared.logger,
+  hold: async (name) => shared.unitOf(name)?.hold(),
 });
 
 /**
@@ -206,6 +211,13 @@ export function createEnvironmentUnit(environment: EnvironmentConfig, configHash
   const history = sharedRunHistory({ state, ...inForce, metrics, leads, logger, ...replica });
   const notifier = createNotifier(config, { env: shared.env, logger, registry: shared.metrics.registry, ownUrl: shared.ownUrl });
   const verifier = verifierOf(name, { state, history, reconciler: () => reconciler, leads, logger }, shared);
+  const holds: HoldWatch = new HoldWatch({
+    name,
+    state,
+    config: (): EnvironmentConfig["config"] => reconciler.configInForce.config,
+    trigger: (reason) => reconciler.trigger(reason),
+  });
+  holds.onChange = (hold) => shared.metrics.setHeld(name, hold?.kind);
   const reconciler = new Reconciler({
     config,
     configHash,
@@ -219,6 +231,7 @@ export function createEnvironmentUnit(environment: EnvironmentConfig, configHash
     runSlot: shared.runSlot,
     pacers: shared.pacers,
     teamSettings: shared.teamSettings,
+    held: (revision): Promise<string | undefined> => holds.heldFor(revision),
     ...(canApply === undefined ? {} : { canApply }),
     ...(shared.retryBaseMs === undefined ? {} : { retryBaseMs: shared.retryBaseMs }),
     observer: history,
@@ -246,5 +259,6 @@ export function createEnvironmentUnit(environment: EnvironmentConfig, configHash
   });
   metrics.setLeader(canApply === undefined || canApply());
   const promoteHere = (ask: PromotionAsk): Promise<PromotionAnswer> => promote(promotionParts(shared), name, ask);
-  return { name, config, state, snapshots, reconciler, history, metrics, notifier, page, verifier, promote: promoteHere, role };
+  const hold = (): Promise<Hold | undefined> => holds.current();
+  return { name, config, state, snapshots, reconciler, history, metrics, notifier, page, verifier, promote: promoteHere, role, hold };
 }

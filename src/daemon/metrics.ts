@@ -7,8 +7,8 @@
  * its own `RunMetrics` (`metrics.for(name)`). A single environment's metrics carry no such
  * label, as before environments existed.
  */
-import { Registry, collectDefaultMetrics } from "prom-client";
-import type { Counter, Gauge, Histogram } from "prom-client";
+import { Gauge, Registry, collectDefaultMetrics } from "prom-client";
+import type { Counter, Histogram } from "prom-client";
 import { runInstruments, statusInstruments } from "./metric-instruments.js";
 import type { CallEvent } from "../apply/types.js";
 
@@ -40,6 +40,8 @@ export class DaemonMetrics implements RunMetrics {
   readonly lastSuccessAge: Gauge;
   readonly synced: Gauge;
   readonly leaderless: Gauge;
+  /** 1 while the environment is frozen (`kind="freeze"`) or outside its sync window (`kind="window"`): it applies and promotes nothing. */
+  readonly held: Gauge;
 
   /** `["environment"]` when the daemon serves several environments. */
   private readonly env: string[];
@@ -57,6 +59,14 @@ export class DaemonMetrics implements RunMetrics {
     const status = statusInstruments(registers, env);
     ({ lastSuccess: this.lastSuccess, commitsBehind: this.commitsBehind, lastSuccessAge: this.lastSuccessAge, commit: this.commit } = status);
     ({ leader: this.leader, synced: this.synced, leaderless: this.leaderless } = status);
+    const help = "1 while the environment is held — frozen (kind=freeze) or outside its sync window (kind=window) — applying and promoting nothing";
+    this.held = new Gauge({ name: "gatesync_environment_held", help, labelNames: ["kind", ...env], registers });
+  }
+
+  /** The hold an environment is under now (hold.ts), or none. */
+  setHeld(environment: string, kind: "freeze" | "window" | undefined): void {
+    const l: Record<string, string> = this.env.length === 0 ? {} : { environment };
+    for (const k of ["freeze", "window"]) this.held.set({ kind: k, ...l }, k === kind ? 1 : 0);
   }
 
   /** Who leads what, as the fleet's lease table says (every replica exports it; undefined: not readable now). */

@@ -22,8 +22,9 @@ export interface PromoteRoute {
 
 /** What the body asks, or why it cannot be read. */
 function askOf(value: unknown, actor: (rollback: boolean) => PromotionActor): PromotionAsk | string {
-  if (!isObject(value)) return "the body is a JSON object: { revision?, dryRun?, rollback?: { steps?, forward? } }";
-  const { revision, dryRun, rollback } = value;
+  if (!isObject(value)) return "the body is a JSON object: { revision?, dryRun?, rollback?: { steps?, forward? }, overrideFreeze? }";
+  const { revision, dryRun, rollback, overrideFreeze } = value;
+  if (overrideFreeze !== undefined && typeof overrideFreeze !== "boolean") return "overrideFreeze is true or false";
   if (revision !== undefined && typeof revision !== "string") return "revision is a commit id";
   if (dryRun !== undefined && typeof dryRun !== "boolean") return "dryRun is true or false";
   if (rollback !== undefined && !isObject(rollback)) return "rollback is an object: { steps?, forward? }";
@@ -38,6 +39,7 @@ function askOf(value: unknown, actor: (rollback: boolean) => PromotionActor): Pr
     dryRun: dryRun === true,
     actor: actor(rollback !== undefined),
     ...(rollback === undefined ? {} : { rollback: { ...(steps === undefined ? {} : { steps }), ...(forward === true ? { forward } : {}) } }),
+    ...(overrideFreeze === true ? { overrideFreeze: true } : {}),
   };
 }
 

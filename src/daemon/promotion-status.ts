@@ -26,6 +26,8 @@ export interface PromotionPanel {
   /** The source's newest withdrawn verification: a revision no longer a candidate, and why. */
   readonly withdrawn?: { readonly revision: string; readonly at: string; readonly reason: string };
   readonly commands: readonly string[];
+  /** The freeze or closed sync window it is held by (hold.ts): it applies and promotes nothing. */
+  readonly held?: { readonly kind: "freeze" | "window"; readonly message: string };
 }
 
 /** The panel of environment `name`, or undefined when it follows the branch. */
@@ -44,9 +46,11 @@ export function promotionPanels(parts: PromotionParts, name: string): () => Prom
     const streak = streakOf(view.runs);
     const gate = streak === undefined ? undefined : gateRefusal(streak.revision, view, Date.now());
     const withdrawn = view.withdrawn?.[0];
+    const hold = await parts.hold?.(name);
     const panel: PromotionPanel = {
+      ...(hold === undefined ? {} : { held: { kind: hold.kind, message: hold.message } }),
       from,
-      mode: unit.config.promotion?.mode ?? "manual",
+      mode: unit.reconciler.configInForce.config.promotion?.mode ?? "manual",
       ...(promotion === undefined
         ? {}
         : { inForce: { revision: promotion.revision, by: describeActor(promotion.actor), rollback: promotion.rollback, at: promotion.finishedAt } }),
@@ -59,6 +63,7 @@ export function promotionPanels(parts: PromotionParts, name: string): () => Prom
           ? []
           : [printedCommand("promote", name, "--revision", shortRevision(candidate.revision))]),
         ...(targets.length === 0 ? [] : [printedCommand("rollback", name, "--steps", "1")]),
+        ...(hold?.kind === "freeze" ? [printedCommand("unfreeze", name)] : []),
       ],
     };
     const text = JSON.stringify(panel);

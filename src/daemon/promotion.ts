@@ -29,6 +29,8 @@ import { promotionChoice, rollbackChoice } from "./rollback-choice.js";
 import type { RollbackAsk, RollbackChoice } from "./rollback-choice.js";
 import { lineageIn, verificationRows } from "./rollback-targets.js";
 import { cannotUndo } from "./rollback-limits.js";
+import type { Hold } from "./hold.js";
+import { printedCommand } from "../printed-commands.js";
 
 export interface PromotionAsk {
   /** A commit id or its prefix; absent: the newest candidate (a rollback: `steps` back). */
@@ -37,6 +39,8 @@ export interface PromotionAsk {
   readonly actor: PromotionActor;
   /** A rollback: to an earlier revision this environment applied and verified (`forward`: or to one not before the one in force). */
   readonly rollback?: RollbackAsk;
+  /** Through a freeze or a closed sync window (`--override-freeze`): recorded on the promotion's row. */
+  readonly overrideFreeze?: boolean;
 }
 
 export interface PromotionAnswer {
@@ -54,6 +58,8 @@ export interface PromotionAnswer {
   readonly notes: readonly string[];
   /** The revision asked for is in force already: nothing recorded. */
   readonly alreadyInForce?: true;
+  /** The freeze or closed window the target is held by (hold.ts): a promotion goes through it only with `overrideFreeze`. */
+  readonly held?: string;
 }
 
 /** What promotion reads and writes of an environment (environment-unit.ts makes it). */
@@ -76,6 +82,8 @@ export interface PromotionParts {
   readonly teamSettings: TeamSettingsReader;
   /** Where `promotion: auto` says why it did not promote a candidate. */
   readonly logger?: Logger;
+  /** The freeze or closed sync window an environment is held by now (hold.ts), if any. */
+  readonly hold?: (name: string) => Promise<Hold | undefined>;
 }
 
 /** What the rules read of an environment: its verifications and its runs, newest first. */
@@ -132,6 +140,8 @@ export async function promote(parts: PromotionParts, name: string, ask: Promotio
   const refusal = gateRefusal(revision, view, Date.now());
   if (refusal !== undefined)
     throw new PromotionError(`${name} cannot take ${shortRevision(revision)}: ${refusal}`, { hint: `see gatesync history --env ${from.name}` });
+  const hold = await parts.hold?.(name);
+  if (hold !== undefined && !ask.dryRun && ask.overrideFreeze !== true) throw heldRefusal(name, hold, rollback);
   const { plan, state } = await planOf(parts, unit, revision);
   // what this environment would get must be what the source applied and checked (not for a rollback: its own past)
   const escaped = rollback ? undefined : await escapedSource(parts, from, plan, revision);
@@ -140,6 +150,7 @@ export async function promote(parts: PromotionParts, name: string, ask: Promotio
       hint: `see gatesync history --env ${from.name}, and the selector ${from.name}'s gatesync.yaml sets at ${shortRevision(revision)}`,
     });
   const answer: PromotionAnswer = {
+    ...(hold === undefined ? {} : { held: hold.message }),
     environment: name,
     revision,
     from: from.name,
@@ -152,6 +163,14 @@ export async function promote(parts: PromotionParts, name: string, ask: Promotio
   };
   if (!ask.dryRun) await record(unit, answer, ask.actor, choice);
   return answer;
+}
+
+/** A promotion or rollback refused while the target is held: how to go through (audited), or to lift the hold. */
+function heldRefusal(name: string, hold: Hold, rollback: boolean): PromotionError {
+  const lift = hold.kind === "freeze" ? printedCommand("unfreeze", name) : `wait for its window`;
+  return new PromotionError(`${hold.message}: it promotes and rolls back nothing while it lasts`, {
+    hint: `${lift}, or go through it (recorded in its history): ${printedCommand(rollback ? "rollback" : "promote", name, "--override-freeze")}`,
+  });
 }
 
 /** The plan of `revision`'s files against the target's state, with its config in force. */
@@ -209,11 +228,13 @@ async function record(unit: PromotionUnit, answer: PromotionAnswer, actor: Promo
     rollback: answer.rollback,
     ...(choice.restores === undefined ? {} : { restores: choice.restores }),
     ...(choice.forward === true ? { forward: true } : {}),
+    ...(answer.held === undefined ? {} : { overrideFreeze: answer.held }),
     startedAt: now,
     finishedAt: now,
   };
   await unit.state.appendHistory({ record: row }, unit.reconciler.configInForce.config.history);
-  const what = answer.rollback ? `rolled back to ${shortRevision(answer.revision)}` : `promoted ${shortRevision(answer.revision)} from ${answer.from}`;
+  const done = answer.rollback ? `rolled back to ${shortRevision(answer.revision)}` : `promoted ${shortRevision(answer.revision)} from ${answer.from}`;
+  const what = answer.held === undefined ? done : `${done} through the hold (${answer.held})`;
   unit.notifier?.promoted({ revision: answer.revision, summary: `${unit.name}: ${what} (${describeActor(actor)})` });
   if (trigger) unit.reconciler.trigger(answer.rollback ? "rollback" : "promotion");
 }
@@ -221,10 +242,14 @@ async function record(unit: PromotionUnit, answer: PromotionAnswer, actor: Promo
 /**
  * `promotion: auto`: the source's newest candidate, when it is newer than the promotion in force,
  * of another revision and not one a rollback since left, written as a promotion by the daemon itself (the target's run that
- * asked applies it next).
+ * asked applies it next). Asked at every decision (each fetch of the target, a wake-up scheduled
+ * before a reload included) and judged under the `promotion:` in force then — never the one the
+ * daemon started with: a reload to `manual` stops it at the next decision, one to `auto` starts it.
  */
 export async function autoPromote(parts: PromotionParts, name: string): Promise<void> {
   const { unit, from } = targetOf(parts, name, false);
+  // a held target (frozen, or outside its window) promotes nothing by itself: the candidate waits, promoted once the hold lifts
+  if (unit.reconciler.configInForce.config.promotion?.mode !== "auto" || (await parts.hold?.(name)) !== undefined) return;
   const current = (await readPromotions(unit.state, 1))[0]?.record;
   const next = autoCandidate(await sourceViewOf(from), current === undefined ? undefined : { revision: current.revision, at: Date.parse(current.finishedAt) });
   // a revision the environment was rolled back from is not taken back by itself, even verified again

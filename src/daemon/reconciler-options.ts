@@ -42,6 +42,8 @@ export interface ReconcilerOptions {
   readonly onRunStart?: (where: { readonly revision: string; readonly commit?: string }) => void;
   /** Reads each run's team settings from the repository (the daemon's; absent: the config's own, as one-shot tests give it). */
   readonly teamSettings?: TeamSettingsReader;
+  /** Whether the environment is held (a freeze, a closed sync window: hold.ts) for this revision: the hold's message, or undefined to apply. */
+  readonly held?: (revision: string) => Promise<string | undefined>;
 }
 
 export interface RunObserver {

@@ -1,15 +1,12 @@
 /**
- * The reconcile loop of `gatesync run`: every interval (with jitter) and on every trigger,
- * fetch → load → validate → plan → apply → record.
+ * The reconcile loop of `gatesync run`: every interval (with jitter) and on every trigger, fetch → load → validate → plan → apply → record.
  *
- * - A commit that does not validate applies nothing; its errors show in the status and the
- *   last good commit stays in force.
- * - Nothing happens — no HTTP call to the interfaces — when the revision, the config and the
- *   state's serial are unchanged since the last successful run (run-basis.ts: a state another
- *   process wrote is planned and re-asserted), no re-assert is due and nothing is left to retry.
+ * - A commit that does not validate applies nothing; its errors show in the status and the last good commit stays in force.
+ * - Nothing happens — no HTTP call to the interfaces — when the revision, the config and the state's serial are unchanged since the
+ *   last successful run (run-basis.ts: a state another process wrote is planned and re-asserted), no re-assert is due and nothing is left to retry.
+ * - A held environment (frozen, or outside its sync window: hold.ts) plans and applies nothing (held-run.ts).
  * - One bad resource never stops the loop: failures are retried on later runs, sooner (backoff).
- * - Stopping aborts the apply (no new calls start), lets calls in flight finish and waits for
- *   the run to record them.
+ * - Stopping aborts the apply (no new calls start), lets calls in flight finish and waits for the run to record them.
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { linkedSignal } from "../abort-signals.js";
@@ -28,6 +25,7 @@ import { blockedFields, metricResult, refusedCommitFields, runFinishedFields } f
 import type { RunReport, RunResult } from "../apply/run-report.js";
 import { whereOf } from "./run-record.js";
 import type { ReconcilerOptions } from "./reconciler-options.js";
+import { heldReport } from "./held-run.js";
 import type { RepositorySettings } from "./repository-settings.js";
 import { inRunSpan } from "./run-span.js";
 import { scheduleDelay } from "./schedule-delay.js";
@@ -202,6 +200,8 @@ export class Reconciler {
       const diagnostics = this.lastInvalid?.diagnostics;
       return reported("invalid", { revision: snapshot.revision, ...(diagnostics === undefined ? {} : { diagnostics }) });
     }
+    const held = await heldReport(this.opts, { config, snapshot, log });
+    if (held !== undefined) return reported("frozen", held);
     // unlinked when the run ends: the daemon's own signal outlives every run
     const linked = linkedSignal([this.abort.signal, runAbort.signal]);
     try {

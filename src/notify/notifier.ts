@@ -125,6 +125,11 @@ export class Notifier {
     this.notify({ event: "promoted", at: new Date().toISOString(), revision: event.revision, commit: event.revision, summary: event.summary });
   }
 
+  /** The environment was frozen or unfrozen (daemon/freeze-endpoint.ts): "production frozen until 18:00 UTC: incident 4521". */
+  held(event: { readonly summary: string }): void {
+    this.notify({ event: "frozen", at: new Date().toISOString(), summary: event.summary });
+  }
+
   leaderChanged(leader: boolean): void {
     this.notify({
       event: "leader-changed",

@@ -60,8 +60,8 @@ export interface RunOutcome {
   readonly error?: string;
 }
 
-/** Outcomes that say nothing of the revision: the source could not be read, another replica ran the environment, or nothing was promoted yet. */
-const neutral = new Set(["source-error", "standby", "waiting"]);
+/** Outcomes that say nothing of the revision: the source could not be read, another replica ran the environment, nothing was promoted yet, or it was held (frozen: nothing applied). */
+const neutral = new Set(["source-error", "standby", "waiting", "frozen"]);
 
 /** A run's verdict on its revision. */
 export function verdictOf(run: RunOutcome): Pick<RunFact, "verdict" | "problem"> {

@@ -41,6 +41,8 @@ export interface PromotionRecord extends HistoryRecord {
   readonly restores?: number;
   /** A rollback `--forward`: to a revision not before the one in force, which it puts on top as a promotion would. */
   readonly forward?: boolean;
+  /** Promoted through a freeze or a closed sync window by the operator's explicit override (`--override-freeze`): the hold it went through. */
+  readonly overrideFreeze?: string;
 }
 
 const text = (v: unknown): boolean => typeof v === "string" && v !== "";

@@ -52,6 +52,8 @@ const expectedNamed: readonly Row[] = [
   ["GET", "/environments/{env}/state", "state"],
   ["POST", "/environments/{env}/sync", "sync"],
   ["POST", "/environments/{env}/promote", "promote"],
+  ["POST", "/environments/{env}/freeze", "promote"],
+  ["POST", "/environments/{env}/unfreeze", "promote"],
 ];
 
 /** What each credential is on the wire; `none` sends nothing. */
@@ -88,7 +90,7 @@ async function ask(method: string, path: string, credential: Credential, url = d
     controller.abort();
     return { status: res.status, headers: {}, text: "", body: undefined };
   }
-  return call(`${url}${path}`, { method, headers, ...(path.endsWith("/promote") ? { body: { dryRun: true } } : {}) });
+  return call(`${url}${path}`, { method, headers, ...bodyOf(path) });
 }
 
 /** Each route accepts exactly its own credential: every other one (and none) is refused 401; an open route takes anything. */
@@ -107,6 +109,10 @@ async function expectOwnCredentialOnly(rows: readonly Row[], url = d!.url): Prom
   );
   expect(seen).toEqual(expected);
 }
+
+/** A body each operator route refuses before it acts (400), or one it only plans with: the matrix freezes and promotes nothing. */
+const bodyOf = (path: string): { body?: Record<string, unknown> } =>
+  path.endsWith("/promote") ? { body: { dryRun: true } } : /\/(un)?freeze$/.test(path) ? { body: { until: 1 } } : {};
 
 describe("one route table, one token per purpose", () => {
   it("the table lists exactly the routes written out by hand, each with the credential written there", () => {

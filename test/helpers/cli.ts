@@ -68,4 +68,19 @@ export async function spawnCli(args: string[], opts: { env?: NodeJS.ProcessEnv; 
 }
 
 /** gatesync's commands, as a shell completes them after `gatesync ` (the hidden ones left out). */
-export const gatesyncCommands = ["apply", "completion", "demo", "history", "init", "plan", "promote", "rollback", "run", "sandbox", "state", "validate"];
+export const gatesyncCommands = [
+  "apply",
+  "completion",
+  "demo",
+  "freeze",
+  "history",
+  "init",
+  "plan",
+  "promote",
+  "rollback",
+  "run",
+  "sandbox",
+  "state",
+  "unfreeze",
+  "validate",
+];

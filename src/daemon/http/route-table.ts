@@ -12,6 +12,7 @@
 import type { Reply } from "../../http/http-io.js";
 import { handleConfigRead } from "../config-endpoint.js";
 import { handlePromote } from "../promote-endpoint.js";
+import { handleFreeze } from "../freeze-endpoint.js";
 import { handleEnvironmentSync, handleSync, handleWebhook } from "../triggers.js";
 import type { Credential } from "./credentials.js";
 import { environmentPage, environmentRoot, environmentState, environmentStatus, redirect, statePerEnvironment } from "./environment-routes.js";
@@ -99,6 +100,21 @@ export const routeTable: readonly Route[] = [
     credential: "promote",
     scope: "environment",
     handle: (r) => handlePromote(r.req, r.params.env!, r.served.environments.promote),
+  },
+  // the operator's freeze of an environment, with the promotion token
+  {
+    method: "POST",
+    path: "/environments/{env}/freeze",
+    credential: "promote",
+    scope: "environment",
+    handle: (r) => handleFreeze(r.req, r.params.env!, "freeze", r.served.environments.freeze),
+  },
+  {
+    method: "POST",
+    path: "/environments/{env}/unfreeze",
+    credential: "promote",
+    scope: "environment",
+    handle: (r) => handleFreeze(r.req, r.params.env!, "unfreeze", r.served.environments.freeze),
   },
 ];
 

@@ -11,6 +11,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Reply } from "../../http/http-io.js";
 import type { StateBackend } from "../../record/state.js";
 import type { PromoteRoute } from "../promote-endpoint.js";
+import type { FreezeRoute } from "../freeze-endpoint.js";
 import type { StatusPage } from "../ui/status-page.js";
 import type { EnvironmentSync, ReadSlots, TriggerContext } from "../triggers.js";
 import type { Credentials } from "./credentials.js";
@@ -77,6 +78,8 @@ export interface ServedEnvironments {
   readonly sync?: EnvironmentSync;
   /** `POST /environments/NAME/promote`. */
   readonly promote?: PromoteRoute;
+  /** `POST /environments/NAME/freeze` and `/unfreeze`: the promotion token's (freeze-endpoint.ts). */
+  readonly freeze?: FreezeRoute;
 }
 
 /** Everything a route's handler reads. */

@@ -76,6 +76,7 @@ function promotionSection(view: View): Html | string {
           ],
         ] as const)),
     ["approval", p.mode === "auto" ? "promotion: auto (the daemon promotes each candidate)" : "promotion: manual (a person runs gatesync promote)"],
+    ...(p.held === undefined ? [] : ([["held", html`<span class="warn">${p.held.message}</span>: it plans but applies and promotes nothing`]] as const)),
   ])}${p.commands.length === 0 ? "" : html`<pre class="commands">${p.commands.join("\n")}</pre>`}</section>`;
 }
 

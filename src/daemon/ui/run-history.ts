@@ -79,7 +79,7 @@ function outcomeOf(report: RunReport, id: string, action: Action): string {
  * Outcomes a quiet repeat of the run before has — nothing to do, the same refused revision, the
  * same source still unreachable — folded into its row, so that they do not push real runs out.
  */
-const repeated = new Set(["noop", "invalid", "source-error", "waiting"]);
+const repeated = new Set(["noop", "invalid", "source-error", "waiting", "frozen"]);
 
 /** Outcomes that mean the newest revision stands applied: the last success on every replica's /status and metrics. */
 const successes = new Set(["applied", "noop"]);
