@@ -73,9 +73,16 @@ function someLine(text: string): boolean {
   return false;
 }
 
-/** A tag (`!!str`, `!local`, `!<verbatim>`: resolved or warned of by the full parse), or an explicit key (`? `: a collection may be the key). */
+/**
+ * A tag (`!local`, `!<verbatim>`, `!!int`: resolved or warned of by the full parse), or an explicit
+ * key (`? `: a collection may be the key). The core `!!str` followed by a space is the fast path's:
+ * both parsers read the scalar after it as the same string (the fast schema knows `!!str` only,
+ * on a scalar; on a collection js-yaml throws, and the full parse decides).
+ */
 function tagOrExplicitKey(text: string): boolean {
-  for (let at = text.indexOf("!"); at !== -1; at = text.indexOf("!", at + 1)) if (startsNode(text, at)) return true;
+  for (let at = text.indexOf("!"); at !== -1; at = text.indexOf("!", at + 1)) {
+    if (startsNode(text, at) && !text.startsWith("!!str ", at)) return true;
+  }
   for (let at = text.indexOf("?"); at !== -1; at = text.indexOf("?", at + 1)) {
     if (startsNode(text, at) && (at + 1 === text.length || isBlank(text[at + 1]))) return true;
   }

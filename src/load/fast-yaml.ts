@@ -7,7 +7,7 @@
  * It is an accelerator, never a second dialect: it answers only where it is sure to give what
  * `parseYaml`'s full parse gives (the same values, document indexes and start lines), and says
  * "not sure" (`undefined`) everywhere else — any error, anchors and aliases (the alias limit),
- * tags, directives, collections as keys, null keys, keys the 1024-character rule might refuse,
+ * tags but `!!str` on a scalar, directives, collections as keys, null keys, keys the 1024-character rule might refuse,
  * nesting past the limit, very many documents. The caller then parses with `yaml`, which
  * reports every problem located as before. Equivalence is tested property by property
  * (test/load/fast-yaml.test.ts).
@@ -22,7 +22,7 @@ import { implicitKeyLimit, needsFullParse } from "./fast-yaml-guards.js";
  * Plain scalars resolve as in `yaml`'s YAML 1.2 core schema (its `test` patterns and `resolve`
  * functions, in its order), not js-yaml's own core schema (which differs: `0b` integers, `_`
  * separators, no `0o`). The tags are private, so an explicit `!!int` is an unknown tag to js-yaml
- * (an error: the full parse decides); `resolve` refuses a call with a tag (an explicit verbatim one).
+ * (an error: the full parse decides; the guards send it there first); `resolve` refuses a call with a tag (an explicit verbatim one).
  */
 function coreType(name: string, test: RegExp, construct: (source: string) => unknown): Type {
   return new Type(`tag:gatesync.dev,2026:fast-${name}`, {
@@ -34,6 +34,8 @@ function coreType(name: string, test: RegExp, construct: (source: string) => unk
 }
 
 const coreSchema = new Schema({
+  // the one explicit tag the guards let through (`!!str `): a scalar's text as it is, "" when empty
+  explicit: [new Type("tag:yaml.org,2002:str", { kind: "scalar", construct: (data: string | null) => data ?? "" })],
   implicit: [
     coreType("null", /^(?:~|[Nn]ull|NULL)?$/, () => null),
     coreType("bool", /^(?:[Tt]rue|TRUE|[Ff]alse|FALSE)$/, (s) => s[0] === "t" || s[0] === "T"),

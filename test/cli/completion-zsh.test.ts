@@ -49,6 +49,17 @@ async function tab(line: string, install: string = installs.sourced, cwd = repo)
   return r.stdout.split("\n").filter((l) => l !== "");
 }
 
+/** The words `gatesync` gets when, in a real zsh, `line` is typed, Tab pressed, then Enter (test/helpers/zsh-tab-enter.zsh). */
+async function tabEnter(line: string, cwd: string): Promise<string[]> {
+  const helper = path.join(projectRoot, "test/helpers/zsh-tab-enter.zsh");
+  const r = await run("zsh", ["-f", helper, installs.sourced, line], {
+    cwd,
+    timeout: 30_000,
+    env: { ...process.env, PATH: `${bin}:${process.env.PATH ?? ""}` },
+  });
+  return r.stdout.split("\n").filter((l) => l !== "");
+}
+
 describe("gatesync completion zsh, in a real zsh", () => {
   it("completes commands, subcommands, options and their choices, sourced after compinit", async (ctx) => {
     if (!zsh) return ctx.skip();
@@ -83,5 +94,16 @@ describe("gatesync completion zsh, in a real zsh", () => {
     expect(await tab("gatesync plan --target Org", installs.sourced, hostile)).toEqual(["OrgKey/a\\$\\(touch\\ pwned\\)\\`touch\\ pwned2\\`\\*\\'"]);
     expect(existsSync(path.join(hostile, "pwned"))).toBe(false);
     expect(existsSync(path.join(hostile, "pwned2"))).toBe(false);
+  });
+
+  it("Tab then Enter on a name holding $(…), backticks, `;`, globs or quotes runs nothing: gatesync gets the name as it is", async (ctx) => {
+    if (!zsh) return ctx.skip();
+    const name = "a$(touch pwned)`touch pwned2`;touch pwned3 *'\"";
+    const hostile = await tempRepo({
+      "gatesync.yaml": await readFile(path.join(repo, "gatesync.yaml"), "utf8"),
+      "config/k.yaml": `kind: OrgKey\nmetadata:\n  name: ${JSON.stringify(name)}\nspec: {}\n`,
+    });
+    expect(await tabEnter("gatesync plan --target Org", hostile)).toEqual(["plan", "--target", `OrgKey/${name}`]);
+    for (const f of ["pwned", "pwned2", "pwned3"]) expect(existsSync(path.join(hostile, f)), f).toBe(false);
   });
 });

@@ -164,4 +164,31 @@ describe("gatesync completion fish", () => {
       [],
     ]);
   });
+
+  it("hands a resource's name to fish as one candidate: Tab then Enter on a name holding $(…), backticks, `;`, globs or quotes runs nothing", async (ctx) => {
+    if ((await run("sh", ["-c", "command -v fish"]).catch(() => undefined)) === undefined) {
+      console.warn("fish is not installed (.ci/run installs it from Debian's packages): its completion check is skipped");
+      ctx.skip();
+      return;
+    }
+    const name = "a$(touch pwned)`touch pwned2`;touch pwned3 *'\"";
+    const hostile = await tempRepo({
+      "gatesync.yaml": await readFile(path.join(repo, "gatesync.yaml"), "utf8"),
+      "config/k.yaml": `kind: OrgKey\nmetadata:\n  name: ${JSON.stringify(name)}\nspec: {}\n`,
+    });
+    // what fish does with one candidate at a Tab: the token replaced by it, escaped as `string escape`
+    // escapes (fish's insertion); then Enter runs the line, here `gatesync` a function printing its arguments
+    const script = [
+      "gatesync completion fish | source",
+      "set -l candidates (complete -C 'gatesync plan --target Org')",
+      "printf 'candidate:%s\\n' $candidates",
+      "function gatesync; printf 'arg:%s\\n' $argv; end",
+      'eval "gatesync plan --target "(string escape -- $candidates[1])',
+    ].join("\n");
+    const r = await run("fish", ["-c", script], { cwd: hostile, env: { ...process.env, PATH: `${bin}:${process.env.PATH ?? ""}` } });
+    const lines = r.stdout.split("\n").filter((l) => l !== "");
+    expect(lines.filter((l) => l.startsWith("candidate:"))).toEqual([`candidate:OrgKey/${name}`]);
+    expect(lines.filter((l) => l.startsWith("arg:"))).toEqual(["arg:plan", "arg:--target", `arg:OrgKey/${name}`]);
+    for (const f of ["pwned", "pwned2", "pwned3"]) expect(existsSync(path.join(hostile, f)), f).toBe(false);
+  });
 });

@@ -7,7 +7,7 @@
 import { readFileSync, readdirSync } from "node:fs";
 import path from "node:path";
 import fc from "fast-check";
-import { stringify } from "yaml";
+import { Document, stringify, visit } from "yaml";
 import { describe, expect, it } from "vitest";
 import { parseFast } from "../../src/load/fast-yaml.js";
 import { defaultReadLimits } from "../../src/load/parsed-yaml.js";
@@ -72,6 +72,31 @@ const written = fc
   )
   .map(([v, options]) => stringify(v, null, options));
 
+/**
+ * Those values written with the core `!!str` tag on some of their scalars, keys and values (a
+ * number, a boolean or null so tagged is read as its text), as `yaml` writes tags.
+ */
+const tagged = fc
+  .tuple(
+    value,
+    fc.integer({ min: 0, max: 2 ** 30 }),
+    fc.record({
+      lineWidth: fc.constantFrom(0, 20, 80),
+      defaultStringType: fc.constantFrom("PLAIN", "QUOTE_DOUBLE", "BLOCK_LITERAL"),
+      collectionStyle: fc.constantFrom("any", "block", "flow"),
+    }),
+  )
+  .map(([v, mask, options]) => {
+    const doc = new Document(v);
+    let i = 0;
+    visit(doc, {
+      Scalar(_, node) {
+        if ((mask >> (i++ % 30)) & 1) node.tag = "tag:yaml.org,2002:str";
+      },
+    });
+    return doc.toString(options);
+  });
+
 const json = fc.tuple(value, fc.constantFrom(0, 2, "\t")).map(([v, space]) => JSON.stringify(v, null, space));
 
 /** Lines of YAML-looking fragments: most are errors somewhere, which both paths must report alike. */
@@ -114,6 +139,17 @@ describe("the value-only parse gives what yaml gives", () => {
     fc.assert(fc.property(fc.oneof(written, json), same), { numRuns: runs * 40 });
   });
 
+  it("for values whose keys and values carry the core !!str tag", () => {
+    fc.assert(fc.property(tagged, same), { numRuns: runs * 40 });
+  });
+
+  it("for !!str-tagged values through the fast path", () => {
+    // the tag alone no longer sends a file to the full parse
+    expect(parseFast("!!str a: !!str 1\n!!str b: [!!str true, !!str ~]\n!!str c: !!str ''\n", defaultReadLimits)).toStrictEqual([
+      { index: 0, value: { a: "1", b: ["true", "~"], c: "" }, line: 1 },
+    ]);
+  });
+
   it("for several documents in one file", () => {
     fc.assert(
       fc.property(fc.array(fc.oneof(written, soup), { maxLength: 4 }), (docs) => same(docs.join("\n---\n"))),
@@ -145,6 +181,11 @@ describe("the value-only parse gives what yaml gives", () => {
     ["merge keys and timestamps under %YAML 1.1", "%YAML 1.1\n---\nbase: &b {x: 1}\nuse: {<<: *b}\nwhen: 2001-12-14\n"],
     ["an alias bomb", `a: &a [x, x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\n`],
     ["an integer past 2^53 in JSON", '{"n": 123456789012345678901234567890}'],
+    [
+      "!!str on a collection, other core tags, a verbatim tag, !!str with no space",
+      "a: !!str [x]\nb: !!str {c: 1}\nd: !!int 1\ne: !<tag:yaml.org,2002:str> f\ng: !!strx h\n[!!str, a]: 1\n",
+    ],
+    ["!!str on an empty node, a comment, the next line and a duplicate key", "!!str : x\na: !!str # c\n  b\n!!str 1: x\n1: y\n"],
     ["a key past 1024 characters", `${"k".repeat(1100)}: v\n`],
   ])("for %s", (_, text) => same(text));
 
