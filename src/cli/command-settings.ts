@@ -19,13 +19,14 @@ export { forMergeRequest } from "./cli-io.js";
 
 /**
  * A merge request's checkout's config with the operator settings it may not decide taken out:
- * no custom functions, the rules' budgets the defaults, no telemetry section.
+ * no custom functions (the rules calling one are skipped, each with a note), the rules' budgets
+ * the defaults, no telemetry section.
  */
 export function untrustedCheckout(config: GatesyncConfig): GatesyncConfig {
   const { telemetry: _telemetry, rules, ...rest } = config;
   if (rules === undefined) return rest;
   const { documentTimeoutMs: _document, runTimeoutMs: _run, ...rulesets } = rules;
-  return { ...rest, rules: { ...rulesets, allowCustomFunctions: false } };
+  return { ...rest, rules: { ...rulesets, allowCustomFunctions: false, skipCustomFunctions: true } };
 }
 
 /**
