@@ -8,7 +8,7 @@
 import { managementInterfaces } from "../contract/interfaces.js";
 import type { InterfaceName } from "../contract/interfaces.js";
 import { targetsConfig } from "./config-sections.js";
-import type { RateLimitConfig, TargetsConfig } from "./config-sections.js";
+import type { GatewayTarget, PortalTarget, RateLimitConfig, Target, TargetsConfig } from "./config-sections.js";
 
 export interface TargetView {
   readonly url: string;
@@ -24,9 +24,10 @@ export type TargetSettingsView = { readonly [I in InterfaceName]?: TargetView };
 export function targetSettingsView(targets: TargetsConfig): TargetSettingsView {
   const view: Partial<Record<InterfaceName, TargetView>> = {};
   for (const { name } of managementInterfaces) {
-    const t = targets[name];
+    // an interface's own settings (the gateway's batch, the portal's providers) as they are, the variables' names left out
+    const t = targets[name] as (Target & Partial<Pick<GatewayTarget, "batch"> & Pick<PortalTarget, "appTypeProviders">>) | undefined;
     if (t === undefined) continue;
-    const batch = name === "gateway" ? targets.gateway?.batch : undefined;
+    const { batch, appTypeProviders } = t;
     view[name] = {
       url: t.url,
       authScheme: t.authScheme,
@@ -34,7 +35,7 @@ export function targetSettingsView(targets: TargetsConfig): TargetSettingsView {
       ...(batch === undefined
         ? {}
         : { batch: { listenPath: batch.listenPath, ...(batch.apiId === undefined ? {} : { apiId: batch.apiId }), maxSize: batch.maxSize } }),
-      ...(name === "portal" ? { appTypeProviders: targets.portal?.appTypeProviders ?? [] } : {}),
+      ...(appTypeProviders === undefined ? {} : { appTypeProviders }),
     };
   }
   return view;
@@ -66,7 +67,7 @@ export function targetsFromView(view: TargetSettingsView, checkout: TargetsConfi
   for (const iface of managementInterfaces) {
     const v = view[iface.name];
     if (v === undefined) continue;
-    const keyEnv = checkout.gateway?.batch?.keyEnv ?? "";
+    const keyEnv = (checkout[iface.name] as Partial<Pick<GatewayTarget, "batch">> | undefined)?.batch?.keyEnv ?? "";
     raw[iface.name] = {
       ...v,
       [iface.credentialEnvKey]: checkout[iface.name]?.credentialEnv ?? "",
