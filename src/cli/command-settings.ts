@@ -59,6 +59,6 @@ function ignoredTargets(config: GatesyncConfig): Diagnostic {
     path: "targets",
     message:
       "a merge-request job takes no operator setting from the merge request: the targets' batch route and size, app-type providers and rates of this checkout are not used; the job plans with the defaults",
-    hint: "give the job the daemon's address (--state-url, or GATESYNC_STATE_URL) to plan with the daemon's own targets' settings",
+    hint: "`gatesync plan` given the daemon's address (--state-url, or GATESYNC_STATE_URL) plans with the daemon's own targets' settings",
   };
 }
