@@ -101,7 +101,7 @@ export async function applyAction(opts: ApplyFlags, io: CliIo): Promise<void> {
   try {
     const result = await runApply({
       // the commit's team settings, as the daemon applies it (plan/effective-settings.ts)
-      config: await commandSettings(config, resources.input, { fromSource: opts.dir === undefined, mergeRequest: false }),
+      config: (await commandSettings(config, resources.input, { fromSource: opts.dir === undefined, mergeRequest: false })).config,
       ...resources.input,
       validator: RepositoryValidator.oneShot(),
       state,

@@ -14,18 +14,24 @@
  */
 import type { GatesyncConfig } from "../config/config.js";
 import { effectiveSettings } from "../plan/effective-settings.js";
+import { ErrorCode } from "../errors.js";
+import type { Diagnostic } from "../errors.js";
+import { defaultTargets, setsTargetSettings } from "../config/target-settings-view.js";
 
 export { forMergeRequest } from "./cli-io.js";
 
 /**
  * A merge request's checkout's config with the operator settings it may not decide taken out:
- * no custom functions, the rules' budgets the defaults, no telemetry section.
+ * no custom functions (the rules calling one are skipped, each with a note), the rules' budgets
+ * the defaults, no telemetry section.
  */
-export function untrustedCheckout(config: GatesyncConfig): GatesyncConfig {
-  const { telemetry: _telemetry, rules, ...rest } = config;
+export function untrustedCheckout(config: GatesyncConfig, targetsFromDaemon = false): GatesyncConfig {
+  const { telemetry: _telemetry, rules, ...all } = config;
+  // the targets' settings (batch route and size, app-type providers, rates): the daemon's when it gave them (plan-daemon.ts), else the defaults
+  const rest = targetsFromDaemon ? all : { ...all, targets: defaultTargets(all.targets) };
   if (rules === undefined) return rest;
   const { documentTimeoutMs: _document, runTimeoutMs: _run, ...rulesets } = rules;
-  return { ...rest, rules: { ...rulesets, allowCustomFunctions: false } };
+  return { ...rest, rules: { ...rulesets, allowCustomFunctions: false, skipCustomFunctions: true } };
 }
 
 /**
@@ -36,8 +42,23 @@ export function untrustedCheckout(config: GatesyncConfig): GatesyncConfig {
 export async function commandSettings(
   config: GatesyncConfig,
   files: { readonly root: string; readonly boundary?: string },
-  how: { readonly fromSource: boolean; readonly mergeRequest: boolean },
-): Promise<GatesyncConfig> {
+  how: { readonly fromSource: boolean; readonly mergeRequest: boolean; readonly targetsFromDaemon?: boolean },
+): Promise<{ readonly config: GatesyncConfig; readonly notes: readonly Diagnostic[] }> {
   const effective = how.fromSource ? (await effectiveSettings(config, { root: files.root, boundary: files.boundary ?? files.root })).config : config;
-  return how.mergeRequest ? untrustedCheckout(effective) : effective;
+  if (!how.mergeRequest) return { config: effective, notes: [] };
+  const fromDaemon = how.targetsFromDaemon === true;
+  return { config: untrustedCheckout(effective, fromDaemon), notes: fromDaemon || !setsTargetSettings(effective.targets) ? [] : [ignoredTargets(effective)] };
+}
+
+/** The note of a merge-request job with no daemon to ask: the checkout's targets' settings are not used. */
+function ignoredTargets(config: GatesyncConfig): Diagnostic {
+  return {
+    severity: "info",
+    code: ErrorCode.CONFIG_SETTING_IGNORED,
+    ...(config.file === undefined ? {} : { file: "gatesync.yaml" }),
+    path: "targets",
+    message:
+      "a merge-request job takes no operator setting from the merge request: the targets' batch route and size, app-type providers and rates of this checkout are not used; the job plans with the defaults",
+    hint: "`gatesync plan` given the daemon's address (--state-url, or GATESYNC_STATE_URL) plans with the daemon's own targets' settings",
+  };
 }

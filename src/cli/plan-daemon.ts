@@ -1,8 +1,8 @@
 /**
  * A merge-request plan of what the daemon will do (docs/user/merge-requests.md): the team's
  * settings are the checkout's (the merge request's commit), the operator's that matter to a
- * plan — which environments the daemon runs, each one's state, orphan policy and deactivation
- * guard — are the daemon's, read from its `GET /config` with the state token. A setting the
+ * plan — which environments the daemon runs, each one's state, orphan policy, deactivation
+ * guard and targets' settings — are the daemon's, read from its `GET /config` with the state token. A setting the
  * daemon cannot give fails the plan (STATE_UNREACHABLE), never replaced by the checkout's own.
  */
 import type { GatesyncConfig } from "../config/config.js";
@@ -15,6 +15,7 @@ import { daemonAddress } from "./daemon-client.js";
 import { readFromDaemon } from "./plan-state.js";
 import { followedRefFrom } from "../config/track-section.js";
 import type { FollowedRef } from "../config/track-section.js";
+import { defaultTargets, isTargetSettingsView, targetsFromView } from "../config/target-settings-view.js";
 
 /** One environment as the daemon runs it: the checkout's team settings, the daemon's operator settings, and where its state is served. */
 export interface DaemonEnvironment {
@@ -40,7 +41,8 @@ function wellFormed(e: unknown): boolean {
     /^[a-z][a-z0-9-]{0,39}$/.test(entry.name) &&
     (entry.orphans === "report" || entry.orphans === "deactivate") &&
     typeof entry.deactivationGuard === "object" &&
-    entry.deactivationGuard !== null
+    entry.deactivationGuard !== null &&
+    (entry.targets === undefined || isTargetSettingsView(entry.targets))
   );
 }
 
@@ -97,7 +99,9 @@ export function daemonEnvironments(top: GatesyncConfig, view: OperatorSettingsVi
   }
   const environments = run.map((d) => {
     const local = checkoutEnvironment(top, d.name, view.implicit);
-    const config: GatesyncConfig = { ...local.config, orphans: d.orphans, deactivationGuard: d.deactivationGuard };
+    // the targets' settings are the daemon's (an older daemon that does not serve them: the defaults), never the checkout's
+    const targets = d.targets === undefined ? defaultTargets(local.config.targets) : targetsFromView(d.targets, local.config.targets);
+    const config: GatesyncConfig = { ...local.config, targets, orphans: d.orphans, deactivationGuard: d.deactivationGuard };
     const follows = followedRefFrom(d.follows);
     // the path is derived from the name, never taken from the answer: the state token goes there
     return {

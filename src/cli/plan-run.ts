@@ -5,7 +5,7 @@
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { GatesyncConfig } from "../config/config.js";
-import { UsageError } from "../errors.js";
+import { UsageError, formatDiagnostic } from "../errors.js";
 import type { Diagnostic } from "../errors.js";
 import { ensureDirectory } from "../ensure-directory.js";
 import { hasBlocked, hasBreaking, hasChanges } from "../plan/plan.js";
@@ -16,6 +16,7 @@ import { invocationWith } from "../printed-commands.js";
 import type { SelectionRequest } from "../select/selection.js";
 import { RepositoryValidator } from "../validate/validate-repository.js";
 import type { CliIo } from "./cli-io.js";
+import { stateUrlVariable } from "./cli-io.js";
 import { checkStateRequired, openPlanState } from "./plan-state.js";
 import { commandSettings, forMergeRequest } from "./command-settings.js";
 import type { PlanStateFlags } from "./plan-state.js";
@@ -68,7 +69,15 @@ export async function computePlanRun(
   io: CliIo,
 ): Promise<{ readonly plan: Plan; readonly ruleFindings: readonly Diagnostic[] }> {
   // the commit's team settings, as the daemon runs it; a merge request's job takes no operator setting from its checkout
-  config = await commandSettings(config, resources.input, { fromSource: opts.dir === undefined, mergeRequest: forMergeRequest(io.env, opts) });
+  // with the daemon's address and no --state, the targets' settings are the daemon's already (plan-daemon.ts)
+  const targetsFromDaemon = opts.state === undefined && [opts.stateUrl, io.env[stateUrlVariable]].some((v) => v !== undefined && v !== "");
+  const settings = await commandSettings(config, resources.input, {
+    fromSource: opts.dir === undefined,
+    mergeRequest: forMergeRequest(io.env, opts),
+    targetsFromDaemon,
+  });
+  config = settings.config;
+  for (const note of settings.notes) io.stderr(`${formatDiagnostic(note)}\n`);
   const state = await openPlanState(config, io.env, opts);
   try {
     // a plan only: the state's payloads are read only where the plan compares them

@@ -142,7 +142,8 @@ export async function validateEnvironments(
   for (const e of environments) {
     const { root, boundary } = await filesOf(e.config);
     const settings = await commandSettings(e.config, { root, ...(boundary === undefined ? {} : { boundary }) }, how);
-    const result = await validateDirectory(root, settings, env, undefined, boundary);
+    const validated = await validateDirectory(root, settings.config, env, undefined, boundary);
+    const result = { ...validated, diagnostics: [...settings.notes, ...validated.diagnostics] };
     first ??= result;
     for (const d of result.diagnostics) {
       const key = JSON.stringify(d);

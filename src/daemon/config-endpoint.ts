@@ -1,7 +1,8 @@
 /**
  * `GET /config`: the operator's settings a merge-request plan needs to show what the daemon will
  * do (docs/user/merge-requests.md) — which environments the daemon runs, where each one's state
- * is served, its orphan policy and deactivation guard, and what it follows (`track:`: whether a
+ * is served, its orphan policy and deactivation guard, its targets' settings (no credential's
+ * variable: target-settings-view.ts), and what it follows (`track:`: whether a
  * merge reaches it at once, when tagged, or by promotion). The team's settings are the merge
  * request's own (its checkout); nothing here is a secret or a credential's name or URL. Guarded
  * by the state token, as `GET /state` is.
@@ -11,6 +12,8 @@ import { environmentsOf } from "../config/environments.js";
 import { followedRef } from "../config/track-section.js";
 import type { FollowedRef } from "../config/track-section.js";
 import type { Reply } from "../http/http-io.js";
+import { targetSettingsView } from "../config/target-settings-view.js";
+import type { TargetSettingsView } from "../config/target-settings-view.js";
 
 /** What `GET /config` answers (plan-daemon.ts reads it). */
 export interface OperatorSettingsView {
@@ -24,6 +27,8 @@ export interface OperatorSettingsView {
     readonly deactivationGuard: GatesyncConfig["deactivationGuard"];
     /** What it applies (its `track:`, else the top level's git ref); absent for a directory source. */
     readonly follows?: FollowedRef;
+    /** Its targets' settings a plan uses (URLs, batch route and size, app-type providers, rates): no credential's variable. */
+    readonly targets?: TargetSettingsView;
   }>;
 }
 
@@ -48,6 +53,7 @@ export function operatorSettingsView(config: GatesyncConfig): OperatorSettingsVi
         state: environmentStatePath(e.name, implicit),
         orphans: e.config.orphans,
         deactivationGuard: e.config.deactivationGuard,
+        targets: targetSettingsView(e.config.targets),
         ...(follows === undefined ? {} : { follows }),
       };
     }),

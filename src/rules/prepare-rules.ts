@@ -38,6 +38,8 @@ export interface PreparedRules {
   readonly cacheDir?: string;
   /** Why the cache is not used in this run (cache-trust.ts), reported with the run's findings. */
   readonly cacheWarning?: Diagnostic;
+  /** The rules a merge-request job skips (they call custom functions), one located note each. */
+  readonly notes?: readonly Diagnostic[];
   /** How long the rules may run on one document and in one run. */
   readonly budget: { readonly documentMs: number; readonly runMs: number };
 }
@@ -51,18 +53,25 @@ export async function prepareRules(config: RulesOwner): Promise<PreparedRules | 
   const configFile = rulesFile === undefined ? "gatesync.yaml" : toPosix(path.relative(process.cwd(), rulesFile));
   const prepared: { -readonly [K in keyof PreparedRules]?: PreparedRules[K] } = {};
   const problems: Diagnostic[] = [];
+  const notes: Diagnostic[] = [];
   const hash = createHash("sha256");
   for (const target of rulesetTargets) {
     const file = rules[target];
     if (file === undefined) continue;
     try {
-      const { files: _read, ...ruleset } = await bundleRulesetFile(file, {
+      const {
+        files: _read,
+        notes: skipped,
+        ...ruleset
+      } = await bundleRulesetFile(file, {
         boundary: config.baseDir,
         allowCustomFunctions: rules.allowCustomFunctions,
+        skipCustomFunctions: rules.skipCustomFunctions === true,
         configPath: `rules.${target}`,
         configFile,
       });
       prepared[target] = ruleset;
+      notes.push(...skipped);
       hash.update(`${target}\0${ruleset.hash}\0`);
     } catch (err) {
       if (!(err instanceof RulesetRefused)) throw err;
@@ -79,6 +88,7 @@ export async function prepareRules(config: RulesOwner): Promise<PreparedRules | 
     budget: { documentMs: rules.documentTimeoutMs ?? defaultBudget.documentMs, runMs: rules.runTimeoutMs ?? defaultBudget.runMs },
     ...(cacheDir === undefined ? {} : { cacheDir }),
     ...(trust?.trusted === false ? { cacheWarning: trust.warning } : {}),
+    ...(notes.length === 0 ? {} : { notes }),
   };
 }
 

@@ -15,6 +15,8 @@ export interface RulesConfig {
   readonly resources?: string;
   /** Rulesets may load their custom JavaScript functions. */
   readonly allowCustomFunctions: boolean;
+  /** A merge-request job's (cli/command-settings.ts): the rules calling custom functions are skipped with a note, never loaded. */
+  readonly skipCustomFunctions?: boolean;
   /** How long the rules may run on one document, and in one run (rule-thread.ts: defaults when unset). */
   readonly documentTimeoutMs?: number;
   readonly runTimeoutMs?: number;

@@ -45,6 +45,8 @@ export interface BundleOptions {
   /** Nothing outside it is read (the directory of gatesync.yaml). */
   readonly boundary: string;
   readonly allowCustomFunctions: boolean;
+  /** A merge-request job's: rules calling custom functions skipped, each with a note (custom-function-skip.ts). */
+  readonly skipCustomFunctions?: boolean;
   /** How the config names the ruleset (`rules.openapi`), for the findings about it. */
   readonly configPath: string;
   /** gatesync.yaml, relative to the working directory, for the findings about it. */
@@ -237,9 +239,13 @@ const outsideHint = "keep the ruleset and what it extends in the repository, bes
 const formatHint = "fix the ruleset: see https://docs.stoplight.io/docs/spectral/ for its format (see docs/user/rules.md)";
 
 /** The ruleset's files as data, checked; RulesetRefused when any member is not valid. */
-async function checkedData(file: string, opts: BundleOptions): Promise<{ data: RulesetData; customFunctions: boolean }> {
+async function checkedData(file: string, opts: BundleOptions): Promise<{ data: RulesetData; customFunctions: boolean; notes: Diagnostic[] }> {
   try {
-    return await readRulesetData(file, { boundary: opts.boundary, allowCustomFunctions: opts.allowCustomFunctions });
+    return await readRulesetData(file, {
+      boundary: opts.boundary,
+      allowCustomFunctions: opts.allowCustomFunctions,
+      skipCustomFunctions: opts.skipCustomFunctions === true,
+    });
   } catch (err) {
     if (err instanceof RulesetInvalid) throw new RulesetRefused(err.diagnostics);
     if (err instanceof RulesetUnreadable) throw new RulesetRefused([configFinding(file, opts, err.message, outsideHint)]);
@@ -260,14 +266,17 @@ function refusedDefinition(err: unknown, file: string, opts: BundleOptions): Rul
  * Reads, checks and builds (once, now, on this thread's rules' thread, so that what Spectral
  * refuses is found now) the ruleset file. Throws RulesetRefused with located findings when it cannot be used.
  */
-export async function bundleRulesetFile(file: string, opts: BundleOptions): Promise<PreparedRuleset & { readonly files: readonly string[] }> {
-  const { data, customFunctions } = await checkedData(file, opts);
+export async function bundleRulesetFile(
+  file: string,
+  opts: BundleOptions,
+): Promise<PreparedRuleset & { readonly files: readonly string[]; readonly notes: readonly Diagnostic[] }> {
+  const { data, customFunctions, notes } = await checkedData(file, opts);
   if (!customFunctions) {
     const hash = createHash("sha256").update("data\0").update(file).update("\0").update(JSON.stringify(data.files)).digest("hex");
     await prepareRuleset({ source: file, data, hash }).catch((err: unknown) => {
       throw refusedDefinition(err, file, opts);
     });
-    return { source: file, data, hash, files: Object.keys(data.files) };
+    return { source: file, data, hash, files: Object.keys(data.files), notes };
   }
   const read = new Set<string>();
   const entry = path.join(path.dirname(file), ".spectral.js");
@@ -283,5 +292,5 @@ export async function bundleRulesetFile(file: string, opts: BundleOptions): Prom
   await prepareRuleset({ source: file, code, hash }).catch((err: unknown) => {
     throw refusedDefinition(err, file, opts);
   });
-  return { source: file, code, hash, files: [...read] };
+  return { source: file, code, hash, files: [...read], notes };
 }

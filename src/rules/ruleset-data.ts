@@ -13,12 +13,15 @@ import { isInside, toPosix } from "../file-paths.js";
 import { Locator } from "../load/yaml-locator.js";
 import { decodeText, parseYaml } from "../load/yaml-reader.js";
 import { extendedNames, rulesetFileProblems } from "./ruleset-checks.js";
+import { withoutCustomFunctions } from "./custom-function-skip.js";
 import type { RulesetData } from "./ruleset-definition.js";
 
 export interface ReadOptions {
   /** Nothing outside it is read (the directory of gatesync.yaml). */
   readonly boundary: string;
   readonly allowCustomFunctions: boolean;
+  /** A merge-request job's: the rules calling custom functions are skipped (custom-function-skip.ts), each with a note. */
+  readonly skipCustomFunctions?: boolean;
 }
 
 /** A ruleset file that cannot be read at all (missing, outside the boundary): said at the config's key. */
@@ -50,16 +53,31 @@ export async function readInside(file: string, boundary: string): Promise<string
 }
 
 /** One file parsed and checked: its value, or its located findings. */
-function parsedAndChecked(text: string, file: string, opts: ReadOptions): { value: unknown; problems: Diagnostic[] } {
+function parsedAndChecked(text: string, file: string, opts: ReadOptions): { value: unknown; problems: Diagnostic[]; notes: Diagnostic[] } {
   const shown = shownPath(file);
   const parsed = parseYaml(text, shown);
   if (parsed.diagnostics.length > 0) {
-    return { value: undefined, problems: parsed.diagnostics.map((d) => ({ ...d, code: ErrorCode.CONFIG_INVALID, message: `ruleset: ${d.message}` })) };
+    return {
+      value: undefined,
+      problems: parsed.diagnostics.map((d) => ({ ...d, code: ErrorCode.CONFIG_INVALID, message: `ruleset: ${d.message}` })),
+      notes: [],
+    };
   }
-  const value = parsed.documents[0]?.value;
+  const locator = new Locator(new Map([[shown, text]]));
+  const { value, skipped } =
+    opts.skipCustomFunctions === true ? withoutCustomFunctions(parsed.documents[0]?.value) : { value: parsed.documents[0]?.value, skipped: [] };
+  const notes = skipped.map((s): Diagnostic => ({
+    severity: "info",
+    code: ErrorCode.CONFIG_SETTING_IGNORED,
+    // a rule's: reported with the rules' findings (a plan prints those)
+    rule: s.name,
+    file: shown,
+    path: formatPath(s.at),
+    ...(locator.locate(shown, 0, s.at) ?? {}),
+    message: `ruleset: the rule \`${s.name}\` calls a custom function: a merge-request job loads no JavaScript from the merge request, so it is skipped here; the daemon runs it after the merge (where its own gatesync.yaml sets rules.allowCustomFunctions)`,
+  }));
   const functionFile = (dir: string, name: string): string => toPosix(path.relative(opts.boundary, path.resolve(path.dirname(file), dir, `${name}.js`)));
   const found = rulesetFileProblems(value, { allowCustomFunctions: opts.allowCustomFunctions, functionFile });
-  const locator = new Locator(new Map([[shown, text]]));
   const problems = found.map((p): Diagnostic => ({
     severity: "error",
     code: ErrorCode.CONFIG_INVALID,
@@ -69,7 +87,7 @@ function parsedAndChecked(text: string, file: string, opts: ReadOptions): { valu
     message: `ruleset: ${p.message}`,
     hint: "fix the ruleset: see https://docs.stoplight.io/docs/spectral/ for its format and docs/user/rules.md for what gatesync accepts",
   }));
-  return { value, problems };
+  return { value, problems, notes };
 }
 
 /** Whether a file lists custom functions (then, with allowCustomFunctions, Spectral's migrator builds it). */
@@ -79,9 +97,10 @@ const listsFunctions = (value: unknown): boolean => value !== null && typeof val
  * The ruleset `entry` and every local file it extends, as data. Throws RulesetInvalid (located
  * findings) or RulesetUnreadable. `customFunctions`: some file lists functions (allowed).
  */
-export async function readRulesetData(entry: string, opts: ReadOptions): Promise<{ data: RulesetData; customFunctions: boolean }> {
+export async function readRulesetData(entry: string, opts: ReadOptions): Promise<{ data: RulesetData; customFunctions: boolean; notes: Diagnostic[] }> {
   const files: Record<string, unknown> = {};
   const problems: Diagnostic[] = [];
+  const notes: Diagnostic[] = [];
   const pending = [path.resolve(entry)];
   let customFunctions = false;
   for (let file = pending.shift(); file !== undefined; file = pending.shift()) {
@@ -89,9 +108,10 @@ export async function readRulesetData(entry: string, opts: ReadOptions): Promise
     const checked = parsedAndChecked(await readInside(file, opts.boundary), file, opts);
     files[file] = checked.value;
     problems.push(...checked.problems);
+    notes.push(...checked.notes);
     customFunctions ||= listsFunctions(checked.value);
     if (checked.problems.length === 0) for (const name of extendedNames(checked.value)) pending.push(path.resolve(path.dirname(file), name));
   }
   if (problems.length > 0) throw new RulesetInvalid(problems);
-  return { data: { entry: path.resolve(entry), files }, customFunctions };
+  return { data: { entry: path.resolve(entry), files }, customFunctions, notes };
 }

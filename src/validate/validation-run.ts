@@ -159,6 +159,7 @@ export class ValidationRun {
     const providers = this.opts.appTypeProviders;
     const rules = rulesetsCode(this.opts.rules);
     if (this.opts.rules?.cacheWarning !== undefined) this.diagnostics.push(this.opts.rules.cacheWarning);
+    if (this.opts.rules?.notes !== undefined) this.diagnostics.push(...this.opts.rules.notes);
     const config = this.configFile(listed.root);
     const patches =
       this.opts.patches === undefined || this.opts.patches.length === 0

@@ -36,7 +36,10 @@ state: { backend: sqlite, path: .gatesync/state.db }
 rules: { resources: rules/resources.yaml, allowCustomFunctions: true, documentTimeout: 24h }
 telemetry: { traces: { endpoint: ${JSON.stringify(receiver.url)} } }
 `;
-  const ruleset = "functions: [mark]\nrules:\n  marked:\n    given: $.metadata.name\n    severity: warn\n    then: { function: mark }\n";
+  // a rule calling the custom function, and a plain one that finds something in the resource
+  const ruleset =
+    "functions: [mark]\nrules:\n  marked:\n    given: $.metadata.name\n    severity: warn\n    then: { function: mark }\n" +
+    "  no-acme-name:\n    given: $.metadata.name\n    severity: warn\n    message: names no customer\n    then: { function: pattern, functionOptions: { notMatch: acme } }\n";
   // what a hostile function does with the job's environment at hand
   const fn = `const fs = process.getBuiltinModule("node:fs");\nexport default () => { fs.writeFileSync(${JSON.stringify(marker)}, JSON.stringify(process.env)); return []; };\n`;
   const { dir } = await committedRepo({
@@ -51,14 +54,25 @@ telemetry: { traces: { endpoint: ${JSON.stringify(receiver.url)} } }
 const job = { CI: "true", GATESYNC_STATE_TOKEN: "read-only-state-token", OTEL_EXPORTER_OTLP_ENDPOINT: "", OTEL_TRACES_EXPORTER: "" };
 
 describe("a merge request's job", () => {
-  it("runs none of the merge request's ruleset JavaScript in validate or plan, with CI=true", async () => {
+  it("runs none of the merge request's ruleset JavaScript in validate or plan, with CI=true: its rule is skipped with a note, the rest runs", async () => {
     const dir = await mergeRequest("marker-ci");
     const marker = path.join(dir, "marker-ci");
+    const note =
+      "the rule `marked` calls a custom function: a merge-request job loads no JavaScript from the merge request, so it is skipped here; the daemon runs it after the merge";
     const validate = await spawnCli(["validate", "--config", "gatesync.yaml"], { cwd: dir, env: job });
-    expect(validate.stdout + validate.stderr).toContain("is JavaScript from the repository: it is not loaded");
+    const said = validate.stdout + validate.stderr;
+    expect(validate.code, said).toBe(0);
+    expect(said).toContain(note);
+    expect(said).toMatch(/rules\/resources\.yaml:4:\d+/);
+    expect(said).toContain("names no customer");
+    expect(said).not.toContain("CONFIG_INVALID");
     expect(existsSync(marker)).toBe(false);
     const plan = await spawnCli(["plan", "--config", "gatesync.yaml", "--dir", "config", "--allow-empty-state"], { cwd: dir, env: job });
-    expect(plan.stdout + plan.stderr).toContain("is JavaScript from the repository: it is not loaded");
+    const planned = plan.stdout + plan.stderr;
+    expect(plan.code, planned).toBe(0);
+    expect(planned).toContain(note);
+    expect(planned).toContain("names no customer");
+    expect(planned).toMatch(/OrgKey\/acme/);
     expect(existsSync(marker)).toBe(false);
     expect(JSON.stringify(receiver.bodies)).not.toContain("gatesync");
     expect(receiver.bodies).toEqual([]);
