@@ -82,6 +82,14 @@ export const helpExamples: Readonly<Record<string, readonly HelpExample[]>> = {
     { line: "gatesync rollback production --steps 1 --dry-run", says: "the plan going back one verified revision would apply, and what it cannot undo" },
     { line: "gatesync rollback production --steps 1 --auto-approve", says: "go back: production stays on that revision until the next promotion" },
   ],
+  freeze: [
+    {
+      line: 'gatesync freeze production --reason "incident 4521" --until 2h',
+      says: "hold production at once: it plans, but applies and promotes nothing for two hours (the daemon: GATESYNC_DAEMON_URL, GATESYNC_PROMOTE_TOKEN)",
+    },
+    { line: 'gatesync freeze production --reason "release freeze"', says: "hold it until `gatesync unfreeze production`" },
+  ],
+  unfreeze: [{ line: 'gatesync unfreeze production --reason "incident closed"', says: "lift the freeze: production applies what waited, now" }],
   sandbox: [
     { line: "gatesync sandbox --fixtures sandbox-fixtures.yaml", says: "a local gateway on 127.0.0.1:8080, with the objects the interfaces cannot create" },
     {

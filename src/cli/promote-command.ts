@@ -54,6 +54,7 @@ export function addPromoteCommands(program: Command, io: CliIo): void {
     .option("--until <time>", "lift it by itself at this time: an ISO time (2026-12-02T18:00Z) or a duration from now (2h)")
     .option("--daemon <url>", daemonHelp)
     .option("-c, --config <file>", "gatesync.yaml (its server.promoteTokenEnv names the token's variable)")
+    .addHelpText("after", examplesText("freeze"))
     .action(async (env: string, opts: FreezeOptions) => (await import("./freeze-action.js")).freezeAction(env, opts, io));
   program
     .command("unfreeze")
@@ -62,5 +63,6 @@ export function addPromoteCommands(program: Command, io: CliIo): void {
     .option("--reason <text>", "why (recorded in its history)")
     .option("--daemon <url>", daemonHelp)
     .option("-c, --config <file>", "gatesync.yaml (its server.promoteTokenEnv names the token's variable)")
+    .addHelpText("after", examplesText("unfreeze"))
     .action(async (env: string, opts: FreezeOptions) => (await import("./freeze-action.js")).unfreezeAction(env, opts, io));
 }

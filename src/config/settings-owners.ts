@@ -43,6 +43,7 @@ export const topLevelOperatorSettings: readonly string[] = [
 /** The operator's settings of one entry of `environments:`. */
 export const environmentOperatorSettings: readonly string[] = [
   "targets",
+  "windows",
   "schedule",
   "secrets",
   "notifications",

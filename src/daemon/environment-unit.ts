@@ -36,6 +36,7 @@ import { promotionPanels } from "./promotion-status.js";
 import type { StatusPage } from "./ui/status-page.js";
 import { HoldWatch } from "./hold.js";
 import type { Hold } from "./hold.js";
+import type { HistoryStore } from "../record/history.js";
 
 export interface EnvironmentUnit {
   readonly name: string;
@@ -198,6 +199,18 @@ function verifierOf(
   });
 }
 
+/** The environment's freezes and sync windows (hold.ts), its gauge kept with them. */
+function holdsOf(name: string, state: HistoryStore, reconciler: () => Reconciler, shared: SharedParts): HoldWatch {
+  const holds = new HoldWatch({
+    name,
+    state,
+    config: (): EnvironmentConfig["config"] => reconciler().configInForce.config,
+    trigger: (reason) => reconciler().trigger(reason),
+  });
+  holds.onChange = (hold) => shared.metrics.setHeld(name, hold?.kind);
+  return holds;
+}
+
 export function createEnvironmentUnit(environment: EnvironmentConfig, configHash: string, shared: SharedParts): EnvironmentUnit {
   const { name, config } = environment;
   // the implicit environment logs as a daemon of one environment always did: without the name
@@ -211,13 +224,7 @@ export function createEnvironmentUnit(environment: EnvironmentConfig, configHash
   const history = sharedRunHistory({ state, ...inForce, metrics, leads, logger, ...replica });
   const notifier = createNotifier(config, { env: shared.env, logger, registry: shared.metrics.registry, ownUrl: shared.ownUrl });
   const verifier = verifierOf(name, { state, history, reconciler: () => reconciler, leads, logger }, shared);
-  const holds: HoldWatch = new HoldWatch({
-    name,
-    state,
-    config: (): EnvironmentConfig["config"] => reconciler.configInForce.config,
-    trigger: (reason) => reconciler.trigger(reason),
-  });
-  holds.onChange = (hold) => shared.metrics.setHeld(name, hold?.kind);
+  const holds = holdsOf(name, state, () => reconciler, shared);
   const reconciler = new Reconciler({
     config,
     configHash,

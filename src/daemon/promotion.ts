@@ -82,6 +82,12 @@ export interface PromotionParts {
   readonly teamSettings: TeamSettingsReader;
   /** Where `promotion: auto` says why it did not promote a candidate. */
   readonly logger?: Logger;
+  /**
+   * The selection gate `promotion: auto` asks of a candidate (default: the target's plan against
+   * what the source applied and checked). A model of the decisions alone, without sources to plan
+   * from, gives one of its own; the gate itself is proven by the daemon's tests.
+   */
+  readonly autoGate?: (parts: PromotionParts, unit: PromotionUnit, from: PromotionUnit, revision: string) => Promise<string | undefined>;
   /** The freeze or closed sync window an environment is held by now (hold.ts), if any. */
   readonly hold?: (name: string) => Promise<Hold | undefined>;
 }
@@ -258,7 +264,7 @@ export async function autoPromote(parts: PromotionParts, name: string): Promise<
   const key = `${next.revision} ${JSON.stringify(unit.reconciler.configInForce.config.selector ?? null)}`;
   let refusal = autoRefusals.get(unit)?.get(key);
   if (refusal === undefined) {
-    refusal = (await escapedSource(parts, from, (await planOf(parts, unit, next.revision)).plan, next.revision)) ?? "";
+    refusal = (await (parts.autoGate ?? selectionGate)(parts, unit, from, next.revision)) ?? "";
     autoRefusals.set(unit, new Map([[key, refusal]]));
   }
   if (refusal !== "") {
@@ -277,6 +283,11 @@ export async function autoPromote(parts: PromotionParts, name: string): Promise<
     notes: [],
   };
   await record(unit, answer, { by: "auto" }, { revision: next.revision }, false);
+}
+
+/** The selection gate of a candidate: the target's plan at `revision` against what the source applied and checked. */
+async function selectionGate(parts: PromotionParts, unit: PromotionUnit, from: PromotionUnit, revision: string): Promise<string | undefined> {
+  return escapedSource(parts, from, (await planOf(parts, unit, revision)).plan, revision);
 }
 
 /** The gate's verdict on `promotion: auto`'s newest candidate, per target ("": it passes). */

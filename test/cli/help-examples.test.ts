@@ -112,6 +112,9 @@ const steps: readonly Step[] = [
     shows: /The rollback cannot undo:\n {2}OrgKey\/globex was created after [0-9a-f]{12}/,
   },
   { line: "gatesync rollback production --steps 1 --auto-approve", where: "repo", exit: 0, shows: /rolled production back to [0-9a-f]{12}/ },
+  { line: 'gatesync freeze production --reason "incident 4521" --until 2h', where: "repo", exit: 0, shows: /production frozen until .*: incident 4521/ },
+  { line: 'gatesync freeze production --reason "release freeze"', where: "repo", exit: 0, shows: /production frozen: release freeze/ },
+  { line: 'gatesync unfreeze production --reason "incident closed"', where: "repo", exit: 0, shows: /production unfrozen/ },
   { line: "gatesync sandbox --fixtures sandbox-fixtures.yaml", where: "repo", exit: 0, until: /sandbox listening on/, address: ["--port", "0"] },
   {
     line: "gatesync sandbox --fixtures sandbox-fixtures.yaml --error-rate 0.05 --latency 200 --seed 7",
@@ -198,7 +201,8 @@ describe("the examples in --help", () => {
     const parent = await mkdtemp(path.join(tmpdir(), "gatesync-examples-"));
     const dirs: Record<Where, string> = { repo: await tempRepo(), parent };
     for (const step of steps) {
-      const words = step.line.split(" ");
+      // as a shell splits it: a double-quoted word is one (`--reason "incident 4521"`)
+      const words = (step.line.match(/"[^"]*"|\S+/g) ?? []).map((w) => w.replace(/^"(.*)"$/, "$1"));
       expect(words[0]).toBe("gatesync");
       const args = [...words.slice(1), ...(step.address ?? [])];
       const cwd = dirs[step.where];

@@ -160,5 +160,6 @@ describe("freezes", () => {
       (r) => r === 40,
       30_000,
     );
-  });
+    // up to a minute's wait for the window's phase, then its close: the waits above bound it
+  }, 90_000);
 });

@@ -18,7 +18,8 @@ import { readPromotions, readVerifications } from "../../src/record/promotion-hi
 import { autoPromote } from "../../src/daemon/promotion.js";
 import type { PromotionParts, PromotionUnit } from "../../src/daemon/promotion.js";
 import type { RunLine, RunRecord } from "../../src/daemon/run-record.js";
-import { Verifier } from "../../src/daemon/verifier.js";
+import { Verifier, verificationFactOf } from "../../src/daemon/verifier.js";
+import { standingOf } from "../../src/promote/verification.js";
 
 class MemoryHistory implements HistoryStore {
   private rows: HistoryEntry[] = [];
@@ -117,7 +118,8 @@ function world(): World & { pendingTimerRuns: string[] } {
     history: { fresh: async () => void (cachedRuns = await runs()), entries: () => cachedRuns },
   });
   units.set("production", unitOf("production", production.history, production.settings, { promotedFrom: "staging" }));
-  const parts = { unit: (n: string) => units.get(n) } as unknown as PromotionParts;
+  // the decisions alone: every candidate passes the selection gate (test/daemon/promotion-gate.e2e.test.ts proves the gate)
+  const parts = { unit: (n: string) => units.get(n), autoGate: () => Promise.resolve(undefined) } as unknown as PromotionParts;
   const runStaging = async (revision: string, ok: boolean): Promise<void> => {
     staging.current = revision;
     await stagingHistory.appendHistory({ record: runRow(revision, ok) });
@@ -161,7 +163,8 @@ async function step(w: World & { pendingTimerRuns: string[] }, c: Command): Prom
     return;
   }
   const before = await readPromotions(w.production.history, 1_000);
-  const newest = (await readVerifications(w.staging.history, 1))[0]?.record;
+  // the newest verification that stands: a later failing run of its revision withdrew any newer one (promotion.md)
+  const newest = standingOf((await readVerifications(w.staging.history, 1_000)).map(verificationFactOf))[0];
   const inForce = before[0]?.record;
   await autoPromote(w.parts, "production");
   const after = await readPromotions(w.production.history, 1_000);
@@ -169,8 +172,7 @@ async function step(w: World & { pendingTimerRuns: string[] }, c: Command): Prom
     expect(after.length, "promoted under promotion: manual").toBe(before.length);
     return;
   }
-  const newer =
-    newest !== undefined && (inForce === undefined || (newest.revision !== inForce.revision && Date.parse(newest.finishedAt) > Date.parse(inForce.finishedAt)));
+  const newer = newest !== undefined && (inForce === undefined || (newest.revision !== inForce.revision && newest.at > Date.parse(inForce.finishedAt)));
   expect(after.length).toBe(before.length + (newer ? 1 : 0));
   if (newer) expect(after[0]!.record).toMatchObject({ revision: newest.revision, actor: { by: "auto" } });
 }
@@ -185,7 +187,8 @@ describe("promotion settings under reloads (model)", () => {
           await step(w, c);
           const rows = await readVerifications(w.staging.history, 1_000);
           // a verification granted by this step: under the soak in force now, its runs spanning it
-          for (const v of rows.slice(0, rows.length - seen)) {
+          // (a withdrawal is a row of that kind too: a later failing run's, not a grant)
+          for (const v of rows.slice(0, rows.length - seen).filter((row) => row.record.withdrawn === undefined)) {
             expect(v.record.soakMs).toBe(w.staging.settings.soakMs);
             expect(Date.parse(v.record.finishedAt) - Date.parse(v.record.startedAt)).toBeGreaterThanOrEqual(v.record.soakMs);
           }
