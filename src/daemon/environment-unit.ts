@@ -260,6 +260,7 @@ export function createEnvironmentUnit(environment: EnvironmentConfig, configHash
     state: snapshots,
     source: shared.source.of(name).description,
     role,
+    hold: () => holds.current(),
     ...(promotedFromOf(config.track) === undefined ? {} : { promotion: promotionPanels(promotionParts(shared), name) }),
     ...(environment.implicit ? {} : { environments: { current: name, names: shared.names } }),
     onError: (err) => logger.error({ err: (err as Error).message }, "status page failed"),

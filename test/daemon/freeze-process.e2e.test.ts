@@ -39,8 +39,8 @@ afterAll(async () => {
   await removeTempRepos();
 });
 
-const freeze = (url: string): ReturnType<typeof runCli> =>
-  runCli(["freeze", "production", "--reason", "incident 4521 <b>@team</b>", "--until", "2h", "--daemon", url], { GATESYNC_PROMOTE_TOKEN: everyToken.promote });
+const freeze = (url: string, environment = "production"): ReturnType<typeof runCli> =>
+  runCli(["freeze", environment, "--reason", "incident 4521 <b>@team</b>", "--until", "2h", "--daemon", url], { GATESYNC_PROMOTE_TOKEN: everyToken.promote });
 
 /** A merge request's CI job raising acme's rate, planned against the daemon. */
 async function mergeRequestPlan(url: string, format: "markdown" | "text"): Promise<{ code: number | null; stdout: string; stderr: string }> {
@@ -90,5 +90,19 @@ describe("a freeze through a real daemon process", () => {
     });
     expect(promote.status).toBe(409);
     expect((promote.body as { error: string }).error).toMatch(holdLine);
+  }, 90_000);
+
+  it("is a banner on the overview page of any held environment, promoted or not", async () => {
+    const url = restarted!.url;
+    const page = async (name: string): Promise<string> =>
+      (await fetch(`${url}/environments/${name}/`, { headers: { authorization: `Bearer ${everyToken.pages}` } })).text();
+    expect(await page("staging")).not.toContain("data-held");
+    expect((await freeze(url, "staging")).stderr).toBe("");
+    const staging = await page("staging");
+    // the reason is the operator's text: escaped, never markup
+    expect(staging).toMatch(
+      /<section class="held" data-held="freeze"><p>⏸ <span class="warn">staging frozen until [^<]* UTC: incident 4521 &lt;b&gt;@team&lt;\/b&gt;<\/span>: it plans but applies and promotes nothing while it lasts/,
+    );
+    expect(await page("production")).toContain('data-held="freeze"');
   }, 90_000);
 });
