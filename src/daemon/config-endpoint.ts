@@ -3,7 +3,8 @@
  * do (docs/user/merge-requests.md) — which environments the daemon runs, where each one's state
  * is served, its orphan policy and deactivation guard, its targets' settings (no credential's
  * variable: target-settings-view.ts), and what it follows (`track:`: whether a
- * merge reaches it at once, when tagged, or by promotion). The team's settings are the merge
+ * merge reaches it at once, when tagged, or by promotion), and the freeze or closed sync window
+ * holding it now (hold.ts: the comment says so). The team's settings are the merge
  * request's own (its checkout); nothing here is a secret or a credential's name or URL. Guarded
  * by the state token, as `GET /state` is.
  */
