@@ -12,7 +12,8 @@ import { stateTokenVariable } from "../secrets/credentials.js";
 import type { PlanFlags } from "./plan-run.js";
 import { openResources } from "./resources.js";
 import { environmentsForFlag, unmovedStateHint } from "./environment-option.js";
-import { planEnvironments } from "./plan-environments.js";
+import { daemonHeldNote, planEnvironments } from "./plan-environments.js";
+import { plainText } from "../plan/markdown-inline.js";
 import { computePlanRun, planExitCode, savePlan } from "./plan-run.js";
 import { selectionFromFlags } from "./selection-options.js";
 
@@ -40,9 +41,11 @@ export async function planAction(given: PlanFlags, io: CliIo): Promise<void> {
     const color = io.isTty && io.env.NO_COLOR === undefined;
     // the rules' warnings: on stderr beside a text or JSON plan, a section of the comment
     if (opts.format !== "markdown") for (const d of run.ruleFindings) io.stderr(`${formatDiagnostic(d, painter(color))}\n`);
+    const held = daemonHeldNote(daemon, io);
+    if (held !== undefined && opts.format === "text") io.stdout(`held: ${held}\n`);
     // a change at a time: a large plan is never one string in memory
     await writeChunks(io, planChunks(run.plan, opts.format, { color }));
-    if (opts.format === "markdown") io.stdout(rulesSection(run.ruleFindings));
+    if (opts.format === "markdown") io.stdout(rulesSection(run.ruleFindings) + (held === undefined ? "" : `\n> ⏸ **held**: ${plainText(held)}\n`));
     if (opts.out !== undefined) await savePlan(opts.out, planChunks(run.plan, "json"));
     if (opts.failOnBreaking === true && hasBreaking(run.plan)) {
       io.stderr(`${run.plan.summary.breaking} planned change${run.plan.summary.breaking === 1 ? " is" : "s are"} breaking (--fail-on-breaking): exit code 4\n`);

@@ -9,7 +9,8 @@ import type { GatesyncConfig } from "../config/config.js";
 import { environmentsOf } from "../config/environments.js";
 import type { EnvironmentConfig } from "../config/environments.js";
 import { ConfigError, ErrorCode, StateError } from "../errors.js";
-import { environmentStatePath } from "../daemon/config-endpoint.js";
+import { environmentStatePath, holdTextLimit } from "../daemon/config-endpoint.js";
+import { boundText } from "../bounded-text.js";
 import type { OperatorSettingsView } from "../daemon/config-endpoint.js";
 import { daemonAddress } from "./daemon-client.js";
 import { readFromDaemon } from "./plan-state.js";
@@ -23,6 +24,8 @@ export interface DaemonEnvironment {
   readonly stateUrl: string;
   /** What the daemon says it applies there (a daemon that does not say: unknown, never the checkout's). */
   readonly follows?: FollowedRef;
+  /** The freeze or closed sync window the daemon says holds it now: its message, controls stripped and bounded. */
+  readonly hold?: string;
 }
 
 export interface DaemonPlanTargets {
@@ -42,7 +45,8 @@ function wellFormed(e: unknown): boolean {
     (entry.orphans === "report" || entry.orphans === "deactivate") &&
     typeof entry.deactivationGuard === "object" &&
     entry.deactivationGuard !== null &&
-    (entry.targets === undefined || isTargetSettingsView(entry.targets))
+    (entry.targets === undefined || isTargetSettingsView(entry.targets)) &&
+    (entry.hold === undefined || (typeof entry.hold === "object" && entry.hold !== null && typeof entry.hold.message === "string"))
   );
 }
 
@@ -108,6 +112,8 @@ export function daemonEnvironments(top: GatesyncConfig, view: OperatorSettingsVi
       environment: { ...local, config },
       stateUrl: `${view.origin}${environmentStatePath(d.name, view.implicit)}`,
       ...(follows === undefined ? {} : { follows }),
+      // the daemon's text, shown in a comment: stripped and bounded as any text from a server
+      ...(d.hold === undefined ? {} : { hold: boundText(d.hold.message, holdTextLimit) }),
     };
   });
   const runs = new Set(view.implicit ? [] : view.environments.map((e) => e.name));

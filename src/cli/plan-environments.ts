@@ -80,16 +80,32 @@ function mergeReaches(
   environments: readonly EnvironmentConfig[],
   daemon: DaemonPlanTargets | undefined,
   target: string | undefined,
-): (name: string) => { reach?: string } {
+): (name: string) => { reach?: string; held?: string } {
   const follows = new Map<string, FollowedRef | undefined>(
     daemon !== undefined
       ? daemon.environments.map((d) => [d.environment.name, d.follows])
       : environments.map((e) => [e.name, followedRef(e.config.source, e.config.track)]),
   );
+  const holds = new Map(daemon?.environments.map((d) => [d.environment.name, d.hold]));
   return (name) => {
     const f = follows.get(name);
-    return f === undefined ? {} : { reach: mergeReach(f, target) };
+    const reach = f === undefined ? undefined : mergeReach(f, target);
+    const held = heldNote(holds.get(name), reach);
+    return { ...(reach === undefined ? {} : { reach }), ...(held === undefined ? {} : { held }) };
   };
+}
+
+/** The one environment of a daemon's plan (`--env`, or a daemon of one): the daemon's hold of it, as the comment says it. */
+export function daemonHeldNote(daemon: DaemonPlanTargets | undefined, io: CliIo): string | undefined {
+  const d = daemon?.environments[0];
+  return heldNote(d?.hold, d?.follows === undefined ? undefined : mergeReach(d.follows, targetBranchOf(io.env)));
+}
+
+/** A held environment as the comment says it: the hold, and when a merge that reaches it is applied there. */
+function heldNote(hold: string | undefined, reach: string | undefined): string | undefined {
+  if (hold === undefined) return undefined;
+  const reaches = reach === undefined || !reach.startsWith("does not reach");
+  return reaches ? `${hold} — the merge is applied there when the hold lifts` : hold;
 }
 
 /** Said in the comment and on stderr: environments of the checkout the daemon does not run (it skips them). */

@@ -77,6 +77,7 @@ export function serveDaemon(served: ServedDaemon): Promise<DaemonServer> {
     ...(leases === undefined ? {} : { relay: fleetRelay(leases, names) }),
     ...(reloader === undefined ? {} : { config: () => reloader.status }),
     operatorConfig: served.operatorConfig,
+    holdOf: async (name) => units.find((u) => u.name === name)?.hold(),
     ...(served.implicit ? atTheRoot(served) : belowEnvironments(served, every)),
   });
 }

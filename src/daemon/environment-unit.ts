@@ -200,14 +200,25 @@ function verifierOf(
 }
 
 /** The environment's freezes and sync windows (hold.ts), its gauge kept with them. */
-function holdsOf(name: string, state: HistoryStore, reconciler: () => Reconciler, shared: SharedParts): HoldWatch {
+function holdsOf(
+  o: {
+    readonly name: string;
+    readonly state: HistoryStore;
+    readonly reconciler: () => Reconciler;
+    readonly notifier: Notifier | undefined;
+    readonly leads: () => boolean;
+  },
+  shared: SharedParts,
+): HoldWatch {
   const holds = new HoldWatch({
-    name,
-    state,
-    config: (): EnvironmentConfig["config"] => reconciler().configInForce.config,
-    trigger: (reason) => reconciler().trigger(reason),
+    name: o.name,
+    state: o.state,
+    config: (): EnvironmentConfig["config"] => o.reconciler().configInForce.config,
+    trigger: (reason) => o.reconciler().trigger(reason),
   });
-  holds.onChange = (hold) => shared.metrics.setHeld(name, hold?.kind);
+  holds.onChange = (hold) => shared.metrics.setHeld(o.name, hold?.kind);
+  // a window's closing or opening, told once: by the replica leading the environment
+  holds.onWindow = (summary) => (o.leads() ? o.notifier?.held({ summary }) : undefined);
   return holds;
 }
 
@@ -224,7 +235,7 @@ export function createEnvironmentUnit(environment: EnvironmentConfig, configHash
   const history = sharedRunHistory({ state, ...inForce, metrics, leads, logger, ...replica });
   const notifier = createNotifier(config, { env: shared.env, logger, registry: shared.metrics.registry, ownUrl: shared.ownUrl });
   const verifier = verifierOf(name, { state, history, reconciler: () => reconciler, leads, logger }, shared);
-  const holds = holdsOf(name, state, () => reconciler, shared);
+  const holds = holdsOf({ name, state, reconciler: () => reconciler, notifier, leads }, shared);
   const reconciler = new Reconciler({
     config,
     configHash,
@@ -260,6 +271,7 @@ export function createEnvironmentUnit(environment: EnvironmentConfig, configHash
     state: snapshots,
     source: shared.source.of(name).description,
     role,
+    hold: () => holds.current(),
     ...(promotedFromOf(config.track) === undefined ? {} : { promotion: promotionPanels(promotionParts(shared), name) }),
     ...(environment.implicit ? {} : { environments: { current: name, names: shared.names } }),
     onError: (err) => logger.error({ err: (err as Error).message }, "status page failed"),

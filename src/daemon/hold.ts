@@ -65,7 +65,11 @@ export async function holdOf(name: string, config: GatesyncConfig, state: Histor
  */
 export class HoldWatch {
   private timer: NodeJS.Timeout | undefined;
+  /** The hold at the last look; null before the first (the daemon's start says nothing). */
+  private seen: Hold | undefined | null = null;
   onChange: ((hold: Hold | undefined) => void) | undefined;
+  /** A sync window closed or opened since the last look (a freeze's own changes are told by the freeze endpoint). */
+  onWindow: ((summary: string) => void) | undefined;
 
   constructor(
     private readonly opts: {
@@ -80,13 +84,28 @@ export class HoldWatch {
   async current(): Promise<Hold | undefined> {
     const { hold, recheckAt } = await holdOf(this.opts.name, this.opts.config(), this.opts.state);
     this.onChange?.(hold);
+    this.told(hold);
     clearTimeout(this.timer);
-    if (hold !== undefined && recheckAt !== undefined) {
-      // a little after: the hold is surely over when the run looks; a timer's delay is capped at 2^31-1 ms
-      this.timer = setTimeout(() => this.opts.trigger("hold lifted"), Math.min(Math.max(0, recheckAt - Date.now()) + 50, 2 ** 31 - 1));
+    if (recheckAt !== undefined) {
+      // a little after: the change has surely come when it looks; a timer's delay is capped at 2^31-1 ms.
+      // held, a run then applies what waited; held or not, a look tells the window's change then
+      const look = (): void => {
+        if (hold !== undefined) this.opts.trigger("hold lifted");
+        this.current().catch(() => undefined);
+      };
+      this.timer = setTimeout(look, Math.min(Math.max(0, recheckAt - Date.now()) + 50, 2 ** 31 - 1));
       this.timer.unref();
     }
     return hold;
+  }
+
+  /** Tells a window's closing or opening: between no hold and a window's, never at the first look. */
+  private told(hold: Hold | undefined): void {
+    const before = this.seen;
+    this.seen = hold;
+    if (before === null || before?.kind === "freeze" || hold?.kind === "freeze") return;
+    if (before === undefined && hold !== undefined) this.onWindow?.(hold.message);
+    if (before !== undefined && hold === undefined) this.onWindow?.(`${this.opts.name} sync window open: it applies what waited`);
   }
 
   /** The hold's message when `revision` may not be applied now; undefined when it may (no hold, or a promotion of it overrode the hold). */

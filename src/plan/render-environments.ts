@@ -5,7 +5,7 @@
  * keyed by environment. A plan that could not be made says why in its place.
  */
 import type { Diagnostic } from "../errors.js";
-import { codeSpan } from "./markdown-inline.js";
+import { codeSpan, plainText } from "./markdown-inline.js";
 import type { Plan } from "./plan.js";
 import type { Action } from "./plan-change.js";
 import { markdownLimit, renderJson, renderMarkdown } from "./render.js";
@@ -21,6 +21,8 @@ export interface EnvironmentPlan {
   readonly refused?: readonly Diagnostic[];
   /** Whether a merge reaches it at once, when tagged or by promotion (merge-reach.ts), when known. */
   readonly reach?: string;
+  /** The daemon's freeze or closed sync window holding it now, and what that means for the merge (plan-environments.ts). */
+  readonly held?: string;
 }
 
 const cell: Record<Action, string> = {
@@ -65,6 +67,7 @@ export function environmentsMarkdown(results: readonly EnvironmentPlan[], limit 
   for (const r of results) {
     const reach = r.reach === undefined ? "" : ` — _a merge ${r.reach}_`;
     lines.push(`- ${codeSpan(r.environment)}: ${r.plan === undefined ? "**not planned** (errors below)" : summaryLine(r.plan)}${reach}`);
+    if (r.held !== undefined) lines.push(`  - ⏸ **held**: ${plainText(r.held)}`);
   }
   let out = `${lines.join("\n")}\n\n${changeMatrix(results)}\n`;
   const share = Math.floor((limit - out.length) / Math.max(1, results.length));
@@ -89,5 +92,6 @@ export function environmentsJson(results: readonly EnvironmentPlan[]): string {
 export function environmentsTextHeading(r: EnvironmentPlan, color: boolean): string {
   const title = `== environment ${r.environment} ==`;
   const bold = color ? `\u001b[1m${title}\u001b[22m` : title;
-  return `\n${bold}\n${r.plan === undefined ? "not planned: see the errors above\n" : ""}`;
+  const held = r.held === undefined ? "" : `held: ${r.held}\n`;
+  return `\n${bold}\n${held}${r.plan === undefined ? "not planned: see the errors above\n" : ""}`;
 }

@@ -71,6 +71,7 @@ describe("a merge-request plan against the daemon's /config", () => {
     for (const bad of [
       { ...entry, name: "../../steal" },
       { ...entry, orphans: "delete-everything" },
+      { ...entry, hold: { kind: "freeze", message: 5 } },
     ]) {
       daemon = await fakeDaemon({ implicit: false, environments: [bad] });
       const r = await planAgainst(daemon);
@@ -80,5 +81,22 @@ describe("a merge-request plan against the daemon's /config", () => {
       await new Promise((resolve) => daemon!.server.close(resolve));
       daemon = undefined;
     }
+  });
+
+  it("says a hold the daemon serves stripped of controls, bounded and escaped in the comment", async () => {
+    const message = `production frozen: \u001b]8;;http://evil\u0007click\u001b]8;;\u0007 <img src=x> [link](http://evil) ${"x".repeat(10_000)}`;
+    daemon = await fakeDaemon({ implicit: false, environments: [entry, { ...entry, name: "production", hold: { kind: "freeze", message } }] });
+    const dir = await tempRepo({ "gatesync.yaml": settings, "config/keys.yaml": doc("OrgKey", "acme", "keyId: org-acme\nrate: 5") });
+    const r = await runCli(["plan", "-c", path.join(dir, "gatesync.yaml"), "--state-url", daemon.url, "--format", "markdown"], {
+      GW_KEY: "k",
+      GATESYNC_STATE_TOKEN: token,
+    });
+    const held = r.stdout.split("\n").filter((l) => l.includes("**held**"));
+    expect(held).toHaveLength(1);
+    // eslint-disable-next-line no-control-regex -- no control may reach the comment
+    expect(held[0]).not.toMatch(/[\u0000-\u001f]/);
+    expect(held[0]).toContain("\\<img src=x\\> \\[link\\](http://evil)");
+    expect(held[0]!.length).toBeLessThan(700);
+    expect(held[0]).toContain("more characters)");
   });
 });

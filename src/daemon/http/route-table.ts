@@ -60,7 +60,7 @@ export const routeTable: readonly Route[] = [
     credential: "state",
     scope: "daemon",
     notServed: "the operator's settings are not served",
-    handle: (r) => (r.served.opts.operatorConfig === undefined ? notFound : handleConfigRead(r.served.opts.operatorConfig())),
+    handle: (r) => (r.served.opts.operatorConfig === undefined ? notFound : handleConfigRead(r.served.opts.operatorConfig(), r.served.opts.holdOf)),
   },
   // the root of a daemon of named environments
   { method: "GET", path: "/", credential: "pages", scope: "named", handle: (r) => redirect(`environments/${encodeURIComponent(firstName(r))}/`) },

@@ -12,6 +12,7 @@ import type { Reply } from "../../http/http-io.js";
 import type { StateBackend } from "../../record/state.js";
 import type { PromoteRoute } from "../promote-endpoint.js";
 import type { FreezeRoute } from "../freeze-endpoint.js";
+import type { Hold } from "../hold.js";
 import type { StatusPage } from "../ui/status-page.js";
 import type { EnvironmentSync, ReadSlots, TriggerContext } from "../triggers.js";
 import type { Credentials } from "./credentials.js";
@@ -45,6 +46,8 @@ export interface DaemonServerOptions {
   readonly role?: () => string;
   /** The operator's config in force: `GET /config` answers what of it a merge-request plan needs. */
   readonly operatorConfig?: () => GatesyncConfig;
+  /** Each environment's hold now (hold.ts): `GET /config` says it, for a merge-request plan. */
+  readonly holdOf?: (name: string) => Promise<Hold | undefined>;
   /** The config file in force, and a refused reload's errors. */
   readonly config?: () => ConfigStatus;
   readonly maxBodyBytes?: number;

@@ -80,6 +80,13 @@ function promotionSection(view: View): Html | string {
   ])}${p.commands.length === 0 ? "" : html`<pre class="commands">${p.commands.join("\n")}</pre>`}</section>`;
 }
 
+/** Any held environment's banner, above the rest: what is held, and that its runs plan but send nothing. */
+function holdBanner(view: View): Html | string {
+  const hold = view.hold;
+  if (hold === undefined) return "";
+  return html`<section class="held" data-held="${hold.kind}"><p>⏸ <span class="warn">${hold.message}</span>: it plans but applies and promotes nothing while it lasts${hold.kind === "freeze" ? " (gatesync unfreeze lifts it)" : " (the daemon applies what waited when the window lets it)"}</p></section>`;
+}
+
 export function overviewPage(view: View): Html {
   const r = view.reconciler;
   const success = view.history.lastSuccess();
@@ -93,7 +100,7 @@ export function overviewPage(view: View): Html {
     (s) =>
       html`<a class="card card-${s}" href="resources?status=${s}" data-count="${s}"><span class="n">${counts[s] ?? 0}</span><span class="what">${s}</span></a>`,
   );
-  return html`<section class="summary">
+  return html`${holdBanner(view)}<section class="summary">
 ${facts([
   ["commit in force", html`<code>${shortCommit(inForce)}</code>`],
   ...(head !== undefined && head !== inForce

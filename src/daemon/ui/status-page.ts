@@ -123,14 +123,15 @@ async function renderPage(
   const root = rootOf(pathname);
   // a standby draws the leader's runs, read again when its copy is more than a moment old
   await opts.history.fresh();
-  const [state, preview, promotion] = [await opts.state.read(), await opts.preview.get(), await opts.promotion?.()];
+  const [state, preview, promotion, hold] = [await opts.state.read(), await opts.preview.get(), await opts.promotion?.(), await opts.hold?.()];
   let rendered: Rendered;
   try {
     // read before drawing: the page then shows at least the runs up to `seq`, never fewer
     const seq = opts.history.live.seq;
     // the newest run as an object: a quiet run folded into it draws the page again too
-    rendered = await pages.get(req.url ?? pathname, [state, preview, seq, opts.history.newest(), promotion], async () => {
-      const body = await page.body(viewOf(opts, state, preview, promotion), root);
+    // the hold by its message: a new object at each look, the same page while it says the same
+    rendered = await pages.get(req.url ?? pathname, [state, preview, seq, opts.history.newest(), promotion, hold?.message], async () => {
+      const body = await page.body(viewOf(opts, state, preview, promotion, hold), root);
       const ctx: PageContext = {
         root,
         title: body === undefined ? "Not found" : page.title,

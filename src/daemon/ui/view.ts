@@ -9,6 +9,7 @@ import type { Reconciler } from "../reconciler.js";
 import type { PlanPreview, Preview } from "./plan-preview.js";
 import type { RunHistory } from "./run-history.js";
 import type { PromotionPanel } from "../promotion-status.js";
+import type { Hold } from "../hold.js";
 
 export interface ResourceRow {
   readonly id: string;
@@ -39,6 +40,8 @@ export interface View {
   readonly rows: readonly ResourceRow[];
   /** An environment promoted from another: what is in force, the candidate, its gates (promotion-status.ts). */
   readonly promotion?: PromotionPanel;
+  /** The freeze or closed sync window holding the environment now (hold.ts): a banner on its overview. */
+  readonly hold?: Hold;
 }
 
 export interface ViewDeps {
@@ -50,6 +53,8 @@ export interface ViewDeps {
   readonly role: () => string;
   /** An environment promoted from another: its promotion panel (one object per content). */
   readonly promotion?: () => Promise<PromotionPanel | undefined>;
+  /** Its hold now, if any (every environment's, promoted or not). */
+  readonly hold?: () => Promise<Hold | undefined>;
 }
 
 /** What waits for a person first (in doubt, failed), then what the next run cannot or will not do, then the record. */
@@ -93,11 +98,11 @@ function rowsOf(state: StateSnapshot, preview: Preview): ResourceRow[] {
 }
 
 export async function loadView(deps: ViewDeps): Promise<View> {
-  return viewOf(deps, await deps.state.read(), await deps.preview.get(), await deps.promotion?.());
+  return viewOf(deps, await deps.state.read(), await deps.preview.get(), await deps.promotion?.(), await deps.hold?.());
 }
 
 /** The view of a state snapshot and a preview already read. */
-export function viewOf(deps: ViewDeps, state: StateSnapshot, preview: Preview, promotion?: PromotionPanel): View {
+export function viewOf(deps: ViewDeps, state: StateSnapshot, preview: Preview, promotion?: PromotionPanel, hold?: Hold): View {
   return {
     role: deps.role(),
     source: deps.source,
@@ -108,6 +113,7 @@ export function viewOf(deps: ViewDeps, state: StateSnapshot, preview: Preview, p
     preview,
     rows: rowsOf(state, preview),
     ...(promotion === undefined ? {} : { promotion }),
+    ...(hold === undefined ? {} : { hold }),
   };
 }
 
