@@ -7,7 +7,8 @@
  */
 import type { IncomingMessage } from "node:http";
 import { boundText } from "../bounded-text.js";
-import { BodyTooLarge, isObject, parseJson, readBody } from "../http/http-io.js";
+import { isObject } from "../http/http-io.js";
+import { environmentRequest } from "./promote-endpoint.js";
 import type { Reply } from "../http/http-io.js";
 import type { FreezeRecord } from "../record/freeze-history.js";
 import type { Hold } from "./hold.js";
@@ -46,21 +47,9 @@ export function freezeRowOf(value: unknown, frozen: boolean, by: string, now: nu
 export async function handleFreeze(req: IncomingMessage, encoded: string, action: string, route: FreezeRoute | undefined): Promise<Reply> {
   // the method and the promotion token are the route table's (http/route-table.ts): checked before this reads anything
   if (route?.token === undefined) return { status: 404, body: { error: "freezes are not configured: set server.promoteTokenEnv and its variable" } };
-  let name: string;
-  try {
-    name = decodeURIComponent(encoded);
-  } catch {
-    return { status: 400, body: { error: "bad environment name" } };
-  }
-  if (!route.names.includes(name)) return { status: 404, body: { error: "no such environment", environments: route.names } };
-  let parsed;
-  try {
-    const body = await readBody(req, 16 * 1024);
-    parsed = body.length === 0 ? { ok: true as const, value: {} } : parseJson(body, 4);
-  } catch (err) {
-    if (err instanceof BodyTooLarge) return { status: 413, body: { error: "body too large" } };
-    throw err;
-  }
+  const asked = await environmentRequest(req, encoded, route.names, { bytes: 16 * 1024, depth: 4 });
+  if ("reply" in asked) return asked.reply;
+  const { name, parsed } = asked;
   const row = parsed.ok ? freezeRowOf(parsed.value, action === "freeze", route.variable ?? "promotion token", Date.now()) : "the body is not JSON";
   if (typeof row === "string") return { status: 400, body: { error: row } };
   const hold = await route.write(name, row);

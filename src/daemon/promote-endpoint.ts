@@ -43,24 +43,39 @@ function askOf(value: unknown, actor: (rollback: boolean) => PromotionActor): Pr
   };
 }
 
-/** A promotion, past the promotion token (the route table checks it first: http/credentials.ts). */
-export async function handlePromote(req: IncomingMessage, encoded: string, route: PromoteRoute | undefined): Promise<Reply> {
-  if (route === undefined) return { status: 404, body: { error: "promotion is not configured: set server.promoteTokenEnv and its variable" } };
+/**
+ * The environment an operator's route names (promote, freeze) and its small JSON body (`{}` when
+ * empty), or the answer refusing them: a name that does not decode or is no environment, a body
+ * past `bytes`.
+ */
+export async function environmentRequest(
+  req: IncomingMessage,
+  encoded: string,
+  names: readonly string[],
+  limits: { readonly bytes: number; readonly depth: number },
+): Promise<{ reply: Reply } | { name: string; parsed: ReturnType<typeof parseJson> }> {
   let name: string;
   try {
     name = decodeURIComponent(encoded);
   } catch {
-    return { status: 400, body: { error: "bad environment name" } };
+    return { reply: { status: 400, body: { error: "bad environment name" } } };
   }
-  if (!route.names.includes(name)) return { status: 404, body: { error: "no such environment", environments: route.names } };
-  let parsed;
+  if (!names.includes(name)) return { reply: { status: 404, body: { error: "no such environment", environments: names } } };
   try {
-    const body = await readBody(req, 64 * 1024);
-    parsed = body.length === 0 ? { ok: true as const, value: {} } : parseJson(body, 8);
+    const body = await readBody(req, limits.bytes);
+    return { name, parsed: body.length === 0 ? { ok: true as const, value: {} } : parseJson(body, limits.depth) };
   } catch (err) {
-    if (err instanceof BodyTooLarge) return { status: 413, body: { error: "body too large" } };
+    if (err instanceof BodyTooLarge) return { reply: { status: 413, body: { error: "body too large" } } };
     throw err;
   }
+}
+
+/** A promotion, past the promotion token (the route table checks it first: http/credentials.ts). */
+export async function handlePromote(req: IncomingMessage, encoded: string, route: PromoteRoute | undefined): Promise<Reply> {
+  if (route === undefined) return { status: 404, body: { error: "promotion is not configured: set server.promoteTokenEnv and its variable" } };
+  const asked = await environmentRequest(req, encoded, route.names, { bytes: 64 * 1024, depth: 8 });
+  if ("reply" in asked) return asked.reply;
+  const { name, parsed } = asked;
   const token = route.variable ?? "promotion token";
   const ask = parsed.ok ? askOf(parsed.value, (rollback) => (rollback ? { by: "rollback", token } : { by: "token", token })) : "the body is not JSON";
   if (typeof ask === "string") return { status: 400, body: { error: ask } };

@@ -67,3 +67,16 @@ ${enc}
     version: 3.9.0
 `;
 }
+
+/** The OrgKey `acme` whose HMAC string is `hmac` (a `${sops:…}` reference, or a literal): the resource the SOPS tests resolve. */
+export const hmacOrgKey = (hmac: string): string => `apiVersion: gatesync.dev/v1
+kind: OrgKey
+metadata: { name: acme }
+spec:
+  keyId: acme
+  org_id: acme
+  rate: 1000
+  per: 60
+  hmac_enabled: true
+  hmac_string: ${hmac}
+`;

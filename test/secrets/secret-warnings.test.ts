@@ -11,23 +11,14 @@ import { afterAll, describe, expect, it } from "vitest";
 import { spawnCli } from "../helpers/cli.js";
 import type { CliResult } from "../helpers/cli.js";
 import { committedRepo, git } from "../helpers/git-repo.js";
+import { hmacOrgKey } from "../helpers/sops-file.js";
 import { removeTempRepos } from "../helpers/temp-repo.js";
 
 afterAll(removeTempRepos);
 
 const fixture = readFileSync(path.resolve(import.meta.dirname, "../fixtures/sops/example.age.yaml"), "utf8");
 
-const orgKey = (hmac: string): string => `apiVersion: gatesync.dev/v1
-kind: OrgKey
-metadata: { name: acme }
-spec:
-  keyId: acme
-  org_id: acme
-  rate: 1000
-  per: 60
-  hmac_enabled: true
-  hmac_string: ${hmac}
-`;
+const orgKey = hmacOrgKey;
 
 async function repository(files: { readonly key: string; readonly sops: string }): Promise<string> {
   const { dir } = await committedRepo({

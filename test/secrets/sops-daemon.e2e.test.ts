@@ -20,6 +20,7 @@ import { eventually, sandboxTargets, spawnDaemon } from "../helpers/daemon-proce
 import { git } from "../helpers/git-repo.js";
 import { call, testSandbox } from "../helpers/sandbox.js";
 import { rawStateText } from "../helpers/state-file.js";
+import { hmacOrgKey } from "../helpers/sops-file.js";
 import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
 
 const fixtures = path.resolve(import.meta.dirname, "../fixtures/sops");
@@ -37,17 +38,7 @@ afterAll(async () => {
   await removeTempRepos();
 });
 
-const orgKey = `apiVersion: gatesync.dev/v1
-kind: OrgKey
-metadata: { name: acme }
-spec:
-  keyId: acme
-  org_id: acme
-  rate: 1000
-  per: 60
-  hmac_enabled: true
-  hmac_string: \${sops:hmac.enc.json}
-`;
+const orgKey = hmacOrgKey("${sops:hmac.enc.json}");
 
 interface Status {
   readonly commit: string | null;

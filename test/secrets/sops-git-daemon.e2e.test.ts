@@ -18,7 +18,7 @@ import { eventually, sandboxTargets, spawnDaemon } from "../helpers/daemon-proce
 import { git } from "../helpers/git-repo.js";
 import { gitRemote, pushFiles } from "../helpers/git-remote.js";
 import { call, testSandbox } from "../helpers/sandbox.js";
-import { ageIdentity, sopsYaml } from "../helpers/sops-file.js";
+import { ageIdentity, sopsYaml, hmacOrgKey } from "../helpers/sops-file.js";
 import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
 
 const syncToken = "sops-git-daemon-sync-token-7c1d";
@@ -31,17 +31,7 @@ afterAll(async () => {
   await removeTempRepos();
 });
 
-const orgKey = `apiVersion: gatesync.dev/v1
-kind: OrgKey
-metadata: { name: acme }
-spec:
-  keyId: acme
-  org_id: acme
-  rate: 1000
-  per: 60
-  hmac_enabled: true
-  hmac_string: \${sops:app.enc.yaml#acme.hmac}
-`;
+const orgKey = hmacOrgKey("${sops:app.enc.yaml#acme.hmac}");
 
 interface Status {
   readonly commit: string | null;

@@ -10,7 +10,7 @@ import { appendFile, mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { spawnCli } from "../helpers/cli.js";
-import { ageIdentity, sopsYaml } from "../helpers/sops-file.js";
+import { ageIdentity, sopsYaml, hmacOrgKey } from "../helpers/sops-file.js";
 import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
 
 afterAll(removeTempRepos);
@@ -23,17 +23,7 @@ targets:
 secrets: { fileRoot: ./secrets }
 `;
 
-const orgKey = `apiVersion: gatesync.dev/v1
-kind: OrgKey
-metadata: { name: acme }
-spec:
-  keyId: acme
-  org_id: acme
-  rate: 1000
-  per: 60
-  hmac_enabled: true
-  hmac_string: \${sops:staging/app.enc.yaml#acme.hmac}
-`;
+const orgKey = hmacOrgKey("${sops:staging/app.enc.yaml#acme.hmac}");
 
 describe("a SOPS file git ignores", () => {
   it("is warned about, located, with the lines that keep it in; following the hint commits it and no plaintext", async () => {

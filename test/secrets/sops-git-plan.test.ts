@@ -11,22 +11,12 @@ import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { spawnCli } from "../helpers/cli.js";
 import { gitRemote, pushFiles } from "../helpers/git-remote.js";
-import { ageIdentity, sopsYaml } from "../helpers/sops-file.js";
+import { ageIdentity, sopsYaml, hmacOrgKey } from "../helpers/sops-file.js";
 import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
 
 afterAll(removeTempRepos);
 
-const orgKey = `apiVersion: gatesync.dev/v1
-kind: OrgKey
-metadata: { name: acme }
-spec:
-  keyId: acme
-  org_id: acme
-  rate: 1000
-  per: 60
-  hmac_enabled: true
-  hmac_string: \${sops:app.enc.yaml#acme.hmac}
-`;
+const orgKey = hmacOrgKey("${sops:app.enc.yaml#acme.hmac}");
 
 describe("plan and validate -c with a git source", () => {
   it("read ${sops:} from the fetched commit; a fileRoot out of the repository is refused with the way out", async () => {
