@@ -4,6 +4,7 @@
  * span tree and its attributes, the CI job's TRACEPARENT as the root's parent, no planted secret
  * in what leaves, and a collector that hangs or refuses costs the run nothing but the bounded flush.
  */
+import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { operations } from "../../src/contract/operations.js";
@@ -131,6 +132,20 @@ describe("tracing a CLI apply (OTLP/HTTP)", () => {
     const exported = receiver.bodies.join("\n");
     const planted = [...Object.values(exampleSecrets), ...Object.values(h!.env).filter((v) => v.length >= 8)];
     expect(planted.filter((p) => exported.includes(p))).toEqual([]);
+  }, 120_000);
+
+  it("says on the post-apply span why a check failed: the check, expected against got", async () => {
+    receiver = await startReceiver("ok");
+    // the examples' petstore check expects a status its mock never answers
+    const r = await tracedApply(receiver.url, "", {}, (dir) => {
+      const file = path.join(dir, "config/apis/petstore.yaml");
+      writeFileSync(file, readFileSync(file, "utf8").replace("expectStatus: 200", "expectStatus: 299"));
+      return [];
+    });
+    expect(r.stdout).toContain("Apply: 17 applied");
+    const postApply = receiver.spans().find((s) => s.name === "gatesync.post_apply");
+    expect(postApply?.attributes).toMatchObject({ "gatesync.checks.failed": 1 });
+    expect(String(postApply?.attributes["gatesync.checks.failures"])).toMatch(/^ApiDefinition\/petstore: GET pets: expected 299, got 200/);
   }, 120_000);
 
   it("a collector that never answers, refuses or answers 500 leaves the result unchanged and the CLI exits within the bounded flush", async () => {
