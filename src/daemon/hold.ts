@@ -68,7 +68,7 @@ export class HoldWatch {
   /** The hold at the last look; null before the first (the daemon's start says nothing). */
   private seen: Hold | undefined | null = null;
   onChange: ((hold: Hold | undefined) => void) | undefined;
-  /** A sync window closed or opened since the last look (a freeze's own changes are told by the freeze endpoint). */
+  /** A sync window closed or opened, or a freeze lapsed at its `until`, since the last look (a freeze's other changes are told by the freeze endpoint). */
   onWindow: ((summary: string) => void) | undefined;
 
   constructor(
@@ -99,11 +99,17 @@ export class HoldWatch {
     return hold;
   }
 
-  /** Tells a window's closing or opening: between no hold and a window's, never at the first look. */
+  /**
+   * Tells a window's closing or opening (between no hold and a window's) and a freeze that ended
+   * by its `until` — never at the first look; a freeze's other changes are told by its endpoint.
+   */
   private told(hold: Hold | undefined): void {
     const before = this.seen;
     this.seen = hold;
-    if (before === null || before?.kind === "freeze" || hold?.kind === "freeze") return;
+    if (before === null) return;
+    const lapsed = before?.kind === "freeze" && before.until !== undefined && Date.parse(before.until) <= Date.now() && hold?.kind !== "freeze";
+    if (lapsed) this.onWindow?.(`${this.opts.name} freeze ended at its --until: it applies what waited`);
+    if (before?.kind === "freeze" || hold?.kind === "freeze") return;
     if (before === undefined && hold !== undefined) this.onWindow?.(hold.message);
     if (before !== undefined && hold === undefined) this.onWindow?.(`${this.opts.name} sync window open: it applies what waited`);
   }

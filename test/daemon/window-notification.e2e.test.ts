@@ -8,7 +8,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eventually } from "../helpers/daemon-process.js";
 import { doc } from "../helpers/plan.js";
-import { promotionDaemon } from "../helpers/promotion-daemon.js";
+import { promoteToken, promotionDaemon } from "../helpers/promotion-daemon.js";
+import { call } from "../helpers/sandbox.js";
 import type { PromotionDaemon } from "../helpers/promotion-daemon.js";
 import { startReceiver } from "../helpers/receiver.js";
 import type { Receiver } from "../helpers/receiver.js";
@@ -46,5 +47,24 @@ describe("a sync window's change", () => {
     );
     // told once per change: never twice the same in a row
     expect(told.every((m, i) => i === 0 || m !== told[i - 1])).toBe(true);
+  }, 60_000);
+
+  it("is told when a freeze ends by its --until, with no unfreeze asked", async () => {
+    await d?.stop();
+    const stagingSettings = `    notifications: { receivers: [{ type: webhook, url: "${receiver.url}", secretEnv: SYNC_TOKEN }] }\n`;
+    d = await promotionDaemon({ "config/keys.yaml": doc("OrgKey", "acme", "keyId: org-acme\nrate: 10") }, "manual", { stagingSettings });
+    const until = new Date(Date.now() + 2_000).toISOString();
+    const frozen = await call(`${d.daemon.url!}/environments/staging/freeze`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${promoteToken}`, "content-type": "application/json" },
+      body: { reason: "a short freeze", until },
+    });
+    expect(frozen.status).toBe(200);
+    const told = await eventually(
+      () => Promise.resolve(receiver.received.map((r) => JSON.parse(r.body) as { event: string; summary: string })),
+      (events) => events.some((e) => e.event === "frozen" && e.summary === "staging freeze ended at its --until: it applies what waited"),
+      20_000,
+    );
+    expect(told.filter((e) => e.summary.endsWith("freeze ended at its --until: it applies what waited"))).toHaveLength(1);
   }, 60_000);
 });
