@@ -262,12 +262,10 @@ export async function autoPromote(parts: PromotionParts, name: string): Promise<
   if (next === undefined || (await lineageIn(unit.state)).abandoned.includes(next.revision)) return;
   // the same gate as a person's promotion: judged once per candidate and config (each fetch asks)
   const key = `${next.revision} ${JSON.stringify(unit.reconciler.configInForce.config.selector ?? null)}`;
-  let refusal = autoRefusals.get(unit)?.get(key);
-  if (refusal === undefined) {
-    refusal = (await (parts.autoGate ?? selectionGate)(parts, unit, from, next.revision)) ?? "";
-    autoRefusals.set(unit, new Map([[key, refusal]]));
-  }
-  if (refusal !== "") {
+  const judged = autoVerdicts.get(unit);
+  const refusal = judged?.key === key ? judged.refusal : await (parts.autoGate ?? selectionGate)(parts, unit, from, next.revision);
+  autoVerdicts.set(unit, { key, refusal });
+  if (refusal !== undefined) {
     parts.logger?.warn({ environment: name, revision: next.revision, refusal }, "promotion: auto did not promote the candidate");
     return;
   }
@@ -290,5 +288,5 @@ async function selectionGate(parts: PromotionParts, unit: PromotionUnit, from: P
   return escapedSource(parts, from, (await planOf(parts, unit, revision)).plan, revision);
 }
 
-/** The gate's verdict on `promotion: auto`'s newest candidate, per target ("": it passes). */
-const autoRefusals = new WeakMap<PromotionUnit, Map<string, string>>();
+/** The gate's verdict on `promotion: auto`'s newest candidate (its revision and the selector), per target (no refusal: it passes). */
+const autoVerdicts = new WeakMap<PromotionUnit, { readonly key: string; readonly refusal: string | undefined }>();
