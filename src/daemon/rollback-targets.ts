@@ -40,13 +40,10 @@ export async function lineageIn(state: HistoryStore): Promise<Lineage> {
  * The lineage and its rollback targets (`--steps N` is the N-th), over the revisions the
  * environment verified, and its newest promotion row — from one read of the rows.
  */
-export async function rollbackTargetsIn(
-  state: HistoryStore,
-  verified?: ReadonlySet<string>,
-): Promise<{ newest?: PromotionRecord; lineage: Lineage; targets: RollbackTarget[] }> {
+export async function rollbackTargetsIn(state: HistoryStore): Promise<{ newest?: PromotionRecord; lineage: Lineage; targets: RollbackTarget[] }> {
   const { newest, lineage } = await promotionsIn(state);
   // a verification a later failing run withdrew is no target (promote/verification.ts: standingOf)
-  const own = verified ?? new Set(standingOf((await readVerifications(state, verificationRows)).map(verificationFactOf)).map((v) => v.revision));
+  const own = new Set(standingOf((await readVerifications(state, verificationRows)).map(verificationFactOf)).map((v) => v.revision));
   return { ...(newest === undefined ? {} : { newest }), lineage, targets: rollbackTargets(lineage, (r) => own.has(r)) };
 }
 
