@@ -141,15 +141,16 @@ function belowEnvironments(served: ServedDaemon, every: ServedReconciler): Parti
           return answer;
         },
       },
-      freeze: freezeRoute(served, units, leases),
+      // the promotion token's: its value is the promote route's (the dispatcher checks that one), its variable recorded as who froze
+      freeze: freezeRoute(promoteTokenOf(served.config, served.env).variable, served, units, leases),
     },
   };
 }
 
 /** The freeze route: the row written in the environment's state (every replica reads it), the environment run where it is led. */
-function freezeRoute(served: ServedDaemon, units: readonly EnvironmentUnit[], leases: FleetLeases | undefined): FreezeRoute {
+function freezeRoute(variable: string | undefined, served: ServedDaemon, units: readonly EnvironmentUnit[], leases: FleetLeases | undefined): FreezeRoute {
   return {
-    ...promoteTokenOf(served.config, served.env),
+    variable,
     names: units.map((u) => u.name),
     write: async (name, row) => {
       const unit = units.find((u) => u.name === name)!;

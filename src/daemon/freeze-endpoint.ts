@@ -14,7 +14,7 @@ import type { FreezeRecord } from "../record/freeze-history.js";
 import type { Hold } from "./hold.js";
 
 export interface FreezeRoute {
-  readonly token: string | undefined;
+  /** The promotion token's variable (the route table checks its value: http/credentials.ts), recorded as who froze. */
   readonly variable: string | undefined;
   readonly names: readonly string[];
   /** Writes the row (in the environment's state), then has the environment run where it is led; answers the hold now in force. */
@@ -46,7 +46,7 @@ export function freezeRowOf(value: unknown, frozen: boolean, by: string, now: nu
 
 export async function handleFreeze(req: IncomingMessage, encoded: string, action: string, route: FreezeRoute | undefined): Promise<Reply> {
   // the method and the promotion token are the route table's (http/route-table.ts): checked before this reads anything
-  if (route?.token === undefined) return { status: 404, body: { error: "freezes are not configured: set server.promoteTokenEnv and its variable" } };
+  if (route === undefined) return { status: 404, body: { error: "freezes are not configured: set server.promoteTokenEnv and its variable" } };
   const asked = await environmentRequest(req, encoded, route.names, { bytes: 16 * 1024, depth: 4 });
   if ("reply" in asked) return asked.reply;
   const { name, parsed } = asked;

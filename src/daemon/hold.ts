@@ -65,6 +65,8 @@ export async function holdOf(name: string, config: GatesyncConfig, state: Histor
  */
 export class HoldWatch {
   private timer: NodeJS.Timeout | undefined;
+  /** The time the timer looks again at (undefined: none armed). */
+  private armedFor: number | undefined;
   /** The hold at the last look; null before the first (the daemon's start says nothing). */
   private seen: Hold | undefined | null = null;
   onChange: ((hold: Hold | undefined) => void) | undefined;
@@ -80,23 +82,33 @@ export class HoldWatch {
     },
   ) {}
 
-  /** The hold now, a look again scheduled at its end. */
+  /**
+   * The hold now, a look again scheduled at its end. Every reader asks (a page, /status, each
+   * run): the freeze row is read each time — another replica may have written it — but the gauge,
+   * the notices and the timer change only when what it says does.
+   */
   async current(): Promise<Hold | undefined> {
     const { hold, recheckAt } = await holdOf(this.opts.name, this.opts.config(), this.opts.state);
-    this.onChange?.(hold);
+    if (this.seen === null || this.seen?.kind !== hold?.kind) this.onChange?.(hold);
     this.told(hold);
-    clearTimeout(this.timer);
-    if (recheckAt !== undefined) {
-      // a little after: the change has surely come when it looks; a timer's delay is capped at 2^31-1 ms.
-      // held, a run then applies what waited; held or not, a look tells the window's change then
-      const look = (): void => {
-        if (hold !== undefined) this.opts.trigger("hold lifted");
-        this.current().catch(() => undefined);
-      };
-      this.timer = setTimeout(look, Math.min(Math.max(0, recheckAt - Date.now()) + 50, 2 ** 31 - 1));
-      this.timer.unref();
-    }
+    if (recheckAt !== this.armedFor) this.arm(recheckAt);
     return hold;
+  }
+
+  /** The look again at `recheckAt` (none: undefined), in place of the one armed. */
+  private arm(recheckAt: number | undefined): void {
+    clearTimeout(this.timer);
+    this.armedFor = recheckAt;
+    if (recheckAt === undefined) return;
+    // a little after: the change has surely come when it looks; a timer's delay is capped at 2^31-1 ms.
+    // held at the last look, a run then applies what waited; held or not, a look tells the window's change then
+    const look = (): void => {
+      this.armedFor = undefined;
+      if (this.seen !== undefined && this.seen !== null) this.opts.trigger("hold lifted");
+      this.current().catch(() => undefined);
+    };
+    this.timer = setTimeout(look, Math.min(Math.max(0, recheckAt - Date.now()) + 50, 2 ** 31 - 1));
+    this.timer.unref();
   }
 
   /**

@@ -9,12 +9,13 @@ import { printedCommand } from "../printed-commands.js";
 import { promotedFromOf } from "../config/promotion-section.js";
 import { gateRefusal, newestCandidate, shortRevision } from "../promote/gates.js";
 import { standingOf, streakOf, withdrawalsOf } from "../promote/verification.js";
-import { describeActor, readPromotions, readVerifications } from "../record/promotion-history.js";
+import { describeActor, readVerifications } from "../record/promotion-history.js";
 import type { HistoryStore } from "../record/history.js";
 import { sourceViewOf } from "./promotion.js";
 import { rollbackTargetsIn } from "./rollback-targets.js";
 import { verificationFactOf } from "./verifier.js";
 import type { PromotionParts } from "./promotion.js";
+import type { Hold } from "./hold.js";
 
 export interface PromotionPanel {
   readonly from: string;
@@ -31,22 +32,21 @@ export interface PromotionPanel {
 }
 
 /** The panel of environment `name`, or undefined when it follows the branch. */
-export function promotionPanels(parts: PromotionParts, name: string): () => Promise<PromotionPanel | undefined> {
+export function promotionPanels(parts: PromotionParts, name: string): (hold: Hold | undefined) => Promise<PromotionPanel | undefined> {
   let last: { text: string; panel: PromotionPanel } | undefined;
-  return async () => {
+  // the hold is the page's, read once for its banner and this panel
+  return async (hold) => {
     const unit = parts.unit(name);
     const from = promotedFromOf(unit?.config.track);
     const source = from === undefined ? undefined : parts.unit(from);
     if (unit === undefined || from === undefined || source === undefined) return undefined;
     const view = await sourceViewOf(source);
-    const promotion = (await readPromotions(unit.state, 1))[0]?.record;
     // a rollback is offered only where it can go: an earlier revision this environment applied and verified
-    const { targets, lineage } = await rollbackTargetsIn(unit.state);
+    const { newest: promotion, targets, lineage } = await rollbackTargetsIn(unit.state);
     const candidate = newestCandidate(view);
     const streak = streakOf(view.runs);
     const gate = streak === undefined ? undefined : gateRefusal(streak.revision, view, Date.now());
     const withdrawn = view.withdrawn?.[0];
-    const hold = await parts.hold?.(name);
     const panel: PromotionPanel = {
       ...(hold === undefined ? {} : { held: { kind: hold.kind, message: hold.message } }),
       from,

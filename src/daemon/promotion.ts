@@ -116,21 +116,29 @@ function targetOf(parts: PromotionParts, name: string, rollback: boolean): { uni
   return { unit, from };
 }
 
-/** The revision asked for, where a rollback puts it in the lineage, and the notes: nothing is planned yet. */
-async function chosen(name: string, unit: PromotionUnit, view: SourceView, ask: PromotionAsk): Promise<{ choice?: RollbackChoice; notes: string[] }> {
+/**
+ * The revision asked for, where a rollback puts it in the lineage, and the notes: nothing is
+ * planned yet. No choice: the one asked for is the revision in force (the lineage's top), `inForce`.
+ */
+async function chosen(
+  name: string,
+  unit: PromotionUnit,
+  view: SourceView,
+  ask: PromotionAsk,
+): Promise<{ choice?: RollbackChoice; notes: string[]; inForce?: string }> {
   const lineage = await lineageIn(unit.state);
+  const inForce = lineage.entries[lineage.entries.length - 1]?.revision;
+  const top = inForce === undefined ? {} : { inForce };
   if (ask.rollback !== undefined) {
     const choice = rollbackChoice(name, lineage, view, ask.revision, ask.rollback);
-    return { ...(choice === undefined ? {} : { choice }), notes: [] };
+    return { ...(choice === undefined ? {} : { choice }), notes: [], ...top };
   }
   const { revision, notes } = promotionChoice(name, lineage, view, ask.revision);
-  const inForce = lineage.entries[lineage.entries.length - 1]?.revision;
-  return { ...(revision === inForce ? {} : { choice: { revision } }), notes };
+  return { ...(revision === inForce ? {} : { choice: { revision } }), notes, ...top };
 }
 
 /** The answer to a promotion or rollback of the revision in force: nothing to record. */
-async function alreadyInForce(unit: PromotionUnit, from: string, rollback: boolean, dryRun: boolean): Promise<PromotionAnswer> {
-  const revision = (await readPromotions(unit.state, 1))[0]!.record.revision;
+function alreadyInForce(unit: PromotionUnit, revision: string, from: string, rollback: boolean, dryRun: boolean): PromotionAnswer {
   const plan = `${shortRevision(revision)} is already in force in ${unit.name}: nothing to promote\n`;
   return { environment: unit.name, revision, from, rollback, dryRun, plan, changes: 0, cannotUndo: [], notes: [], alreadyInForce: true };
 }
@@ -140,8 +148,8 @@ export async function promote(parts: PromotionParts, name: string, ask: Promotio
   const rollback = ask.rollback !== undefined;
   const { unit, from } = targetOf(parts, name, rollback);
   const view = await sourceViewOf(from);
-  const { choice, notes } = await chosen(name, unit, view, ask);
-  if (choice === undefined) return alreadyInForce(unit, from.name, rollback, ask.dryRun);
+  const { choice, notes, inForce } = await chosen(name, unit, view, ask);
+  if (choice === undefined) return alreadyInForce(unit, inForce!, from.name, rollback, ask.dryRun);
   const revision = choice.revision;
   const refusal = gateRefusal(revision, view, Date.now());
   if (refusal !== undefined)
@@ -262,12 +270,10 @@ export async function autoPromote(parts: PromotionParts, name: string): Promise<
   if (next === undefined || (await lineageIn(unit.state)).abandoned.includes(next.revision)) return;
   // the same gate as a person's promotion: judged once per candidate and config (each fetch asks)
   const key = `${next.revision} ${JSON.stringify(unit.reconciler.configInForce.config.selector ?? null)}`;
-  let refusal = autoRefusals.get(unit)?.get(key);
-  if (refusal === undefined) {
-    refusal = (await (parts.autoGate ?? selectionGate)(parts, unit, from, next.revision)) ?? "";
-    autoRefusals.set(unit, new Map([[key, refusal]]));
-  }
-  if (refusal !== "") {
+  const judged = autoVerdicts.get(unit);
+  const refusal = judged?.key === key ? judged.refusal : await (parts.autoGate ?? selectionGate)(parts, unit, from, next.revision);
+  autoVerdicts.set(unit, { key, refusal });
+  if (refusal !== undefined) {
     parts.logger?.warn({ environment: name, revision: next.revision, refusal }, "promotion: auto did not promote the candidate");
     return;
   }
@@ -290,5 +296,5 @@ async function selectionGate(parts: PromotionParts, unit: PromotionUnit, from: P
   return escapedSource(parts, from, (await planOf(parts, unit, revision)).plan, revision);
 }
 
-/** The gate's verdict on `promotion: auto`'s newest candidate, per target ("": it passes). */
-const autoRefusals = new WeakMap<PromotionUnit, Map<string, string>>();
+/** The gate's verdict on `promotion: auto`'s newest candidate (its revision and the selector), per target (no refusal: it passes). */
+const autoVerdicts = new WeakMap<PromotionUnit, { readonly key: string; readonly refusal: string | undefined }>();

@@ -25,17 +25,26 @@ export const appliedEntryOf = (e: HistoryEntry<PromotionRecord>): AppliedEntry =
   ...(e.record.forward === true ? { forward: true } : {}),
 });
 
-/** The lineage of an environment's promotion rows. */
-export async function lineageIn(state: HistoryStore): Promise<Lineage> {
-  return lineageOf((await readPromotions(state, lineageRows)).map(appliedEntryOf));
+/** An environment's promotion rows, read once: the newest (the one in force) and the lineage they fold into. */
+async function promotionsIn(state: HistoryStore): Promise<{ newest?: PromotionRecord; lineage: Lineage }> {
+  const rows = await readPromotions(state, lineageRows);
+  return { ...(rows[0] === undefined ? {} : { newest: rows[0].record }), lineage: lineageOf(rows.map(appliedEntryOf)) };
 }
 
-/** The lineage and its rollback targets (`--steps N` is the N-th), over the revisions the environment verified. */
-export async function rollbackTargetsIn(state: HistoryStore, verified?: ReadonlySet<string>): Promise<{ lineage: Lineage; targets: RollbackTarget[] }> {
-  const lineage = await lineageIn(state);
+/** The lineage of an environment's promotion rows. */
+export async function lineageIn(state: HistoryStore): Promise<Lineage> {
+  return (await promotionsIn(state)).lineage;
+}
+
+/**
+ * The lineage and its rollback targets (`--steps N` is the N-th), over the revisions the
+ * environment verified, and its newest promotion row — from one read of the rows.
+ */
+export async function rollbackTargetsIn(state: HistoryStore): Promise<{ newest?: PromotionRecord; lineage: Lineage; targets: RollbackTarget[] }> {
+  const { newest, lineage } = await promotionsIn(state);
   // a verification a later failing run withdrew is no target (promote/verification.ts: standingOf)
-  const own = verified ?? new Set(standingOf((await readVerifications(state, verificationRows)).map(verificationFactOf)).map((v) => v.revision));
-  return { lineage, targets: rollbackTargets(lineage, (r) => own.has(r)) };
+  const own = new Set(standingOf((await readVerifications(state, verificationRows)).map(verificationFactOf)).map((v) => v.revision));
+  return { ...(newest === undefined ? {} : { newest }), lineage, targets: rollbackTargets(lineage, (r) => own.has(r)) };
 }
 
 export type { RollbackTarget };

@@ -87,29 +87,23 @@ export interface VerificationFact {
   readonly withdrawn?: string;
 }
 
+/** Each revision's newest row (rows newest first): the one that decides whether its verification stands. */
+function newestOfEach(rows: readonly VerificationFact[]): VerificationFact[] {
+  const decided = new Set<string>();
+  return rows.filter((row) => !decided.has(row.revision) && decided.add(row.revision));
+}
+
 /**
  * The verifications that stand (rows newest first): per revision, its newest row decides — a
  * grant stands, a withdrawal takes it back until a later grant. Newest first.
  */
 export function standingOf(rows: readonly VerificationFact[]): VerificationFact[] {
-  const decided = new Set<string>();
-  const standing: VerificationFact[] = [];
-  for (const row of rows) {
-    if (decided.has(row.revision)) continue;
-    decided.add(row.revision);
-    if (row.withdrawn === undefined) standing.push(row);
-  }
-  return standing;
+  return newestOfEach(rows).filter((row) => row.withdrawn === undefined);
 }
 
 /** The withdrawals in force (rows newest first): per revision, its newest row when it is one. */
 export function withdrawalsOf(rows: readonly VerificationFact[]): VerificationFact[] {
-  const decided = new Set<string>();
-  return rows.filter((row) => {
-    if (decided.has(row.revision)) return false;
-    decided.add(row.revision);
-    return row.withdrawn !== undefined;
-  });
+  return newestOfEach(rows).filter((row) => row.withdrawn !== undefined);
 }
 
 /**

@@ -3,12 +3,14 @@
  * daemon: a body over its 64 KiB bound and JSON nested past its depth are refused as too large
  * (413, read no further), a body that is not JSON or asks with the wrong types is refused (400),
  * and a revision that is not a commit id — not hex, or longer than one — is refused by name with
- * a hint (409). None of them promotes anything: production still has no promotion.
+ * a hint (409); an environment name that does not decode (400) or names none (404), and a freeze's
+ * body past its 16 KiB (413). None of them promotes or freezes anything: production still has no promotion.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { doc } from "../helpers/plan.js";
-import { promotionDaemon } from "../helpers/promotion-daemon.js";
+import { promoteToken, promotionDaemon } from "../helpers/promotion-daemon.js";
 import type { PromotionDaemon } from "../helpers/promotion-daemon.js";
+import { call } from "../helpers/sandbox.js";
 import { removeTempRepos } from "../helpers/temp-repo.js";
 
 const key = { "config/keys.yaml": doc("OrgKey", "acme", "keyId: org-acme\nrate: 10") };
@@ -71,6 +73,25 @@ describe("POST /environments/production/promote with the worst bodies", () => {
       expect(body.error.length).toBeLessThan(120);
       expect(body.hint).toBe("give a commit id (at least 4 hex digits)");
     }
+  });
+
+  it("a name that does not decode, or is no environment, is refused before the body is read", async () => {
+    const broken = await d.promote({ dryRun: true }, undefined, "%E0%A4%A");
+    expect(broken.status).toBe(400);
+    expect(errorOf(broken.body)).toBe("bad environment name");
+    const unknown = await d.promote({ dryRun: true }, undefined, "prod%00uction");
+    expect(unknown.status).toBe(404);
+    expect(unknown.body).toMatchObject({ error: "no such environment", environments: ["staging", "production"] });
+  });
+
+  it("a freeze's body over its 16 KiB bound is refused as too large, and freezes nothing", async () => {
+    const url = `${d.daemon.url}/environments/production/freeze`;
+    const headers = { authorization: `Bearer ${promoteToken}`, "content-type": "application/json" };
+    const answer = await call(url, { method: "POST", headers, body: JSON.stringify({ reason: "x".repeat(17 * 1024) }) });
+    expect(answer.status).toBe(413);
+    expect(errorOf(answer.body)).toBe("body too large");
+    const status = (await call(`${d.daemon.url}/status`)).body as { environments: Array<{ environment: string; hold: unknown }> };
+    expect(status.environments.find((e) => e.environment === "production")?.hold).toBeNull();
   });
 
   it("none of them promoted anything: production's state has no promotion", async () => {

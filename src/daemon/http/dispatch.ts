@@ -15,7 +15,11 @@ interface Compiled {
   readonly names: readonly string[];
 }
 
-/** Each row's path as a pattern: `{name}` one segment. */
+/**
+ * Each row's path as a pattern: `{name}` one segment. The paths are the route table's constants,
+ * compiled once at start (server.ts): no repository or client text becomes a pattern — a request's
+ * path is only matched against them.
+ */
 export function compileRoutes(table: readonly Route[]): readonly Compiled[] {
   return table.map((route) => {
     const names: string[] = [];

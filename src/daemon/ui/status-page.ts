@@ -123,7 +123,9 @@ async function renderPage(
   const root = rootOf(pathname);
   // a standby draws the leader's runs, read again when its copy is more than a moment old
   await opts.history.fresh();
-  const [state, preview, promotion, hold] = [await opts.state.read(), await opts.preview.get(), await opts.promotion?.(), await opts.hold?.()];
+  // the hold read once for the page: its banner and the promotion panel say the same
+  const [state, preview, hold] = [await opts.state.read(), await opts.preview.get(), await opts.hold?.()];
+  const promotion = await opts.promotion?.(hold);
   let rendered: Rendered;
   try {
     // read before drawing: the page then shows at least the runs up to `seq`, never fewer

@@ -51,8 +51,8 @@ export interface ViewDeps {
   readonly state: { read(): Promise<StateSnapshot>; readonly description: string };
   readonly source: string;
   readonly role: () => string;
-  /** An environment promoted from another: its promotion panel (one object per content). */
-  readonly promotion?: () => Promise<PromotionPanel | undefined>;
+  /** An environment promoted from another: its promotion panel (one object per content), given the hold read for the page. */
+  readonly promotion?: (hold: Hold | undefined) => Promise<PromotionPanel | undefined>;
   /** Its hold now, if any (every environment's, promoted or not). */
   readonly hold?: () => Promise<Hold | undefined>;
 }
@@ -95,10 +95,6 @@ function rowsOf(state: StateSnapshot, preview: Preview): ResourceRow[] {
       change,
     };
   });
-}
-
-export async function loadView(deps: ViewDeps): Promise<View> {
-  return viewOf(deps, await deps.state.read(), await deps.preview.get(), await deps.promotion?.(), await deps.hold?.());
 }
 
 /** The view of a state snapshot and a preview already read. */
