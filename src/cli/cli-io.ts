@@ -87,6 +87,11 @@ export function inCi(env: Env): boolean {
  * (GATESYNC_STATE_TOKEN: what the job `gatesync init` writes holds).
  */
 export function forMergeRequest(env: Env, flags: { readonly stateUrl?: string | undefined } = {}): boolean {
-  const given = (v: string | undefined): boolean => v !== undefined && v !== "";
-  return inCi(env) || given(flags.stateUrl) || given(env[stateUrlVariable]) || given(env[stateTokenVariable]);
+  const token = env[stateTokenVariable];
+  return inCi(env) || givenStateUrl(env, flags) !== undefined || (token !== undefined && token !== "");
+}
+
+/** The daemon's address a command was given: `--state-url`, else GATESYNC_STATE_URL ("" is none). */
+export function givenStateUrl(env: Env, flags: { readonly stateUrl?: string | undefined }): string | undefined {
+  return [flags.stateUrl, env[stateUrlVariable]].find((v) => v !== undefined && v !== "");
 }

@@ -16,19 +16,17 @@ import type { GatesyncConfig } from "../config/config.js";
 import { effectiveSettings } from "../plan/effective-settings.js";
 import { ErrorCode } from "../errors.js";
 import type { Diagnostic } from "../errors.js";
-import { defaultTargets, setsTargetSettings } from "../config/target-settings-view.js";
+import { defaultTargets } from "../config/target-settings-view.js";
 
 export { forMergeRequest } from "./cli-io.js";
 
 /**
  * A merge request's checkout's config with the operator settings it may not decide taken out:
  * no custom functions (the rules calling one are skipped, each with a note), the rules' budgets
- * the defaults, no telemetry section.
+ * the defaults, no telemetry section. Its targets' settings are the caller's (commandSettings).
  */
-export function untrustedCheckout(config: GatesyncConfig, targetsFromDaemon = false): GatesyncConfig {
-  const { telemetry: _telemetry, rules, ...all } = config;
-  // the targets' settings (batch route and size, app-type providers, rates): the daemon's when it gave them (plan-daemon.ts), else the defaults
-  const rest = targetsFromDaemon ? all : { ...all, targets: defaultTargets(all.targets) };
+export function untrustedCheckout(config: GatesyncConfig): GatesyncConfig {
+  const { telemetry: _telemetry, rules, ...rest } = config;
   if (rules === undefined) return rest;
   const { documentTimeoutMs: _document, runTimeoutMs: _run, ...rulesets } = rules;
   return { ...rest, rules: { ...rulesets, allowCustomFunctions: false, skipCustomFunctions: true } };
@@ -46,8 +44,11 @@ export async function commandSettings(
 ): Promise<{ readonly config: GatesyncConfig; readonly notes: readonly Diagnostic[] }> {
   const effective = how.fromSource ? (await effectiveSettings(config, { root: files.root, boundary: files.boundary ?? files.root })).config : config;
   if (!how.mergeRequest) return { config: effective, notes: [] };
-  const fromDaemon = how.targetsFromDaemon === true;
-  return { config: untrustedCheckout(effective, fromDaemon), notes: fromDaemon || !setsTargetSettings(effective.targets) ? [] : [ignoredTargets(effective)] };
+  // the targets' settings (batch route and size, app-type providers, rates): the daemon's when it gave them (plan-daemon.ts), else the defaults
+  if (how.targetsFromDaemon === true) return { config: untrustedCheckout(effective), notes: [] };
+  const targets = defaultTargets(effective.targets);
+  const ignored = JSON.stringify(targets) !== JSON.stringify(effective.targets);
+  return { config: untrustedCheckout({ ...effective, targets }), notes: ignored ? [ignoredTargets(effective)] : [] };
 }
 
 /** The note of a merge-request job with no daemon to ask: the checkout's targets' settings are not used. */

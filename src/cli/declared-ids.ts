@@ -4,13 +4,10 @@
  * wanted); when the repository cannot be read or does not validate, nothing is marked, and
  * the listing says why.
  */
-import { oneDocumentFast } from "../load/fast-yaml.js";
 import type { GatesyncConfig } from "../config/config.js";
 import { hasErrors } from "../errors.js";
 import { resourceId } from "../kinds/resource.js";
-import { secretScope } from "../config/credentials.js";
-import { secretRoots } from "../source/secret-roots.js";
-import { EnvFileSecretSource } from "../secrets/env-file-source.js";
+import { runSecretSource } from "../source/secret-roots.js";
 import { SecretResolver } from "../secrets/resolver.js";
 import { RepositoryValidator } from "../validate/validate-repository.js";
 import type { CliIo } from "./cli-io.js";
@@ -42,9 +39,7 @@ export async function declaredIdsOf(config: GatesyncConfig, io: CliIo, dir: stri
         ...valuesOptionsOf(config),
         appTypeProviders: new Set(config.targets.portal?.appTypeProviders ?? []),
         secrets: {
-          source: new SecretResolver(
-            new EnvFileSecretSource(io.env, secretRoots(config, resources.input), secretScope(config), { sopsParse: oneDocumentFast }),
-          ),
+          source: new SecretResolver(runSecretSource(config, io.env, resources.input)),
           missing: "warning",
         },
       });

@@ -5,7 +5,7 @@ import { refusedPlanMarkdown, rulesSection } from "../plan/rules-markdown.js";
 import { hasBreaking } from "../plan/plan.js";
 import { planChunks } from "../plan/render.js";
 import type { CliIo } from "./cli-io.js";
-import { configOrDefault, stateUrlVariable, writeChunks } from "./cli-io.js";
+import { configOrDefault, givenStateUrl, writeChunks } from "./cli-io.js";
 import { daemonEnvironments, daemonSettings } from "./plan-daemon.js";
 import type { DaemonPlanTargets } from "./plan-daemon.js";
 import { stateTokenVariable } from "../secrets/credentials.js";
@@ -61,7 +61,7 @@ export async function planAction(given: PlanFlags, io: CliIo): Promise<void> {
  * as the daemon runs them (plan-daemon.ts), each planned against its state there.
  */
 async function daemonTargets(top: GatesyncConfig, opts: PlanFlags, io: CliIo): Promise<DaemonPlanTargets | undefined> {
-  const address = [opts.stateUrl, io.env[stateUrlVariable]].find((v) => v !== undefined && v !== "");
+  const address = givenStateUrl(io.env, opts);
   if (address === undefined || opts.state !== undefined) return undefined;
   return daemonEnvironments(top, await daemonSettings(address, io.env[stateTokenVariable]), opts.env);
 }

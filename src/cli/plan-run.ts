@@ -16,7 +16,7 @@ import { invocationWith } from "../printed-commands.js";
 import type { SelectionRequest } from "../select/selection.js";
 import { RepositoryValidator } from "../validate/validate-repository.js";
 import type { CliIo } from "./cli-io.js";
-import { stateUrlVariable } from "./cli-io.js";
+import { givenStateUrl } from "./cli-io.js";
 import { checkStateRequired, openPlanState } from "./plan-state.js";
 import { commandSettings, forMergeRequest } from "./command-settings.js";
 import type { PlanStateFlags } from "./plan-state.js";
@@ -70,7 +70,7 @@ export async function computePlanRun(
 ): Promise<{ readonly plan: Plan; readonly ruleFindings: readonly Diagnostic[] }> {
   // the commit's team settings, as the daemon runs it; a merge request's job takes no operator setting from its checkout
   // with the daemon's address and no --state, the targets' settings are the daemon's already (plan-daemon.ts)
-  const targetsFromDaemon = opts.state === undefined && [opts.stateUrl, io.env[stateUrlVariable]].some((v) => v !== undefined && v !== "");
+  const targetsFromDaemon = opts.state === undefined && givenStateUrl(io.env, opts) !== undefined;
   const settings = await commandSettings(config, resources.input, {
     fromSource: opts.dir === undefined,
     mergeRequest: forMergeRequest(io.env, opts),

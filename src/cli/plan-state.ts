@@ -25,7 +25,7 @@ import { SnapshotState } from "../record/snapshot-state.js";
 import type { StateBackend } from "../record/state.js";
 import { emptySnapshot } from "../record/state.js";
 import { stateTokenVariable } from "../secrets/credentials.js";
-import { inCi, stateUrlVariable } from "./cli-io.js";
+import { givenStateUrl, inCi, stateUrlVariable } from "./cli-io.js";
 
 export { inCi } from "./cli-io.js";
 import { backendFromSpec } from "./state-spec.js";
@@ -44,7 +44,7 @@ const set = (v: string | undefined): string | undefined => (v === undefined || v
 
 /** The state to plan against (see above). */
 export async function openPlanState(config: GatesyncConfig, env: Env, flags: PlanStateFlags): Promise<StateBackend> {
-  const url = set(flags.stateUrl) ?? set(env[stateUrlVariable]);
+  const url = givenStateUrl(env, flags);
   if (url !== undefined && flags.state !== undefined) throw new UsageError("give --state or --state-url (GATESYNC_STATE_URL), not both");
   if (url !== undefined) return fetchDaemonState(url, set(env[stateTokenVariable]));
   if (flags.state !== undefined) {

@@ -8,7 +8,7 @@ import { runPlan } from "../plan/run-plan.js";
 import type { PlanRun } from "../plan/run-plan.js";
 import { openStateBackend } from "../record/open-backend.js";
 import { appliedRecord } from "../apply/applied-record.js";
-import type { ResourceRecord, StateBackend } from "../record/state.js";
+import type { ResourceRecord, StateBackend, StateSnapshot } from "../record/state.js";
 import { formerHolders, withoutFormer } from "../record/rename-lineage.js";
 import { RepositoryValidator } from "../validate/validate-repository.js";
 import type { CliIo } from "./cli-io.js";
@@ -113,7 +113,12 @@ async function withLockedState(config: GatesyncConfig, io: CliIo, owner: string,
  * object under it, and the next apply creates one (docs/user/renames.md, "What comes back").
  */
 async function forget(config: GatesyncConfig, backend: StateBackend, ids: readonly string[], io: CliIo): Promise<void> {
-  const snapshot = await backend.read();
+  // payloads are read only for the records written back (the holders of an earlier name forgotten): a large state's are not all read
+  const rewritten = (heads: StateSnapshot): ReadonlySet<string> => {
+    const former = formerHolders(heads);
+    return new Set(ids.filter((id) => !heads.resources.has(id)).flatMap((id) => (former.get(id) ?? []).map((r) => r.id)));
+  };
+  const snapshot = await backend.read({ payloadsFor: rewritten });
   const records = snapshot.resources;
   const holders = formerHolders(snapshot);
   const missing = ids.filter((id) => !records.has(id) && !holders.has(id));

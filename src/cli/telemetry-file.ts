@@ -10,7 +10,6 @@ import { readFile } from "node:fs/promises";
 import type { TracesSettings } from "../config/telemetry-section.js";
 import { forMergeRequest } from "./cli-io.js";
 
-/** The config file the command line names (`-c FILE`, `--config FILE`, `--config=FILE`), else ./gatesync.yaml. */
 /** The value of `--NAME VALUE` or `--NAME=VALUE` on the command line. */
 function flagOf(argv: readonly string[], name: string): string | undefined {
   for (let i = 0; i < argv.length; i++) {
@@ -20,6 +19,7 @@ function flagOf(argv: readonly string[], name: string): string | undefined {
   return undefined;
 }
 
+/** The config file the command line names (`-c FILE`, `--config FILE`, `--config=FILE`), else ./gatesync.yaml. */
 function configFileOf(argv: readonly string[]): string | undefined {
   for (let i = 0; i < argv.length; i++) {
     const word = argv[i]!;

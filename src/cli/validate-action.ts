@@ -1,14 +1,12 @@
-import { oneDocumentFast } from "../load/fast-yaml.js";
 import { realpathSync } from "node:fs";
 import path from "node:path";
 import type { GatesyncConfig } from "../config/config.js";
 import { ErrorCode, UsageError, compareDiagnostics, hasErrors } from "../errors.js";
 import type { Diagnostic } from "../errors.js";
 import { environmentsForFlag } from "./environment-option.js";
-import { EnvFileSecretSource } from "../secrets/env-file-source.js";
 import { SecretResolver } from "../secrets/resolver.js";
-import { registerCredentials, secretScope } from "../config/credentials.js";
-import { secretRoots } from "../source/secret-roots.js";
+import { registerCredentials } from "../config/credentials.js";
+import { runSecretSource } from "../source/secret-roots.js";
 import { ignoredByGit } from "../source/ignored-files.js";
 import { isInside, toPosix } from "../file-paths.js";
 import { RepositoryValidator } from "../validate/validate-repository.js";
@@ -34,9 +32,8 @@ export async function validateDirectory(
   validator: RepositoryValidator = RepositoryValidator.oneShot(),
   boundary?: string,
 ): Promise<RepositoryResult & { valid: boolean }> {
-  const fileRoot = config === undefined ? path.resolve(dir) : secretRoots(config, { root: dir, boundary });
   if (config !== undefined) registerCredentials(config, env);
-  const secrets = new EnvFileSecretSource(env, fileRoot, config === undefined ? undefined : secretScope(config), { sopsParse: oneDocumentFast });
+  const secrets = runSecretSource(config, env, { root: dir, boundary });
   const rules = await rulesetsOf(config);
   const prefix = repositoryPrefix(dir, boundary);
   const result = await validator.validate({

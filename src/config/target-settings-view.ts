@@ -86,8 +86,3 @@ export function defaultTargets(checkout: TargetsConfig): TargetsConfig {
   }
   return targetsConfig(raw);
 }
-
-/** Whether the checkout's targets set anything a plan would take from them beyond the defaults (then a merge-request job says it ignores them). */
-export function setsTargetSettings(checkout: TargetsConfig): boolean {
-  return JSON.stringify(defaultTargets(checkout)) !== JSON.stringify(checkout);
-}

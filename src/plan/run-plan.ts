@@ -10,11 +10,8 @@ import { inRepository, repositoryPrefix } from "../source/repository-path.js";
 import { repositoryPath } from "../file-paths.js";
 import type { GatesyncConfig } from "../config/config.js";
 import type { Resource } from "../kinds/resource.js";
-import { EnvFileSecretSource } from "../secrets/env-file-source.js";
-import { oneDocumentFast } from "../load/fast-yaml.js";
 import { registerCredentials } from "../config/credentials.js";
-import { secretScope } from "../config/credentials.js";
-import { secretRoots } from "../source/secret-roots.js";
+import { runSecretSource } from "../source/secret-roots.js";
 import type { StateBackend, StateSnapshot } from "../record/state.js";
 import { planScope } from "./plan-scope.js";
 import { emptyRequest, isSelective, scopeOf } from "../select/selection.js";
@@ -144,9 +141,7 @@ export async function runPlan(input: PlanRunInput): Promise<PlanRun> {
   // one resolver for the run: validation and the desired set look each reference up once between them;
   // a plan that sends nothing compares SOPS values it cannot decrypt by their encrypted form
   const withoutIdentity = input.keep === "plan" ? "placeholder" : "refuse";
-  const secrets = new SecretResolver(
-    new EnvFileSecretSource(env, secretRoots(config, input), secretScope(config), { withoutIdentity, sopsParse: oneDocumentFast }),
-  );
+  const secrets = new SecretResolver(runSecretSource(config, env, input, { withoutIdentity }));
   const appTypeProviders = new Set(config.targets.portal?.appTypeProviders ?? []);
   const request = input.selection ?? emptyRequest;
   // checked first: a mistyped flag is reported before any work

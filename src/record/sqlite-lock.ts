@@ -13,6 +13,7 @@ import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import type Database from "better-sqlite3";
 import { ErrorCode, StateError } from "../errors.js";
+import { processAlive } from "../process-alive.js";
 
 export interface LockRow {
   readonly token: string | null;
@@ -43,15 +44,6 @@ export function readLockRow(db: Database.Database): LockRow {
 
 export function describeHolder(row: LockRow): string {
   return `${row.holder ?? "an unknown owner"} (pid ${row.pid ?? "?"} on ${row.host ?? "?"}, since ${row.since ?? "?"})`;
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
 }
 
 /** Whether the lock as read may be taken: free, not refreshed for staleMs, or its process gone (same host). */

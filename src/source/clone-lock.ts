@@ -17,6 +17,7 @@ import { hostname } from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { ErrorCode, SourceError } from "../errors.js";
+import { processAlive } from "../process-alive.js";
 
 /** This process's turns on each clone: its own sources wait in line rather than poll. */
 const turns = new Map<string, Promise<unknown>>();
@@ -85,7 +86,7 @@ async function ownerOf(lock: string): Promise<string | undefined> {
 /** A holder that died, or holds too long; a lock whose holder never wrote its name (died at once) after 10 s. */
 async function isStale(lock: string, holder: string | undefined, opts: CloneLockOptions): Promise<boolean> {
   const [pid, host] = (holder ?? "").split("\n");
-  if (holder !== undefined && host === hostname() && !alive(Number(pid))) return true;
+  if (holder !== undefined && host === hostname() && !processAlive(Number(pid))) return true;
   const since = await stat(lock).then(
     (s) => s.mtimeMs,
     () => Date.now(),
@@ -109,15 +110,4 @@ function describe(holder: string | undefined): string {
   if (holder === undefined) return "its holder is starting";
   const [pid, host] = holder.split("\n");
   return `pid ${pid ?? "?"} on ${host ?? "?"}`;
-}
-
-/** Whether a process of this pid runs here (EPERM: it runs, as another user). */
-export function alive(pid: number): boolean {
-  if (!Number.isInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
 }

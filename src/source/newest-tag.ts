@@ -82,14 +82,16 @@ export function newestTagOf(tags: readonly TagRef[], pattern: string): { readonl
   if (matching.length === 0) return { skipped: [] };
   const prefix = pattern.split(/[*?]/)[0]!;
   const byName = (a: TagRef, b: TagRef): number => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
-  const versioned = matching.flatMap((t) => {
+  const versioned: Array<{ t: TagRef; v: Version }> = [];
+  const skipped = new Set<string>();
+  for (const t of matching) {
     const v = versionOf(t.name, prefix);
-    return v === undefined ? [] : [{ t, v }];
-  });
+    if (v === undefined) skipped.add(t.name);
+    else versioned.push({ t, v });
+  }
   if (versioned.length > 0) {
     const ordered = versioned.sort((a, b) => compareVersions(a.v, b.v) || a.t.date - b.t.date || byName(a.t, b.t));
-    const skipped = matching.filter((t) => versionOf(t.name, prefix) === undefined).map((t) => t.name);
-    return { tag: ordered[ordered.length - 1]!.t, skipped: [...new Set(skipped)].sort() };
+    return { tag: ordered[ordered.length - 1]!.t, skipped: [...skipped].sort() };
   }
   return { tag: [...matching].sort((a, b) => a.date - b.date || byName(a, b))[matching.length - 1]!, skipped: [] };
 }

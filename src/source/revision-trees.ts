@@ -12,7 +12,7 @@
 import { randomUUID } from "node:crypto";
 import { readdir, rm } from "node:fs/promises";
 import path from "node:path";
-import { alive } from "./clone-lock.js";
+import { processAlive } from "../process-alive.js";
 
 /** The tree directories of this process's sources (two sources of one clone in one process keep each other's). */
 const inUse = new Set<string>();
@@ -106,7 +106,7 @@ export class RevisionTrees {
     for (const name of await readdir(this.top).catch(() => [])) {
       const at = path.join(this.top, name);
       const pid = Number(name.split("-")[0]);
-      const left = pid === process.pid ? !inUse.has(at) : !alive(pid);
+      const left = pid === process.pid ? !inUse.has(at) : !processAlive(pid);
       if (left) await rm(at, { recursive: true, force: true });
     }
     await this.git(["worktree", "prune"]);

@@ -10,7 +10,10 @@
  */
 import path from "node:path";
 import type { GatesyncConfig } from "../config/config.js";
+import { secretScope } from "../config/credentials.js";
 import { isInside, toPosix } from "../file-paths.js";
+import { oneDocumentFast } from "../load/fast-yaml.js";
+import { EnvFileSecretSource } from "../secrets/env-file-source.js";
 import type { SecretRoot, SecretRoots } from "../secrets/env-file-source.js";
 import { workTreeOf } from "./repository-path.js";
 
@@ -27,6 +30,21 @@ export function secretRoots(config: GatesyncConfig, at: SnapshotDirs): SecretRoo
   const daemonDisk = new Set(config.secrets.fromDaemonDisk ?? ["file"]);
   const inCommit = commitRoot(config, at);
   return { file: daemonDisk.has("file") ? onDisk : inCommit, sops: daemonDisk.has("sops") ? onDisk : inCommit };
+}
+
+/**
+ * The secret source of a run of `config` over the files at `at` — its roots and its scope, the
+ * SOPS files read by the value-only parse — the one every plan, validation and completion reads
+ * references through; without a config, everything below the resource directory resolves.
+ */
+export function runSecretSource(
+  config: GatesyncConfig | undefined,
+  env: Readonly<Record<string, string | undefined>>,
+  at: SnapshotDirs,
+  options: { readonly withoutIdentity?: "refuse" | "placeholder" } = {},
+): EnvFileSecretSource {
+  const roots = config === undefined ? path.resolve(at.root) : secretRoots(config, at);
+  return new EnvFileSecretSource(env, roots, config === undefined ? undefined : secretScope(config), { ...options, sopsParse: oneDocumentFast });
 }
 
 /** `secrets.fileRoot` in the commit's checkout, named from the repository's root. */
