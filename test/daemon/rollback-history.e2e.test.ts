@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eventually } from "../helpers/daemon-process.js";
 import { git } from "../helpers/git-repo.js";
 import { doc } from "../helpers/plan.js";
-import { everyToken, promotionProcess } from "../helpers/promotion-daemon.js";
+import { acmeRate, everyToken, promotionProcess, untilAcmeRate } from "../helpers/promotion-daemon.js";
 import type { PromotionProcess } from "../helpers/promotion-daemon.js";
 import { call } from "../helpers/sandbox.js";
 import { removeTempRepos } from "../helpers/temp-repo.js";
@@ -34,7 +34,6 @@ interface HistoryJson {
 let d: PromotionProcess;
 const v: string[] = [];
 
-const rate = (where: "staging" | "production"): unknown => d[where].inspect.store.orgKeys.get("org-acme")?.session.rate;
 const history = async (): Promise<HistoryJson> => {
   const out = await d.cli(["history", "--env", "production", "--format", "json"]);
   expect(out.code, out.stderr).toBe(0);
@@ -52,11 +51,7 @@ const hinted = (stderr: string): string[] => hintedAll(stderr)[0]!;
 
 /** Waits until production applied `rate` and verified the revision in force. */
 async function productionOn(revision: string, r: number): Promise<void> {
-  await eventually(
-    () => rate("production"),
-    (x) => x === r,
-    30_000,
-  );
+  await untilAcmeRate(d, "production", r, 30_000);
   await eventually(history, (h) => h.verifications.some((x) => x.revision === revision), 30_000);
 }
 
@@ -109,11 +104,7 @@ describe("rollback along production's applied history", () => {
     const second = await d.cli(["rollback", "production", "--steps", "1", "--auto-approve"]);
     expect(second.code, second.stderr).toBe(0);
     expect(second.stdout).toContain(`rolled production back to ${v[0]!.slice(0, 12)}`);
-    await eventually(
-      () => rate("production"),
-      (x) => x === 10,
-      30_000,
-    );
+    await untilAcmeRate(d, "production", 10, 30_000);
     expect(orgKeyIds()).toEqual(["org-acme", "org-beta"]);
     const h = await history();
     expect(h.promotions.slice(0, 2).map((p) => [p.revision, p.rollback])).toEqual([
@@ -137,7 +128,7 @@ describe("rollback along production's applied history", () => {
     expect(page).not.toContain("gatesync rollback production");
     // nor does it suggest taking back what the rollbacks left
     expect(page).not.toContain(`gatesync promote production --revision ${v[2]!.slice(0, 10)}`);
-    expect(rate("production")).toBe(10);
+    expect(acmeRate(d, "production")).toBe(10);
   });
 
   it("promote without a revision does not take back what the rollback left; its hint does, and promoting it again records nothing", async () => {
@@ -159,11 +150,7 @@ describe("rollback along production's applied history", () => {
   it("--to a revision a rollback took off is refused with a stable code; the hint's --forward goes there", async () => {
     const back = await d.cli(["rollback", "production", "--steps", "1", "--auto-approve"]);
     expect(back.code, back.stderr).toBe(0);
-    await eventually(
-      () => rate("production"),
-      (x) => x === 10,
-      30_000,
-    );
+    await untilAcmeRate(d, "production", 10, 30_000);
     const refused = await d.cli(["rollback", "production", "--to", v[1]!.slice(0, 12), "--auto-approve"]);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain(`error[PROMOTION_NOT_EARLIER] production cannot roll back to ${v[1]!.slice(0, 12)}`);
@@ -173,11 +160,7 @@ describe("rollback along production's applied history", () => {
     // a rollback asks before it starts; no terminal here, so the approval is given as a script would
     const forward = await d.follow([...hint, "--auto-approve"]);
     expect(forward.code, forward.stderr).toBe(0);
-    await eventually(
-      () => rate("production"),
-      (x) => x === 20,
-      30_000,
-    );
+    await untilAcmeRate(d, "production", 20, 30_000);
     expect(orgKeyIds()).toEqual(["org-acme", "org-beta"]);
     // a revision production never ran: the hint sends it through staging's gate instead
     const never = await d.cli(["rollback", "production", "--to", "0123456789ab", "--auto-approve"]);
@@ -190,11 +173,7 @@ describe("rollback along production's applied history", () => {
   it("promote without a revision says a newer revision is soaking in staging", async () => {
     const newer = await d.push(keys(40), "acme at 40");
     await d.sync();
-    await eventually(
-      () => rate("staging"),
-      (x) => x === 40,
-      30_000,
-    );
+    await untilAcmeRate(d, "staging", 40, 30_000);
     const dry = await d.cli(["promote", "production", "--dry-run"]);
     expect(dry.code, dry.stderr).toBe(0);
     expect(dry.stdout).toMatch(

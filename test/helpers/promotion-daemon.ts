@@ -16,6 +16,7 @@ import type { DaemonProcess } from "./daemon-process.js";
 import { runCli } from "./cli.js";
 import type { CliResult } from "./cli.js";
 import { gitRemote, pushFiles } from "./git-remote.js";
+import { doc } from "./plan.js";
 import { call, testCredentials, testSandbox } from "./sandbox.js";
 import type { Answer } from "./sandbox.js";
 import { tempRepo } from "./temp-repo.js";
@@ -105,6 +106,27 @@ export async function promotionDaemon(
       await production.stop();
     },
   };
+}
+
+/** The org key `acme` at `rate`, as a commit's files. */
+export const acmeKey = (rate: number): Record<string, string> => ({ "config/keys.yaml": doc("OrgKey", "acme", `keyId: org-acme\nrate: ${rate}`) });
+
+/** acme's rate on that environment's gateway (undefined: not created there). */
+export const acmeRate = (d: Pick<PromotionDaemon, "staging" | "production">, where: "staging" | "production"): number | undefined =>
+  d[where].inspect.store.orgKeys.get("org-acme")?.session.rate as number | undefined;
+
+/** Waits until acme's rate on that environment's gateway is `rate` (at most `ms`). */
+export async function untilAcmeRate(
+  d: Pick<PromotionDaemon, "staging" | "production">,
+  where: "staging" | "production",
+  rate: number,
+  ms?: number,
+): Promise<void> {
+  await eventually(
+    () => acmeRate(d, where),
+    (r) => r === rate,
+    ms,
+  );
 }
 
 /** Waits until production may take staging's newest revision (staging verified it). */
