@@ -8,7 +8,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eventually } from "../helpers/daemon-process.js";
 import { git } from "../helpers/git-repo.js";
-import { acmeKey, acmeRate, promotionProcess, untilAcmeRate } from "../helpers/promotion-daemon.js";
+import { acmeKey, acmeRate, everyToken, promotionProcess, untilAcmeRate } from "../helpers/promotion-daemon.js";
+import { call } from "../helpers/sandbox.js";
 import type { PromotionProcess } from "../helpers/promotion-daemon.js";
 import { removeTempRepos } from "../helpers/temp-repo.js";
 
@@ -22,6 +23,11 @@ const history = async (env: string): Promise<HistoryJson> => {
   const out = await d.cli(["history", "--env", env, "--format", "json"]);
   expect(out.code, out.stderr).toBe(0);
   return JSON.parse(out.stdout) as HistoryJson;
+};
+/** When production's newest run started, as its status page says (the empty string: none yet). */
+const productionStartedAt = async (): Promise<string> => {
+  const status = await call(`${d.daemon.url}/environments/production/status`, { headers: { authorization: `Bearer ${everyToken.pages}` } });
+  return (status.body as { lastRun?: { startedAt?: string } | null }).lastRun?.startedAt ?? "";
 };
 const verifiedTimes = async (revision: string): Promise<number> => (await history("staging")).verifications.filter((v) => v.revision === revision).length;
 
@@ -60,10 +66,12 @@ describe("promotion: auto after a rollback", () => {
       (n) => n >= 2,
       30_000,
     );
-    // production's next scheduled decisions (each sync asks, and the verification itself triggered one)
+    // production's next decisions (each sync asks): each waited for until production ran after it, so
+    // the assertions below follow three decisions made with v2 verified again (not a sleep that may end before one)
     for (let i = 0; i < 3; i++) {
+      const asked = new Date().toISOString();
       await d.sync();
-      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      await eventually(productionStartedAt, (at) => at > asked, 30_000);
     }
     expect(acmeRate(d, "production")).toBe(10);
     expect((await history("production")).promotions[0]).toMatchObject({ revision: v1, rollback: true });
@@ -78,5 +86,5 @@ describe("promotion: auto after a rollback", () => {
       [v2, false],
       [v1, false],
     ]);
-  });
+  }, 180_000);
 });

@@ -116,7 +116,7 @@ describe("freezes", () => {
       [false, "incident closed", "PROMOTE_TOKEN"],
       [true, "incident 4521", "PROMOTE_TOKEN"],
     ]);
-  });
+  }, 120_000);
 
   it("a deny window holds staging; when it closes, staging applies what waited by itself", async () => {
     const daemon = d!;

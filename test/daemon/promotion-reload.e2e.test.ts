@@ -73,5 +73,5 @@ describe("promotion settings follow a reload", () => {
     await daemon.sync();
     await untilAcmeRate(daemon, "production", 30);
     expect((await promotions(daemon))[0]).toBe(`${third}:auto`);
-  });
+  }, 120_000);
 });

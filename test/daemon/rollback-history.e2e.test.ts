@@ -112,7 +112,7 @@ describe("rollback along production's applied history", () => {
       [v[1], true],
     ]);
     expect(h.rollbackTargets).toEqual([]);
-  });
+  }, 120_000);
 
   it("with nowhere to go back, --steps 1 is refused and the page offers no rollback", async () => {
     const refused = await d.cli(["rollback", "production", "--steps", "1", "--auto-approve"]);
@@ -145,7 +145,7 @@ describe("rollback along production's applied history", () => {
     expect((await history()).promotions.length).toBe(before);
     // the page offers the rollback again: v1 lies below v3
     expect((await call(`${d.daemon.url}/environments/production/`, pagesReader)).text).toContain("gatesync rollback production --steps 1");
-  });
+  }, 120_000);
 
   it("--to a revision a rollback took off is refused with a stable code; the hint's --forward goes there", async () => {
     const back = await d.cli(["rollback", "production", "--steps", "1", "--auto-approve"]);
@@ -168,7 +168,7 @@ describe("rollback along production's applied history", () => {
     expect(hinted(never.stderr)).toEqual(["promote", "production", "--revision", "0123456789ab", "-c", d.operatorFile]);
     const gated = await d.follow(hinted(never.stderr));
     expect(gated.stderr).toContain("error[PROMOTION_REFUSED] production cannot take 0123456789ab: 0123456789ab was not applied in staging");
-  });
+  }, 120_000);
 
   it("promote without a revision says a newer revision is soaking in staging", async () => {
     const newer = await d.push(keys(40), "acme at 40");
@@ -181,7 +181,7 @@ describe("rollback along production's applied history", () => {
         `note: a newer revision is on its way: ${newer.slice(0, 12)} (is soaking in staging: \\d+s of its soak left|ended its soak in staging; verified at its next run); this promotes ${v[2]!.slice(0, 12)}, staging's newest verified revision`,
       ),
     );
-  });
+  }, 120_000);
 
   it("a prefix two revisions start with is an error naming both", async () => {
     const prefix = v[0]!.slice(0, 4);
@@ -209,7 +209,7 @@ describe("rollback along production's applied history", () => {
     const told = await d.follow([...commands.find((c) => c.includes(v[0]!.slice(0, 12)))!, "--dry-run"]);
     expect(told.code, told.stderr).toBe(0);
     expect(told.stdout).toContain(`promoting ${v[0]!.slice(0, 12)} from staging to production would apply`);
-  });
+  }, 120_000);
 });
 
 /** A real commit on main (the head's tree again) whose id starts with `prefix`, pushed; its id. */
