@@ -165,6 +165,15 @@ export const everyToken = {
   promote: promoteToken,
 };
 
+/** The variables naming those tokens, as the operator's file of `spawnedPromotionDaemon` reads them. */
+export const everyTokenEnv: Readonly<Record<string, string>> = {
+  SYNC_TOKEN: everyToken.sync,
+  STATE_TOKEN: everyToken.state,
+  PROMOTE_TOKEN: everyToken.promote,
+  PAGES_TOKEN: everyToken.pages,
+  HOOK_SECRET: everyToken.webhook,
+};
+
 export interface SpawnedPromotionDaemon extends Pick<
   PromotionDaemon,
   "staging" | "production" | "dir" | "operatorFile" | "push" | "sync" | "promote" | "stop"
@@ -198,14 +207,7 @@ export async function spawnedPromotionDaemon(
     operatorFile,
     operatorSettings(path.join(dir, "origin.git"), staging, production, promotion, soak).replace("promoteTokenEnv: PROMOTE_TOKEN", server),
   );
-  const variables = {
-    SYNC_TOKEN: everyToken.sync,
-    STATE_TOKEN: everyToken.state,
-    PROMOTE_TOKEN: everyToken.promote,
-    PAGES_TOKEN: everyToken.pages,
-    HOOK_SECRET: everyToken.webhook,
-    ...env,
-  };
+  const variables = { ...everyTokenEnv, ...env };
   const stopSandboxes = async (): Promise<void> => {
     await staging.stop();
     await production.stop();
@@ -256,15 +258,7 @@ export interface PromotionProcess {
 
 export async function promotionProcess(repository: Record<string, string>, soak: string, promotion: "auto" | "manual" = "manual"): Promise<PromotionProcess> {
   const d = await spawnedPromotionDaemon(repository, {}, soak, promotion);
-  const cliEnv = {
-    GW_KEY: testCredentials.gatewayKey,
-    SYNC_TOKEN: everyToken.sync,
-    STATE_TOKEN: everyToken.state,
-    PROMOTE_TOKEN: everyToken.promote,
-    PAGES_TOKEN: everyToken.pages,
-    HOOK_SECRET: everyToken.webhook,
-    GATESYNC_DAEMON_URL: d.url,
-  };
+  const cliEnv = { GW_KEY: testCredentials.gatewayKey, ...everyTokenEnv, GATESYNC_DAEMON_URL: d.url };
   return {
     staging: d.staging,
     production: d.production,
