@@ -11,7 +11,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli, spawnCli } from "../helpers/cli.js";
 import { committedRepo } from "../helpers/git-repo.js";
-import { spawnDaemon } from "../helpers/daemon-process.js";
+import { spawnDaemon, stopDaemon } from "../helpers/daemon-process.js";
 import type { DaemonProcess } from "../helpers/daemon-process.js";
 import { acmeKey, everyToken, everyTokenEnv, spawnedPromotionDaemon } from "../helpers/promotion-daemon.js";
 import type { SpawnedPromotionDaemon } from "../helpers/promotion-daemon.js";
@@ -24,7 +24,7 @@ beforeAll(async () => {
   d = await spawnedPromotionDaemon(acmeKey(10));
 }, 90_000);
 afterAll(async () => {
-  restarted?.child.kill("SIGTERM");
+  await stopDaemon(restarted);
   await d?.stop();
   await removeTempRepos();
 });
@@ -67,8 +67,7 @@ describe("a freeze through a real daemon process", () => {
   it("holds after the daemon is stopped and started again on the same state", async () => {
     const before = await call(`${d.url}/environments/production/status`, { headers: { authorization: `Bearer ${everyToken.pages}` } });
     expect(JSON.stringify(before.body)).toMatch(holdLine);
-    d.process.child.kill("SIGTERM");
-    await new Promise((resolve) => (d.process.child.exitCode === null ? d.process.child.once("exit", resolve) : resolve(undefined)));
+    await stopDaemon(d.process);
     restarted = await spawnDaemon(d.operatorFile, path.dirname(d.operatorFile), everyTokenEnv);
     const status = await call(`${restarted.url}/environments/production/status`, { headers: { authorization: `Bearer ${everyToken.pages}` } });
     expect(status.status).toBe(200);

@@ -11,7 +11,7 @@ import { startDaemon } from "../../src/daemon/daemon.js";
 import type { Daemon } from "../../src/daemon/daemon.js";
 import { silentLogger } from "../../src/logger.js";
 import type { SandboxHandle } from "../../src/sandbox/sandbox.js";
-import { eventually, spawnDaemon } from "./daemon-process.js";
+import { eventually, spawnDaemon, stopDaemon } from "./daemon-process.js";
 import type { DaemonProcess } from "./daemon-process.js";
 import { runCli } from "./cli.js";
 import type { CliResult } from "./cli.js";
@@ -233,8 +233,7 @@ export async function spawnedPromotionDaemon(
     promote: (body, token = everyToken.promote, environment = "production") =>
       call(`${process.url}/environments/${environment}/promote`, { method: "POST", headers: { ...bearer(token), "content-type": "application/json" }, body }),
     stop: async () => {
-      process.child.kill("SIGTERM");
-      await new Promise((resolve) => (process.child.exitCode === null ? process.child.once("exit", resolve) : resolve(undefined)));
+      await stopDaemon(process);
       await stopSandboxes();
     },
   };
