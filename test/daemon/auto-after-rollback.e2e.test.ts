@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eventually } from "../helpers/daemon-process.js";
 import { git } from "../helpers/git-repo.js";
-import { acmeKey, acmeRate, everyToken, promotionProcess, untilAcmeRate } from "../helpers/promotion-daemon.js";
+import { acmeKey, acmeRate, pagesReader, promotionProcess, untilAcmeRate } from "../helpers/promotion-daemon.js";
 import { call } from "../helpers/sandbox.js";
 import type { PromotionProcess } from "../helpers/promotion-daemon.js";
 import { removeTempRepos } from "../helpers/temp-repo.js";
@@ -26,7 +26,7 @@ const history = async (env: string): Promise<HistoryJson> => {
 };
 /** When production's newest run started, as its status page says (the empty string: none yet). */
 const productionStartedAt = async (): Promise<string> => {
-  const status = await call(`${d.daemon.url}/environments/production/status`, { headers: { authorization: `Bearer ${everyToken.pages}` } });
+  const status = await call(`${d.daemon.url}/environments/production/status`, pagesReader);
   return (status.body as { lastRun?: { startedAt?: string } | null }).lastRun?.startedAt ?? "";
 };
 const verifiedTimes = async (revision: string): Promise<number> => (await history("staging")).verifications.filter((v) => v.revision === revision).length;

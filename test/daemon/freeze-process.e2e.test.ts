@@ -13,7 +13,7 @@ import { runCli, spawnCli } from "../helpers/cli.js";
 import { committedRepo } from "../helpers/git-repo.js";
 import { spawnDaemon, stopDaemon } from "../helpers/daemon-process.js";
 import type { DaemonProcess } from "../helpers/daemon-process.js";
-import { acmeKey, everyToken, everyTokenEnv, spawnedPromotionDaemon } from "../helpers/promotion-daemon.js";
+import { acmeKey, everyToken, everyTokenEnv, pagesReader, spawnedPromotionDaemon } from "../helpers/promotion-daemon.js";
 import type { SpawnedPromotionDaemon } from "../helpers/promotion-daemon.js";
 import { call } from "../helpers/sandbox.js";
 import { removeTempRepos } from "../helpers/temp-repo.js";
@@ -65,11 +65,11 @@ describe("a freeze through a real daemon process", () => {
   }, 90_000);
 
   it("holds after the daemon is stopped and started again on the same state", async () => {
-    const before = await call(`${d.url}/environments/production/status`, { headers: { authorization: `Bearer ${everyToken.pages}` } });
+    const before = await call(`${d.url}/environments/production/status`, pagesReader);
     expect(JSON.stringify(before.body)).toMatch(holdLine);
     await stopDaemon(d.process);
     restarted = await spawnDaemon(d.operatorFile, path.dirname(d.operatorFile), everyTokenEnv);
-    const status = await call(`${restarted.url}/environments/production/status`, { headers: { authorization: `Bearer ${everyToken.pages}` } });
+    const status = await call(`${restarted.url}/environments/production/status`, pagesReader);
     expect(status.status).toBe(200);
     expect((status.body as { hold: { message: string } | null }).hold?.message).toMatch(holdLine);
     const promote = await call(`${restarted.url}/environments/production/promote`, {
@@ -83,8 +83,7 @@ describe("a freeze through a real daemon process", () => {
 
   it("is a banner on the overview page of any held environment, promoted or not", async () => {
     const url = restarted!.url;
-    const page = async (name: string): Promise<string> =>
-      (await fetch(`${url}/environments/${name}/`, { headers: { authorization: `Bearer ${everyToken.pages}` } })).text();
+    const page = async (name: string): Promise<string> => (await fetch(`${url}/environments/${name}/`, pagesReader)).text();
     expect(await page("staging")).not.toContain("data-held");
     expect((await freeze(url, "staging")).stderr).toBe("");
     const staging = await page("staging");

@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eventually } from "../helpers/daemon-process.js";
 import { git } from "../helpers/git-repo.js";
 import { doc } from "../helpers/plan.js";
-import { acmeRate, everyToken, promotionProcess, untilAcmeRate } from "../helpers/promotion-daemon.js";
+import { acmeRate, pagesReader, promotionProcess, untilAcmeRate } from "../helpers/promotion-daemon.js";
 import type { PromotionProcess } from "../helpers/promotion-daemon.js";
 import { call } from "../helpers/sandbox.js";
 import { removeTempRepos } from "../helpers/temp-repo.js";
@@ -89,7 +89,6 @@ afterAll(async () => {
 const orgKeyIds = (): string[] => [...d.production.inspect.store.orgKeys.keys()].sort();
 
 /** The status page's reader: the daemon guards its pages with the pages token. */
-const pagesReader = { headers: { authorization: `Bearer ${everyToken.pages}` } };
 
 describe("rollback along production's applied history", () => {
   it("history marks where --steps 1 and --steps 2 go; two --steps 1 in a row go v3 → v2 → v1, one object per resource", async () => {

@@ -165,6 +165,9 @@ export const everyToken = {
   promote: promoteToken,
 };
 
+/** The request options of a reader of the status pages and routes (the pages' token), as a call or fetch takes them. */
+export const pagesReader = { headers: { authorization: `Bearer ${everyToken.pages}` } };
+
 /** The variables naming those tokens, as the operator's file of `spawnedPromotionDaemon` reads them. */
 export const everyTokenEnv: Readonly<Record<string, string>> = {
   SYNC_TOKEN: everyToken.sync,
