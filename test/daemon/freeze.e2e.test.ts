@@ -120,11 +120,11 @@ describe("freezes", () => {
 
   it("a deny window holds staging; when it closes, staging applies what waited by itself", async () => {
     const daemon = d!;
-    // deny from :00 to :25 and from :30 to :55 of every minute
+    // deny for 12 s from :00, :20 and :40 of every minute (a short cycle: the wait for its phase and its close is short too; 8 s open between)
     const text = await readFile(daemon.operatorFile, "utf8");
     await writeFile(
       daemon.operatorFile,
-      text.replace("    soak: 1s\n", `    soak: 1s\n    windows: [{ kind: deny, schedule: "0,30 * * * * *", duration: 25s, timeZone: Europe/Berlin }]\n`),
+      text.replace("    soak: 1s\n", `    soak: 1s\n    windows: [{ kind: deny, schedule: "0,20,40 * * * * *", duration: 12s, timeZone: Europe/Berlin }]\n`),
     );
     expect(await daemon.daemon.reload("test")).toBe("reloaded");
     // held with at least 8 s of the window left
@@ -138,11 +138,11 @@ describe("freezes", () => {
     await daemon.sync();
     const run = await daemon.daemon.environments.get("staging")!.runOnce("webhook");
     expect(run.result).toBe("frozen");
-    expect(run.error).toMatch(/^staging in its deny window \(deny "0,30 \* \* \* \* \*" Europe\/Berlin\) until \d\d:\d\d UTC$/);
+    expect(run.error).toMatch(/^staging in its deny window \(deny "0,20,40 \* \* \* \* \*" Europe\/Berlin\) until \d\d:\d\d UTC$/);
     expect(acmeRate(daemon, "staging")).toBe(30);
     expect(daemon.staging.inspect.calls().log.length).toBe(calls);
     // the window closes: no push, no sync — the daemon looks again then and applies
     await untilAcmeRate(daemon, "staging", 40, 30_000);
-    // up to a minute's wait for the window's phase, then its close: the waits above bound it
+    // up to 20 s of wait for the window's phase, then 12 s for its close: the waits above bound it
   }, 90_000);
 });
