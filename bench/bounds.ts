@@ -21,6 +21,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { cliArgs } from "../test/helpers/cli.js";
+import { spawnDaemon, stopDaemon } from "../test/helpers/daemon-process.js";
 import { loadNow, log, resultsHead, time } from "./common.js";
 import { figure } from "./figures.js";
 
@@ -102,21 +103,9 @@ async function sopsRow(work: string): Promise<Record<string, unknown>> {
   );
   const key = await readFile(path.join(fixtures, "keys.txt"), "utf8");
   const started = performance.now();
-  const child = spawn(process.execPath, cliArgs("run", "--config", path.join(repo, "gatesync.yaml")), {
-    cwd: repo,
-    env: { ...process.env, GW_KEY: "k", SOPS_AGE_KEY: key, SYNC_TOKEN: syncToken, GATESYNC_LOG_LEVEL: "info" },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let output = "";
-  child.stdout.on("data", (b: Buffer) => (output += b.toString()));
-  child.stderr.on("data", (b: Buffer) => (output += b.toString()));
+  const daemon = await spawnDaemon(path.join(repo, "gatesync.yaml"), repo, { GW_KEY: "k", SOPS_AGE_KEY: key, SYNC_TOKEN: syncToken });
   try {
-    let url: string | undefined;
-    while (url === undefined) {
-      url = /"url":"(http:\/\/127\.0\.0\.1:\d+)"/.exec(output)?.[1];
-      if (performance.now() - started > 120_000) throw new Error(`the daemon did not listen: ${output.slice(0, 2000)}`);
-      await new Promise((r) => setTimeout(r, 10));
-    }
+    const url = daemon.url;
     // the first run warms the process (modules loaded); the rows are runs asked through POST /sync after it
     const first = await untilRun(url, undefined, []);
     const latencies: number[] = [];
@@ -130,7 +119,7 @@ async function sopsRow(work: string): Promise<Record<string, unknown>> {
     }
     const result = last.result;
     const refusedMs = Math.max(...runMs);
-    const codes = [...new Set(output.match(/SOPS_[A-Z_]+/g) ?? [])];
+    const codes = [...new Set(daemon.output().match(/SOPS_[A-Z_]+/g) ?? [])];
     const healthz = figure(latencies);
     log(
       `sops: run ${String(result)} after ${Math.round(refusedMs ?? -1)} ms, ${latencies.length} /healthz, p99 ${percentile(latencies, 99).toFixed(1)} ms, codes ${codes.join(",")}`,
@@ -150,7 +139,7 @@ async function sopsRow(work: string): Promise<Record<string, unknown>> {
       target: "p99 < 100 ms, refused in bounded time",
     };
   } finally {
-    child.kill("SIGTERM");
+    await stopDaemon(daemon);
   }
 }
 

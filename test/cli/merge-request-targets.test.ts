@@ -11,7 +11,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { spawnCli } from "../helpers/cli.js";
 import { committedRepo } from "../helpers/git-repo.js";
-import { spawnDaemon } from "../helpers/daemon-process.js";
+import { spawnDaemon, stopDaemon } from "../helpers/daemon-process.js";
 import type { DaemonProcess } from "../helpers/daemon-process.js";
 import { doc, petstore } from "../helpers/plan.js";
 import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
@@ -39,7 +39,7 @@ beforeAll(async () => {
   daemon = await spawnDaemon("gatesync.yaml", dir, { STATE_TOKEN: stateToken });
 }, 90_000);
 afterAll(async () => {
-  daemon?.child.kill();
+  await stopDaemon(daemon);
   await removeTempRepos();
 });
 

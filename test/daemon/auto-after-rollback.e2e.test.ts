@@ -8,12 +8,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eventually } from "../helpers/daemon-process.js";
 import { git } from "../helpers/git-repo.js";
-import { doc } from "../helpers/plan.js";
-import { promotionProcess } from "../helpers/promotion-daemon.js";
+import { acmeKey, acmeRate, pagesReader, promotionProcess, untilAcmeRate } from "../helpers/promotion-daemon.js";
+import { call } from "../helpers/sandbox.js";
 import type { PromotionProcess } from "../helpers/promotion-daemon.js";
 import { removeTempRepos } from "../helpers/temp-repo.js";
-
-const keys = (rate: number): Record<string, string> => ({ "config/keys.yaml": doc("OrgKey", "acme", `keyId: org-acme\nrate: ${rate}`) });
 
 interface HistoryJson {
   promotions: Array<{ revision: string; rollback: boolean }>;
@@ -21,11 +19,15 @@ interface HistoryJson {
 }
 
 let d: PromotionProcess;
-const rate = (where: "staging" | "production"): unknown => d[where].inspect.store.orgKeys.get("org-acme")?.session.rate;
 const history = async (env: string): Promise<HistoryJson> => {
   const out = await d.cli(["history", "--env", env, "--format", "json"]);
   expect(out.code, out.stderr).toBe(0);
   return JSON.parse(out.stdout) as HistoryJson;
+};
+/** When production's newest run started, as its status page says (the empty string: none yet). */
+const productionStartedAt = async (): Promise<string> => {
+  const status = await call(`${d.daemon.url}/environments/production/status`, pagesReader);
+  return (status.body as { lastRun?: { startedAt?: string } | null }).lastRun?.startedAt ?? "";
 };
 const verifiedTimes = async (revision: string): Promise<number> => (await history("staging")).verifications.filter((v) => v.revision === revision).length;
 
@@ -34,15 +36,11 @@ async function mainAt(revision: string, r: number): Promise<void> {
   git(d.work, "reset", "-q", "--hard", revision);
   git(d.work, "push", "-q", "-f", "origin", "main");
   await d.sync();
-  await eventually(
-    () => rate("staging"),
-    (x) => x === r,
-    30_000,
-  );
+  await untilAcmeRate(d, "staging", r, 30_000);
 }
 
 beforeAll(async () => {
-  d = await promotionProcess(keys(10), "2s", "auto");
+  d = await promotionProcess(acmeKey(10), "2s", "auto");
 }, 60_000);
 
 afterAll(async () => {
@@ -53,25 +51,13 @@ afterAll(async () => {
 describe("promotion: auto after a rollback", () => {
   it("does not take back the revision production was rolled back from, even verified again; a newer one it promotes", async () => {
     const v1 = git(d.work, "rev-parse", "HEAD");
-    await eventually(
-      () => rate("production"),
-      (x) => x === 10,
-      30_000,
-    );
-    const v2 = await d.push(keys(20), "acme at 20");
+    await untilAcmeRate(d, "production", 10, 30_000);
+    const v2 = await d.push(acmeKey(20), "acme at 20");
     await d.sync();
-    await eventually(
-      () => rate("production"),
-      (x) => x === 20,
-      30_000,
-    );
+    await untilAcmeRate(d, "production", 20, 30_000);
     const back = await d.cli(["rollback", "production", "--steps", "1", "--auto-approve"]);
     expect(back.code, back.stderr).toBe(0);
-    await eventually(
-      () => rate("production"),
-      (x) => x === 10,
-      30_000,
-    );
+    await untilAcmeRate(d, "production", 10, 30_000);
     // staging verifies v2 a second time, after the rollback: a candidate newer than the promotion in force
     await mainAt(v1, 10);
     await mainAt(v2, 20);
@@ -80,21 +66,19 @@ describe("promotion: auto after a rollback", () => {
       (n) => n >= 2,
       30_000,
     );
-    // production's next scheduled decisions (each sync asks, and the verification itself triggered one)
+    // production's next decisions (each sync asks): each waited for until production ran after it, so
+    // the assertions below follow three decisions made with v2 verified again (not a sleep that may end before one)
     for (let i = 0; i < 3; i++) {
+      const asked = new Date().toISOString();
       await d.sync();
-      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      await eventually(productionStartedAt, (at) => at > asked, 30_000);
     }
-    expect(rate("production")).toBe(10);
+    expect(acmeRate(d, "production")).toBe(10);
     expect((await history("production")).promotions[0]).toMatchObject({ revision: v1, rollback: true });
     // a newer verified revision is still promoted by the daemon itself
-    const v3 = await d.push(keys(30), "acme at 30");
+    const v3 = await d.push(acmeKey(30), "acme at 30");
     await d.sync();
-    await eventually(
-      () => rate("production"),
-      (x) => x === 30,
-      30_000,
-    );
+    await untilAcmeRate(d, "production", 30, 30_000);
     const promotions = (await history("production")).promotions.map((p) => [p.revision, p.rollback]);
     expect(promotions).toEqual([
       [v3, false],
@@ -102,5 +86,5 @@ describe("promotion: auto after a rollback", () => {
       [v2, false],
       [v1, false],
     ]);
-  });
+  }, 180_000);
 });

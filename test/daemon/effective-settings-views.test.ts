@@ -16,6 +16,7 @@ import { parse, stringify } from "yaml";
 import { withoutPath } from "../../src/config/settings-owners.js";
 import { spawnCli } from "../helpers/cli.js";
 import { doc } from "../helpers/plan.js";
+import { acmeRate } from "../helpers/promotion-daemon.js";
 import { call, testCredentials } from "../helpers/sandbox.js";
 import { removeTempRepos } from "../helpers/temp-repo.js";
 import { twoEnvironments } from "../helpers/two-environments.js";
@@ -44,14 +45,13 @@ afterAll(async () => {
 });
 
 const page = async (p: string): Promise<string> => (await call(`${setup.daemon.url}${p}`)).text;
-const rate = (env: "staging" | "production"): unknown => setup[env].inspect.store.orgKeys.get("org-acme")?.session.rate;
 /** A one-shot command with the daemon's own file, off CI: what an operator runs beside the daemon. */
 const withDaemonFile = (...args: string[]): ReturnType<typeof spawnCli> =>
   spawnCli([...args, "-c", setup.operatorFile], { cwd: path.dirname(setup.operatorFile), env: { NO_COLOR: "1", CI: "", GW_KEY: testCredentials.gatewayKey } });
 
 describe("the views and commands of a daemon's commit", () => {
   it("the daemon applies the repository's value of each environment", () => {
-    expect([rate("staging"), rate("production")]).toEqual([10, 20]);
+    expect([acmeRate(setup, "staging"), acmeRate(setup, "production")]).toEqual([10, 20]);
   });
 
   it("the next-plan page of each environment plans nothing: the commit validates with its team settings", async () => {
@@ -88,7 +88,7 @@ describe("the views and commands of a daemon's commit", () => {
     const apply = await withDaemonFile("apply", "--env", "production", "--auto-approve");
     expect(apply.code, apply.stdout + apply.stderr).toBe(0);
     expect(apply.stdout + apply.stderr).not.toContain("VALUE_MISSING");
-    expect(rate("production")).toBe(20);
+    expect(acmeRate(setup, "production")).toBe(20);
   }, 120_000);
 });
 
@@ -120,7 +120,7 @@ environments:
     const tracked = teamSettings.replace("    values: { rate: 10 }", "    track: { tag: v* }\n    values: { rate: 9 }");
     await setup.syncTo(await setup.push({ "gatesync.yaml": tracked }, "staging: track (the operator's) and rate 9"));
     expect(setup.daemon.environments.get("staging")?.lastRun?.result).toBe("applied");
-    expect(rate("staging")).toBe(9);
+    expect(acmeRate(setup, "staging")).toBe(9);
     const note = (await notesOn("staging")).find((n) => n.path === "environments.staging.track.tag");
     expect(note?.severity).toBe("info");
     expect(note?.hint).toContain("remove `environments.staging.track` from gatesync.yaml");
@@ -129,7 +129,7 @@ environments:
   it("are ignored, `track:` too: the commit applies, and each is a note whose hint keeps the repository valid", async () => {
     await setup.syncTo(await setup.push({ "gatesync.yaml": local() }, "local settings kept in the repository's file"));
     expect(setup.daemon.environments.get("production")?.lastRun?.result).not.toBe("invalid");
-    expect(rate("staging")).toBe(11);
+    expect(acmeRate(setup, "staging")).toBe(11);
     const notes = await notesOn("production");
     expect(notes.map((n) => n.path).sort()).toEqual([
       "environments.production.track.branch",

@@ -11,30 +11,20 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli, spawnCli } from "../helpers/cli.js";
 import { committedRepo } from "../helpers/git-repo.js";
-import { spawnDaemon } from "../helpers/daemon-process.js";
+import { spawnDaemon, stopDaemon } from "../helpers/daemon-process.js";
 import type { DaemonProcess } from "../helpers/daemon-process.js";
-import { doc } from "../helpers/plan.js";
-import { everyToken, spawnedPromotionDaemon } from "../helpers/promotion-daemon.js";
+import { acmeKey, everyToken, everyTokenEnv, pagesReader, spawnedPromotionDaemon } from "../helpers/promotion-daemon.js";
 import type { SpawnedPromotionDaemon } from "../helpers/promotion-daemon.js";
 import { call } from "../helpers/sandbox.js";
 import { removeTempRepos } from "../helpers/temp-repo.js";
 
-const key = (rate: number): string => doc("OrgKey", "acme", `keyId: org-acme\nrate: ${rate}`);
-const variables = {
-  SYNC_TOKEN: everyToken.sync,
-  STATE_TOKEN: everyToken.state,
-  PROMOTE_TOKEN: everyToken.promote,
-  PAGES_TOKEN: everyToken.pages,
-  HOOK_SECRET: everyToken.webhook,
-};
-
 let d: SpawnedPromotionDaemon;
 let restarted: DaemonProcess | undefined;
 beforeAll(async () => {
-  d = await spawnedPromotionDaemon({ "config/keys.yaml": key(10) });
+  d = await spawnedPromotionDaemon(acmeKey(10));
 }, 90_000);
 afterAll(async () => {
-  restarted?.child.kill("SIGTERM");
+  await stopDaemon(restarted);
   await d?.stop();
   await removeTempRepos();
 });
@@ -46,7 +36,7 @@ const freeze = (url: string, environment = "production"): ReturnType<typeof runC
 async function mergeRequestPlan(url: string, format: "markdown" | "text"): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const settings =
     'apiVersion: gatesync.dev/v1\nkind: GatesyncConfig\nsource: { directory: ./config }\ntargets: { gateway: { url: "http://127.0.0.1:1", credentialEnv: GW_KEY } }\nstate: { backend: sqlite, path: .gatesync/state.db }\n';
-  const { dir } = await committedRepo({ "gatesync.yaml": settings, "config/keys.yaml": key(20) });
+  const { dir } = await committedRepo({ "gatesync.yaml": settings, ...acmeKey(20) });
   return spawnCli(["plan", "--config", "gatesync.yaml", "--dir", "config", "--format", format, "--allow-empty-state", "--state-url", url], {
     cwd: dir,
     env: { CI: "true", GATESYNC_STATE_TOKEN: everyToken.state, NO_COLOR: "1" },
@@ -75,12 +65,11 @@ describe("a freeze through a real daemon process", () => {
   }, 90_000);
 
   it("holds after the daemon is stopped and started again on the same state", async () => {
-    const before = await call(`${d.url}/environments/production/status`, { headers: { authorization: `Bearer ${everyToken.pages}` } });
+    const before = await call(`${d.url}/environments/production/status`, pagesReader);
     expect(JSON.stringify(before.body)).toMatch(holdLine);
-    d.process.child.kill("SIGTERM");
-    await new Promise((resolve) => (d.process.child.exitCode === null ? d.process.child.once("exit", resolve) : resolve(undefined)));
-    restarted = await spawnDaemon(d.operatorFile, path.dirname(d.operatorFile), variables);
-    const status = await call(`${restarted.url}/environments/production/status`, { headers: { authorization: `Bearer ${everyToken.pages}` } });
+    await stopDaemon(d.process);
+    restarted = await spawnDaemon(d.operatorFile, path.dirname(d.operatorFile), everyTokenEnv);
+    const status = await call(`${restarted.url}/environments/production/status`, pagesReader);
     expect(status.status).toBe(200);
     expect((status.body as { hold: { message: string } | null }).hold?.message).toMatch(holdLine);
     const promote = await call(`${restarted.url}/environments/production/promote`, {
@@ -94,8 +83,7 @@ describe("a freeze through a real daemon process", () => {
 
   it("is a banner on the overview page of any held environment, promoted or not", async () => {
     const url = restarted!.url;
-    const page = async (name: string): Promise<string> =>
-      (await fetch(`${url}/environments/${name}/`, { headers: { authorization: `Bearer ${everyToken.pages}` } })).text();
+    const page = async (name: string): Promise<string> => (await fetch(`${url}/environments/${name}/`, pagesReader)).text();
     expect(await page("staging")).not.toContain("data-held");
     expect((await freeze(url, "staging")).stderr).toBe("");
     const staging = await page("staging");

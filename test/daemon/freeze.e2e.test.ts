@@ -16,15 +16,11 @@ import { readPromotions } from "../../src/record/promotion-history.js";
 import { readFreezes } from "../../src/record/freeze-history.js";
 import { runCli } from "../helpers/cli.js";
 import { eventually } from "../helpers/daemon-process.js";
-import { doc } from "../helpers/plan.js";
-import { promoteToken, promotionDaemon } from "../helpers/promotion-daemon.js";
+import { acmeKey, acmeRate, promoteToken, promotionDaemon, untilAcmeRate } from "../helpers/promotion-daemon.js";
 import type { PromotionDaemon } from "../helpers/promotion-daemon.js";
 import { call } from "../helpers/sandbox.js";
 import { removeTempRepos } from "../helpers/temp-repo.js";
 
-const key = (rate: number): Record<string, string> => ({ "config/keys.yaml": doc("OrgKey", "acme", `keyId: org-acme\nrate: ${rate}`) });
-const rateIn = (d: PromotionDaemon, where: "staging" | "production"): number | undefined =>
-  d[where].inspect.store.orgKeys.get("org-acme")?.session.rate as number | undefined;
 const errorOf = (body: unknown): string => (body as { error?: string }).error ?? "";
 
 let d: PromotionDaemon | undefined;
@@ -59,12 +55,9 @@ const cli = (daemon: PromotionDaemon, ...args: string[]): ReturnType<typeof runC
 
 describe("freezes", () => {
   it("a frozen production plans but applies and promotes nothing until overridden or unfrozen, then applies what waited", async () => {
-    d = await promotionDaemon(key(10), "auto");
+    d = await promotionDaemon(acmeKey(10), "auto");
     const daemon = d;
-    await eventually(
-      () => rateIn(daemon, "production"),
-      (r) => r === 10,
-    );
+    await untilAcmeRate(daemon, "production", 10);
     const frozen = await cli(daemon, "freeze", "production", "--reason", "incident 4521", "--until", "2h");
     expect(frozen.stderr).toBe("");
     expect(frozen.stdout).toMatch(/^production frozen until \d\d:\d\d UTC: incident 4521: it plans but applies and promotes nothing/);
@@ -74,7 +67,7 @@ describe("freezes", () => {
     expect(page).toContain("gatesync unfreeze production");
     expect(await (await fetch(`${daemon.daemon.url}/metrics`)).text()).toMatch(/gatesync_environment_held\{kind="freeze",environment="production"\} 1/);
 
-    const second = await daemon.push(key(20), "raise acme's rate");
+    const second = await daemon.push(acmeKey(20), "raise acme's rate");
     await daemon.sync();
     // staging (not frozen) applies and verifies it: a candidate production would take by itself
     await eventually(
@@ -85,7 +78,7 @@ describe("freezes", () => {
     // its own run is a decision: the candidate is not promoted (production stays on what it had, nothing to apply)
     const run = await daemon.daemon.environments.get("production")!.runOnce("schedule");
     expect(run.revision).not.toBe(second);
-    expect(rateIn(daemon, "production")).toBe(10);
+    expect(acmeRate(daemon, "production")).toBe(10);
     expect(daemon.production.inspect.calls().log.length).toBe(calls);
     expect((await rows(daemon, "production")).promotions.map((p) => p.record.revision)).not.toContain(second);
     // a person's promote is refused with the freeze, and says how to go through it
@@ -97,47 +90,41 @@ describe("freezes", () => {
     // the override, as the hint says: promoted through the freeze, applied, recorded
     const through = await cli(daemon, "promote", "production", "--revision", second, "--override-freeze");
     expect(through.stdout).toContain("through the hold (production frozen until");
-    await eventually(
-      () => rateIn(daemon, "production"),
-      (r) => r === 20,
-    );
+    await untilAcmeRate(daemon, "production", 20);
     expect((await rows(daemon, "production")).promotions[0]!.record).toMatchObject({
       revision: second,
       overrideFreeze: expect.stringContaining("incident 4521") as unknown,
     });
 
     // still frozen: the next candidate waits
-    const third = await daemon.push(key(30), "raise acme's rate again");
+    const third = await daemon.push(acmeKey(30), "raise acme's rate again");
     await daemon.sync();
     await eventually(
       () => daemon.promote({ dryRun: true }),
       (a) => a.status === 200 && (a.body as { revision: string }).revision === third,
     );
     expect((await daemon.daemon.environments.get("production")!.runOnce("schedule")).revision).toBe(second);
-    expect(rateIn(daemon, "production")).toBe(20);
+    expect(acmeRate(daemon, "production")).toBe(20);
 
     // unfrozen: what waited is promoted (promotion: auto) and applied without another push or sync
     const unfrozen = await cli(daemon, "unfreeze", "production", "--reason", "incident closed");
     expect(unfrozen.stdout).toBe("production unfrozen: it applies what waited now\n");
-    await eventually(
-      () => rateIn(daemon, "production"),
-      (r) => r === 30,
-    );
+    await untilAcmeRate(daemon, "production", 30);
     expect(await holdOf(daemon, "production")).toBeNull();
     const audit = (await rows(daemon, "production")).freezes.map((f) => [f.record.frozen, f.record.reason, f.record.by]);
     expect(audit).toEqual([
       [false, "incident closed", "PROMOTE_TOKEN"],
       [true, "incident 4521", "PROMOTE_TOKEN"],
     ]);
-  });
+  }, 120_000);
 
   it("a deny window holds staging; when it closes, staging applies what waited by itself", async () => {
     const daemon = d!;
-    // deny from :00 to :25 and from :30 to :55 of every minute
+    // deny for 12 s from :00, :20 and :40 of every minute (a short cycle: the wait for its phase and its close is short too; 8 s open between)
     const text = await readFile(daemon.operatorFile, "utf8");
     await writeFile(
       daemon.operatorFile,
-      text.replace("    soak: 1s\n", `    soak: 1s\n    windows: [{ kind: deny, schedule: "0,30 * * * * *", duration: 25s, timeZone: Europe/Berlin }]\n`),
+      text.replace("    soak: 1s\n", `    soak: 1s\n    windows: [{ kind: deny, schedule: "0,20,40 * * * * *", duration: 12s, timeZone: Europe/Berlin }]\n`),
     );
     expect(await daemon.daemon.reload("test")).toBe("reloaded");
     // held with at least 8 s of the window left
@@ -147,19 +134,15 @@ describe("freezes", () => {
       40_000,
     );
     const calls = daemon.staging.inspect.calls().log.length;
-    await daemon.push(key(40), "raise acme's rate once more");
+    await daemon.push(acmeKey(40), "raise acme's rate once more");
     await daemon.sync();
     const run = await daemon.daemon.environments.get("staging")!.runOnce("webhook");
     expect(run.result).toBe("frozen");
-    expect(run.error).toMatch(/^staging in its deny window \(deny "0,30 \* \* \* \* \*" Europe\/Berlin\) until \d\d:\d\d UTC$/);
-    expect(rateIn(daemon, "staging")).toBe(30);
+    expect(run.error).toMatch(/^staging in its deny window \(deny "0,20,40 \* \* \* \* \*" Europe\/Berlin\) until \d\d:\d\d UTC$/);
+    expect(acmeRate(daemon, "staging")).toBe(30);
     expect(daemon.staging.inspect.calls().log.length).toBe(calls);
     // the window closes: no push, no sync — the daemon looks again then and applies
-    await eventually(
-      () => rateIn(daemon, "staging"),
-      (r) => r === 40,
-      30_000,
-    );
-    // up to a minute's wait for the window's phase, then its close: the waits above bound it
+    await untilAcmeRate(daemon, "staging", 40, 30_000);
+    // up to 20 s of wait for the window's phase, then 12 s for its close: the waits above bound it
   }, 90_000);
 });

@@ -100,7 +100,7 @@ describe("a commit that narrows staging's selection", () => {
       () => rateIn(d, "production", "acme"),
       (r) => r === 20,
     );
-  });
+  }, 120_000);
 
   it("is not promoted by promotion: auto either", async () => {
     auto = await promotionDaemon({ ...keys(30), ...narrowing(undefined) }, "auto");
@@ -123,5 +123,5 @@ describe("a commit that narrows staging's selection", () => {
     expect(production.lastRun?.commit).not.toBe(second);
     const refused = await d.promote({ revision: second, dryRun: true });
     expect(errorOf(refused.body)).toContain("OrgKey/acme was outside staging's selection");
-  });
+  }, 120_000);
 });

@@ -9,18 +9,13 @@
 import { readFile, writeFile } from "node:fs/promises";
 import { afterAll, describe, expect, it } from "vitest";
 import { eventually } from "../helpers/daemon-process.js";
-import { doc } from "../helpers/plan.js";
-import { promotionDaemon } from "../helpers/promotion-daemon.js";
+import { acmeKey, acmeRate, promotionDaemon, untilAcmeRate } from "../helpers/promotion-daemon.js";
 import type { PromotionDaemon } from "../helpers/promotion-daemon.js";
 import { loadConfig } from "../../src/config/config.js";
 import { environmentsOf } from "../../src/config/environments.js";
 import { openStateBackend } from "../../src/record/open-backend.js";
 import { readPromotions } from "../../src/record/promotion-history.js";
 import { removeTempRepos } from "../helpers/temp-repo.js";
-
-const key = (rate: number): Record<string, string> => ({ "config/keys.yaml": doc("OrgKey", "acme", `keyId: org-acme\nrate: ${rate}`) });
-const rateIn = (d: PromotionDaemon, where: "staging" | "production"): number | undefined =>
-  d[where].inspect.store.orgKeys.get("org-acme")?.session.rate as number | undefined;
 
 let d: PromotionDaemon | undefined;
 afterAll(async () => {
@@ -48,14 +43,11 @@ async function promotions(daemon: PromotionDaemon): Promise<string[]> {
 
 describe("promotion settings follow a reload", () => {
   it("auto → manual freezes production until a manual promote; manual → auto promotes again without a restart", async () => {
-    d = await promotionDaemon(key(10), "auto");
+    d = await promotionDaemon(acmeKey(10), "auto");
     const daemon = d;
-    await eventually(
-      () => rateIn(daemon, "production"),
-      (r) => r === 10,
-    );
+    await untilAcmeRate(daemon, "production", 10);
     await switchTo(daemon, "manual", "2s");
-    const second = await daemon.push(key(20), "raise acme's rate");
+    const second = await daemon.push(acmeKey(20), "raise acme's rate");
     await daemon.sync();
     // staging verifies it: a candidate production could take
     const dry = await eventually(
@@ -67,25 +59,19 @@ describe("promotion settings follow a reload", () => {
     const before = await promotions(daemon);
     expect(before.some((p) => p.startsWith(second))).toBe(false);
     await daemon.daemon.environments.get("production")!.runOnce("decision");
-    expect(rateIn(daemon, "production")).toBe(10);
+    expect(acmeRate(daemon, "production")).toBe(10);
     expect(await promotions(daemon)).toEqual(before);
 
     // a person promotes it
     expect((await daemon.promote({ revision: second })).status).toBe(202);
-    await eventually(
-      () => rateIn(daemon, "production"),
-      (r) => r === 20,
-    );
+    await untilAcmeRate(daemon, "production", 20);
     expect((await promotions(daemon))[0]).toBe(`${second}:token`);
 
     // back to auto, without a restart: the next verified revision is promoted by the daemon
     await switchTo(daemon, "auto", "1s");
-    const third = await daemon.push(key(30), "raise acme's rate again");
+    const third = await daemon.push(acmeKey(30), "raise acme's rate again");
     await daemon.sync();
-    await eventually(
-      () => rateIn(daemon, "production"),
-      (r) => r === 30,
-    );
+    await untilAcmeRate(daemon, "production", 30);
     expect((await promotions(daemon))[0]).toBe(`${third}:auto`);
-  });
+  }, 120_000);
 });

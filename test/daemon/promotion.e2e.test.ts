@@ -10,13 +10,12 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { eventually } from "../helpers/daemon-process.js";
 import { doc } from "../helpers/plan.js";
-import { promotionDaemon, stateToken, syncToken } from "../helpers/promotion-daemon.js";
+import { acmeKey, acmeRate, promotionDaemon, stateToken, syncToken, untilAcmeRate } from "../helpers/promotion-daemon.js";
 import type { PromotionDaemon } from "../helpers/promotion-daemon.js";
 import { runCli } from "../helpers/cli.js";
 import { call } from "../helpers/sandbox.js";
 import { removeTempRepos } from "../helpers/temp-repo.js";
 
-const key = (rate: number): Record<string, string> => ({ "config/keys.yaml": doc("OrgKey", "acme", `keyId: org-acme\nrate: ${rate}`) });
 const api = (expectStatus: number): Record<string, string> => ({
   "config/api.yaml": `${doc(
     "ApiDefinition",
@@ -25,8 +24,6 @@ const api = (expectStatus: number): Record<string, string> => ({
   )}  query: { listenPath: /petstore/, mockResponse: true }\n  verify:\n    - path: pets\n      expectStatus: ${expectStatus}\n`,
 });
 
-const rateIn = (d: PromotionDaemon, where: "staging" | "production"): number | undefined =>
-  d[where].inspect.store.orgKeys.get("org-acme")?.session.rate as number | undefined;
 const errorOf = (body: unknown): string => (body as { error?: string }).error ?? "";
 
 let manual: PromotionDaemon | undefined;
@@ -40,14 +37,11 @@ afterAll(async () => {
 
 describe("promotion from staging to production", () => {
   it("a merge reaches staging only; after its checks and soak a promotion applies it to production", async () => {
-    manual = await promotionDaemon(key(10));
+    manual = await promotionDaemon(acmeKey(10));
     const d = manual;
-    await eventually(
-      () => rateIn(d, "staging"),
-      (r) => r === 10,
-    );
+    await untilAcmeRate(d, "staging", 10);
     // nothing is promoted yet: production applies nothing, and its runs wait — they are not failures
-    expect(rateIn(d, "production")).toBeUndefined();
+    expect(acmeRate(d, "production")).toBeUndefined();
     const waiting = await d.daemon.environments.get("production")!.runOnce("test");
     expect(waiting).toMatchObject({ result: "waiting" });
     expect(waiting.error).toContain("nothing promoted to production yet");
@@ -58,37 +52,28 @@ describe("promotion from staging to production", () => {
     );
     expect(dry.body).toMatchObject({ environment: "production", from: "staging", dryRun: true, changes: 1 });
     expect((dry.body as { plan: string }).plan).toContain("OrgKey/acme");
-    expect(rateIn(d, "production")).toBeUndefined();
+    expect(acmeRate(d, "production")).toBeUndefined();
     const first = (dry.body as { revision: string }).revision;
     const promoted = await d.promote({ revision: first.slice(0, 10) });
     expect(promoted.status).toBe(202);
     expect(promoted.body).toMatchObject({ revision: first, dryRun: false });
-    await eventually(
-      () => rateIn(d, "production"),
-      (r) => r === 10,
-    );
+    await untilAcmeRate(d, "production", 10);
 
-    const second = await d.push(key(20), "raise acme's rate");
+    const second = await d.push(acmeKey(20), "raise acme's rate");
     await d.sync();
-    await eventually(
-      () => rateIn(d, "staging"),
-      (r) => r === 20,
-    );
+    await untilAcmeRate(d, "staging", 20);
     const soaking = await d.promote({ revision: second });
     expect(soaking.status).toBe(409);
     expect(errorOf(soaking.body)).toMatch(
       new RegExp(`production cannot take ${second.slice(0, 12)}: ${second.slice(0, 12)} (is soaking in staging|ended its soak)`),
     );
     // a merge reaches staging only
-    expect(rateIn(d, "production")).toBe(10);
+    expect(acmeRate(d, "production")).toBe(10);
     await eventually(
       () => d.promote({ revision: second }),
       (a) => a.status === 202,
     );
-    await eventually(
-      () => rateIn(d, "production"),
-      (r) => r === 20,
-    );
+    await untilAcmeRate(d, "production", 20);
   });
 
   it("refuses a revision whose post-apply check failed in staging, naming the check", async () => {
@@ -129,20 +114,17 @@ describe("rollback", () => {
     const dry = await d.promote({ rollback: { steps: 1 }, dryRun: true });
     expect(dry.status).toBe(200);
     expect(dry.body).toMatchObject({ environment: "production", from: "production", rollback: true, changes: 1, cannotUndo: [] });
-    expect(rateIn(d, "production")).toBe(20);
+    expect(acmeRate(d, "production")).toBe(20);
     const back = await d.promote({ rollback: { steps: 1 } });
     expect(back.status).toBe(202);
-    await eventually(
-      () => rateIn(d, "production"),
-      (r) => r === 10,
-    );
+    await untilAcmeRate(d, "production", 10);
     const production = d.daemon.environments.get("production")!;
     await eventually(
       () => production.lastRun,
       (r) => r?.reason === "rollback" && r.result === "applied",
     );
     expect((await production.runOnce("test")).result).toBe("noop");
-    expect(rateIn(d, "production")).toBe(10);
+    expect(acmeRate(d, "production")).toBe(10);
     // a revision production never applied is not a rollback target
     const refused = await d.promote({ rollback: {}, revision: "0123456789abcdef0123456789abcdef01234567" });
     expect(refused.status).toBe(409);
@@ -170,21 +152,12 @@ describe("rollback", () => {
 
 describe("promotion: auto", () => {
   it("promotes each verified revision by itself", async () => {
-    auto = await promotionDaemon(key(30), "auto");
+    auto = await promotionDaemon(acmeKey(30), "auto");
     const d = auto;
-    await eventually(
-      () => rateIn(d, "production"),
-      (r) => r === 30,
-    );
-    await d.push(key(40), "raise acme's rate again");
+    await untilAcmeRate(d, "production", 30);
+    await d.push(acmeKey(40), "raise acme's rate again");
     await d.sync();
-    await eventually(
-      () => rateIn(d, "staging"),
-      (r) => r === 40,
-    );
-    await eventually(
-      () => rateIn(d, "production"),
-      (r) => r === 40,
-    );
+    await untilAcmeRate(d, "staging", 40);
+    await untilAcmeRate(d, "production", 40);
   });
 });

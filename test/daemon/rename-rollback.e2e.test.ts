@@ -13,7 +13,7 @@ import { startSandbox } from "../../src/sandbox/sandbox.js";
 import type { SandboxHandle } from "../../src/sandbox/sandbox.js";
 import { runCli } from "../helpers/cli.js";
 import type { DaemonProcess } from "../helpers/daemon-process.js";
-import { eventually, spawnDaemon } from "../helpers/daemon-process.js";
+import { eventually, spawnDaemon, stopDaemon } from "../helpers/daemon-process.js";
 import { gitRemote, pushFiles } from "../helpers/git-remote.js";
 import { git } from "../helpers/git-repo.js";
 import { doc } from "../helpers/plan.js";
@@ -24,8 +24,7 @@ import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
 const sandboxes: SandboxHandle[] = [];
 let daemon: DaemonProcess | undefined;
 afterEach(async () => {
-  daemon?.child.kill("SIGTERM");
-  if (daemon !== undefined && daemon.child.exitCode === null) await new Promise((r) => daemon!.child.once("exit", r));
+  await stopDaemon(daemon);
   daemon = undefined;
   for (const s of sandboxes.splice(0)) await s.stop();
 });

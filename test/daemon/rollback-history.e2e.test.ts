@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eventually } from "../helpers/daemon-process.js";
 import { git } from "../helpers/git-repo.js";
 import { doc } from "../helpers/plan.js";
-import { everyToken, promotionProcess } from "../helpers/promotion-daemon.js";
+import { acmeRate, pagesReader, promotionProcess, untilAcmeRate } from "../helpers/promotion-daemon.js";
 import type { PromotionProcess } from "../helpers/promotion-daemon.js";
 import { call } from "../helpers/sandbox.js";
 import { removeTempRepos } from "../helpers/temp-repo.js";
@@ -34,7 +34,6 @@ interface HistoryJson {
 let d: PromotionProcess;
 const v: string[] = [];
 
-const rate = (where: "staging" | "production"): unknown => d[where].inspect.store.orgKeys.get("org-acme")?.session.rate;
 const history = async (): Promise<HistoryJson> => {
   const out = await d.cli(["history", "--env", "production", "--format", "json"]);
   expect(out.code, out.stderr).toBe(0);
@@ -52,11 +51,7 @@ const hinted = (stderr: string): string[] => hintedAll(stderr)[0]!;
 
 /** Waits until production applied `rate` and verified the revision in force. */
 async function productionOn(revision: string, r: number): Promise<void> {
-  await eventually(
-    () => rate("production"),
-    (x) => x === r,
-    30_000,
-  );
+  await untilAcmeRate(d, "production", r, 30_000);
   await eventually(history, (h) => h.verifications.some((x) => x.revision === revision), 30_000);
 }
 
@@ -94,7 +89,6 @@ afterAll(async () => {
 const orgKeyIds = (): string[] => [...d.production.inspect.store.orgKeys.keys()].sort();
 
 /** The status page's reader: the daemon guards its pages with the pages token. */
-const pagesReader = { headers: { authorization: `Bearer ${everyToken.pages}` } };
 
 describe("rollback along production's applied history", () => {
   it("history marks where --steps 1 and --steps 2 go; two --steps 1 in a row go v3 → v2 → v1, one object per resource", async () => {
@@ -109,11 +103,7 @@ describe("rollback along production's applied history", () => {
     const second = await d.cli(["rollback", "production", "--steps", "1", "--auto-approve"]);
     expect(second.code, second.stderr).toBe(0);
     expect(second.stdout).toContain(`rolled production back to ${v[0]!.slice(0, 12)}`);
-    await eventually(
-      () => rate("production"),
-      (x) => x === 10,
-      30_000,
-    );
+    await untilAcmeRate(d, "production", 10, 30_000);
     expect(orgKeyIds()).toEqual(["org-acme", "org-beta"]);
     const h = await history();
     expect(h.promotions.slice(0, 2).map((p) => [p.revision, p.rollback])).toEqual([
@@ -121,7 +111,7 @@ describe("rollback along production's applied history", () => {
       [v[1], true],
     ]);
     expect(h.rollbackTargets).toEqual([]);
-  });
+  }, 120_000);
 
   it("with nowhere to go back, --steps 1 is refused and the page offers no rollback", async () => {
     const refused = await d.cli(["rollback", "production", "--steps", "1", "--auto-approve"]);
@@ -137,7 +127,7 @@ describe("rollback along production's applied history", () => {
     expect(page).not.toContain("gatesync rollback production");
     // nor does it suggest taking back what the rollbacks left
     expect(page).not.toContain(`gatesync promote production --revision ${v[2]!.slice(0, 10)}`);
-    expect(rate("production")).toBe(10);
+    expect(acmeRate(d, "production")).toBe(10);
   });
 
   it("promote without a revision does not take back what the rollback left; its hint does, and promoting it again records nothing", async () => {
@@ -154,16 +144,12 @@ describe("rollback along production's applied history", () => {
     expect((await history()).promotions.length).toBe(before);
     // the page offers the rollback again: v1 lies below v3
     expect((await call(`${d.daemon.url}/environments/production/`, pagesReader)).text).toContain("gatesync rollback production --steps 1");
-  });
+  }, 120_000);
 
   it("--to a revision a rollback took off is refused with a stable code; the hint's --forward goes there", async () => {
     const back = await d.cli(["rollback", "production", "--steps", "1", "--auto-approve"]);
     expect(back.code, back.stderr).toBe(0);
-    await eventually(
-      () => rate("production"),
-      (x) => x === 10,
-      30_000,
-    );
+    await untilAcmeRate(d, "production", 10, 30_000);
     const refused = await d.cli(["rollback", "production", "--to", v[1]!.slice(0, 12), "--auto-approve"]);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain(`error[PROMOTION_NOT_EARLIER] production cannot roll back to ${v[1]!.slice(0, 12)}`);
@@ -173,11 +159,7 @@ describe("rollback along production's applied history", () => {
     // a rollback asks before it starts; no terminal here, so the approval is given as a script would
     const forward = await d.follow([...hint, "--auto-approve"]);
     expect(forward.code, forward.stderr).toBe(0);
-    await eventually(
-      () => rate("production"),
-      (x) => x === 20,
-      30_000,
-    );
+    await untilAcmeRate(d, "production", 20, 30_000);
     expect(orgKeyIds()).toEqual(["org-acme", "org-beta"]);
     // a revision production never ran: the hint sends it through staging's gate instead
     const never = await d.cli(["rollback", "production", "--to", "0123456789ab", "--auto-approve"]);
@@ -185,16 +167,12 @@ describe("rollback along production's applied history", () => {
     expect(hinted(never.stderr)).toEqual(["promote", "production", "--revision", "0123456789ab", "-c", d.operatorFile]);
     const gated = await d.follow(hinted(never.stderr));
     expect(gated.stderr).toContain("error[PROMOTION_REFUSED] production cannot take 0123456789ab: 0123456789ab was not applied in staging");
-  });
+  }, 120_000);
 
   it("promote without a revision says a newer revision is soaking in staging", async () => {
     const newer = await d.push(keys(40), "acme at 40");
     await d.sync();
-    await eventually(
-      () => rate("staging"),
-      (x) => x === 40,
-      30_000,
-    );
+    await untilAcmeRate(d, "staging", 40, 30_000);
     const dry = await d.cli(["promote", "production", "--dry-run"]);
     expect(dry.code, dry.stderr).toBe(0);
     expect(dry.stdout).toMatch(
@@ -202,7 +180,7 @@ describe("rollback along production's applied history", () => {
         `note: a newer revision is on its way: ${newer.slice(0, 12)} (is soaking in staging: \\d+s of its soak left|ended its soak in staging; verified at its next run); this promotes ${v[2]!.slice(0, 12)}, staging's newest verified revision`,
       ),
     );
-  });
+  }, 120_000);
 
   it("a prefix two revisions start with is an error naming both", async () => {
     const prefix = v[0]!.slice(0, 4);
@@ -230,7 +208,7 @@ describe("rollback along production's applied history", () => {
     const told = await d.follow([...commands.find((c) => c.includes(v[0]!.slice(0, 12)))!, "--dry-run"]);
     expect(told.code, told.stderr).toBe(0);
     expect(told.stdout).toContain(`promoting ${v[0]!.slice(0, 12)} from staging to production would apply`);
-  });
+  }, 120_000);
 });
 
 /** A real commit on main (the head's tree again) whose id starts with `prefix`, pushed; its id. */

@@ -14,7 +14,7 @@ import { routeTable } from "../../src/daemon/http/route-table.js";
 import type { Credential } from "../../src/daemon/http/credentials.js";
 import path from "node:path";
 import type { SandboxHandle } from "../../src/sandbox/sandbox.js";
-import { eventually, sandboxTargets, spawnDaemon } from "../helpers/daemon-process.js";
+import { eventually, sandboxTargets, spawnDaemon, stopDaemon } from "../helpers/daemon-process.js";
 import type { DaemonProcess } from "../helpers/daemon-process.js";
 import { doc } from "../helpers/plan.js";
 import { everyToken, promotedTwice, spawnedPromotionDaemon } from "../helpers/promotion-daemon.js";
@@ -235,7 +235,7 @@ describe("the implicit environment's root paths", () => {
   let sandbox: SandboxHandle | undefined;
 
   afterAll(async () => {
-    implicit?.child.kill("SIGTERM");
+    await stopDaemon(implicit);
     await sandbox?.stop();
   });
 

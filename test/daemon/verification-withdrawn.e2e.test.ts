@@ -136,7 +136,7 @@ describe("a verification withdrawn by a failing run", () => {
     expect(event.event).toBe("run-failed");
     expect(event.checks![0]).toContain(expectedGot);
     expect(event.summary).toContain(expectedGot);
-  });
+  }, 120_000);
 
   it("the run at the soak's end checks again: a backend broken during the soak is never verified", async () => {
     upstreamStatus = 200;
@@ -159,5 +159,5 @@ describe("a verification withdrawn by a failing run", () => {
     expect(errorOf(refused.body)).toBe("staging has verified no revision yet: nothing to promote to production");
     const status = (await call(`${d.daemon.url}/environments/staging/status`)).body as { verification?: unknown };
     expect(status.verification).toBeUndefined();
-  });
+  }, 120_000);
 });

@@ -7,8 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eventually } from "../helpers/daemon-process.js";
-import { doc } from "../helpers/plan.js";
-import { promoteToken, promotionDaemon } from "../helpers/promotion-daemon.js";
+import { acmeKey, promoteToken, promotionDaemon } from "../helpers/promotion-daemon.js";
 import { call } from "../helpers/sandbox.js";
 import type { PromotionDaemon } from "../helpers/promotion-daemon.js";
 import { startReceiver } from "../helpers/receiver.js";
@@ -31,7 +30,7 @@ describe("a sync window's change", () => {
     const stagingSettings =
       `    notifications: { receivers: [{ type: webhook, url: "${receiver.url}", secretEnv: SYNC_TOKEN }] }\n` +
       `    windows: [{ kind: deny, schedule: "*/10 * * * * *", duration: 5s }]\n`;
-    d = await promotionDaemon({ "config/keys.yaml": doc("OrgKey", "acme", "keyId: org-acme\nrate: 10") }, "manual", { stagingSettings });
+    d = await promotionDaemon(acmeKey(10), "manual", { stagingSettings });
     const frozen = (): string[] =>
       receiver.received
         .map((r) => JSON.parse(r.body) as { event: string; summary: string })
@@ -52,7 +51,7 @@ describe("a sync window's change", () => {
   it("is told when a freeze ends by its --until, with no unfreeze asked", async () => {
     await d?.stop();
     const stagingSettings = `    notifications: { receivers: [{ type: webhook, url: "${receiver.url}", secretEnv: SYNC_TOKEN }] }\n`;
-    d = await promotionDaemon({ "config/keys.yaml": doc("OrgKey", "acme", "keyId: org-acme\nrate: 10") }, "manual", { stagingSettings });
+    d = await promotionDaemon(acmeKey(10), "manual", { stagingSettings });
     const until = new Date(Date.now() + 2_000).toISOString();
     const frozen = await call(`${d.daemon.url!}/environments/staging/freeze`, {
       method: "POST",

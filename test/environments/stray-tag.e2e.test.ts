@@ -9,7 +9,7 @@ import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { SandboxHandle } from "../../src/sandbox/sandbox.js";
-import { eventually, spawnDaemon } from "../helpers/daemon-process.js";
+import { eventually, spawnDaemon, stopDaemon } from "../helpers/daemon-process.js";
 import type { DaemonProcess } from "../helpers/daemon-process.js";
 import { git } from "../helpers/git-repo.js";
 import { gitRemote, pushFiles, trackedEnvironmentsConfig } from "../helpers/git-remote.js";
@@ -78,8 +78,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  daemon?.child.kill("SIGTERM");
-  await new Promise((resolve) => (daemon?.child.exitCode === null ? daemon.child.once("exit", resolve) : resolve(undefined)));
+  await stopDaemon(daemon);
   await production?.stop();
   await removeTempRepos();
 });

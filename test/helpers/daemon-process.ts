@@ -65,3 +65,13 @@ export async function spawnDaemon(
   if (match === null) throw new Error(`the daemon exited (${child.exitCode}) before listening:\n${output.slice(-3000)}`);
   return { child, url: match[1]!, output: () => output };
 }
+
+/** Stops a daemon (SIGTERM) and waits until it exited, so nothing writes into its directories after (their removal). */
+export async function stopDaemon(daemon: DaemonProcess | undefined): Promise<void> {
+  if (daemon === undefined) return;
+  const child = daemon.child;
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  child.kill("SIGTERM");
+  await exited;
+}

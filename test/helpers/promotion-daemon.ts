@@ -11,11 +11,12 @@ import { startDaemon } from "../../src/daemon/daemon.js";
 import type { Daemon } from "../../src/daemon/daemon.js";
 import { silentLogger } from "../../src/logger.js";
 import type { SandboxHandle } from "../../src/sandbox/sandbox.js";
-import { eventually, spawnDaemon } from "./daemon-process.js";
+import { eventually, spawnDaemon, stopDaemon } from "./daemon-process.js";
 import type { DaemonProcess } from "./daemon-process.js";
 import { runCli } from "./cli.js";
 import type { CliResult } from "./cli.js";
 import { gitRemote, pushFiles } from "./git-remote.js";
+import { doc } from "./plan.js";
 import { call, testCredentials, testSandbox } from "./sandbox.js";
 import type { Answer } from "./sandbox.js";
 import { tempRepo } from "./temp-repo.js";
@@ -107,6 +108,27 @@ export async function promotionDaemon(
   };
 }
 
+/** The org key `acme` at `rate`, as a commit's files. */
+export const acmeKey = (rate: number): Record<string, string> => ({ "config/keys.yaml": doc("OrgKey", "acme", `keyId: org-acme\nrate: ${rate}`) });
+
+/** acme's rate on that environment's gateway (undefined: not created there). */
+export const acmeRate = (d: Pick<PromotionDaemon, "staging" | "production">, where: "staging" | "production"): number | undefined =>
+  d[where].inspect.store.orgKeys.get("org-acme")?.session.rate as number | undefined;
+
+/** Waits until acme's rate on that environment's gateway is `rate` (at most `ms`). */
+export async function untilAcmeRate(
+  d: Pick<PromotionDaemon, "staging" | "production">,
+  where: "staging" | "production",
+  rate: number,
+  ms?: number,
+): Promise<void> {
+  await eventually(
+    () => acmeRate(d, where),
+    (r) => r === rate,
+    ms,
+  );
+}
+
 /** Waits until production may take staging's newest revision (staging verified it). */
 export async function candidateReady(d: Pick<PromotionDaemon, "promote">): Promise<void> {
   await eventually(
@@ -143,6 +165,18 @@ export const everyToken = {
   promote: promoteToken,
 };
 
+/** The request options of a reader of the status pages and routes (the pages' token), as a call or fetch takes them. */
+export const pagesReader = { headers: { authorization: `Bearer ${everyToken.pages}` } };
+
+/** The variables naming those tokens, as the operator's file of `spawnedPromotionDaemon` reads them. */
+export const everyTokenEnv: Readonly<Record<string, string>> = {
+  SYNC_TOKEN: everyToken.sync,
+  STATE_TOKEN: everyToken.state,
+  PROMOTE_TOKEN: everyToken.promote,
+  PAGES_TOKEN: everyToken.pages,
+  HOOK_SECRET: everyToken.webhook,
+};
+
 export interface SpawnedPromotionDaemon extends Pick<
   PromotionDaemon,
   "staging" | "production" | "dir" | "operatorFile" | "push" | "sync" | "promote" | "stop"
@@ -176,14 +210,7 @@ export async function spawnedPromotionDaemon(
     operatorFile,
     operatorSettings(path.join(dir, "origin.git"), staging, production, promotion, soak).replace("promoteTokenEnv: PROMOTE_TOKEN", server),
   );
-  const variables = {
-    SYNC_TOKEN: everyToken.sync,
-    STATE_TOKEN: everyToken.state,
-    PROMOTE_TOKEN: everyToken.promote,
-    PAGES_TOKEN: everyToken.pages,
-    HOOK_SECRET: everyToken.webhook,
-    ...env,
-  };
+  const variables = { ...everyTokenEnv, ...env };
   const stopSandboxes = async (): Promise<void> => {
     await staging.stop();
     await production.stop();
@@ -209,8 +236,7 @@ export async function spawnedPromotionDaemon(
     promote: (body, token = everyToken.promote, environment = "production") =>
       call(`${process.url}/environments/${environment}/promote`, { method: "POST", headers: { ...bearer(token), "content-type": "application/json" }, body }),
     stop: async () => {
-      process.child.kill("SIGTERM");
-      await new Promise((resolve) => (process.child.exitCode === null ? process.child.once("exit", resolve) : resolve(undefined)));
+      await stopDaemon(process);
       await stopSandboxes();
     },
   };
@@ -234,15 +260,7 @@ export interface PromotionProcess {
 
 export async function promotionProcess(repository: Record<string, string>, soak: string, promotion: "auto" | "manual" = "manual"): Promise<PromotionProcess> {
   const d = await spawnedPromotionDaemon(repository, {}, soak, promotion);
-  const cliEnv = {
-    GW_KEY: testCredentials.gatewayKey,
-    SYNC_TOKEN: everyToken.sync,
-    STATE_TOKEN: everyToken.state,
-    PROMOTE_TOKEN: everyToken.promote,
-    PAGES_TOKEN: everyToken.pages,
-    HOOK_SECRET: everyToken.webhook,
-    GATESYNC_DAEMON_URL: d.url,
-  };
+  const cliEnv = { GW_KEY: testCredentials.gatewayKey, ...everyTokenEnv, GATESYNC_DAEMON_URL: d.url };
   return {
     staging: d.staging,
     production: d.production,

@@ -7,7 +7,7 @@ import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { SandboxHandle } from "../../src/sandbox/sandbox.js";
 import { gitRemote, pushFiles } from "./git-remote.js";
-import { doc } from "./plan.js";
+import { acmeKey } from "./promotion-daemon.js";
 import { dropTestSchemas, pgUrl, sql, testSchema } from "./postgres.js";
 import { spawnReplica, untilWithLogs } from "./replica.js";
 import type { Replica } from "./replica.js";
@@ -46,7 +46,7 @@ export const promoteToken = "fleet-promote-token";
 export const syncToken = "fleet-promotion-sync-token";
 
 /** The org key `acme` at `rate`, as a commit's files. */
-export const key = (rate: number): Record<string, string> => ({ "config/keys.yaml": doc("OrgKey", "acme", `keyId: org-acme\nrate: ${rate}`) });
+export const key = acmeKey;
 
 /** How production is promoted and how often both replicas run on their own. */
 export interface FleetPromotionOptions {

@@ -14,7 +14,7 @@ import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { SandboxHandle } from "../../src/sandbox/sandbox.js";
 import type { DaemonProcess } from "../helpers/daemon-process.js";
-import { eventually, sandboxTargets, spawnDaemon } from "../helpers/daemon-process.js";
+import { eventually, sandboxTargets, spawnDaemon, stopDaemon } from "../helpers/daemon-process.js";
 import { git } from "../helpers/git-repo.js";
 import { gitRemote, pushFiles } from "../helpers/git-remote.js";
 import { call, testSandbox } from "../helpers/sandbox.js";
@@ -26,7 +26,7 @@ const daemons: DaemonProcess[] = [];
 const sandboxes: SandboxHandle[] = [];
 
 afterAll(async () => {
-  for (const d of daemons) d.child.kill("SIGTERM");
+  for (const d of daemons) await stopDaemon(d);
   for (const s of sandboxes) await s.stop();
   await removeTempRepos();
 });
