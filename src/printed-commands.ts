@@ -22,7 +22,7 @@ export interface Invocation {
 const takesFlags = /^gatesync (?:apply|plan|validate|state (?:resolve|list|pull|push|adopt))(?= |$)/;
 
 /** The daemon's commands (promote-command.ts): they take `-c` (where the promotion token's variable is named), never `--env`. */
-const takesConfigOnly = /^gatesync (?:promote|rollback|history)(?= |$)/;
+const takesConfigOnly = /^gatesync (?:promote|rollback|history|freeze|unfreeze)(?= |$)/;
 
 /** A word as a POSIX shell reads it: quoted unless it is plain. */
 function shellWord(word: string): string {

@@ -4,7 +4,9 @@
  * `gatesync promote` finds them (promote-action.ts). The daemon records the row and answers the
  * hold in force, which is printed as every page says it.
  */
+import path from "node:path";
 import { boundText } from "../bounded-text.js";
+import { commandFor, invocationOf, printedCommand } from "../printed-commands.js";
 import { parseDuration } from "../config/duration.js";
 import { UsageError } from "../errors.js";
 import type { CliIo } from "./cli-io.js";
@@ -56,11 +58,15 @@ const holdText = (answer: Record<string, unknown>): string | undefined => {
   return typeof hold?.message === "string" ? boundText(hold.message, 500) : undefined;
 };
 
+/** The command that lifts the freeze, with the `-c` this one was given (its token's variable is named there). */
+const unfreezeCommand = (env: string, opts: FreezeOptions): string =>
+  commandFor(printedCommand("unfreeze", env), opts.config === undefined ? {} : invocationOf({ file: path.resolve(opts.config) }));
+
 export async function freezeAction(env: string, opts: FreezeOptions, io: CliIo): Promise<void> {
   const until = opts.until === undefined ? {} : { until: untilOf(opts.until, Date.now()) };
   const answer = await send(env, "freeze", { reason: opts.reason ?? "", ...until }, opts, io);
   io.stdout(
-    `${holdText(answer) ?? `${env} frozen`}: it plans but applies and promotes nothing until \`gatesync unfreeze ${env}\`${opts.until === undefined ? "" : " or then"}\n`,
+    `${holdText(answer) ?? `${env} frozen`}: it plans but applies and promotes nothing until \`${unfreezeCommand(env, opts)}\`${opts.until === undefined ? "" : " or then"}\n`,
   );
 }
 

@@ -155,7 +155,7 @@ export async function promote(parts: PromotionParts, name: string, ask: Promotio
   if (refusal !== undefined)
     throw new PromotionError(`${name} cannot take ${shortRevision(revision)}: ${refusal}`, { hint: `see gatesync history --env ${from.name}` });
   const hold = await parts.hold?.(name);
-  if (hold !== undefined && !ask.dryRun && ask.overrideFreeze !== true) throw heldRefusal(name, hold, rollback);
+  if (hold !== undefined && !ask.dryRun && ask.overrideFreeze !== true) throw heldRefusal(name, hold, rollback, choice);
   const { plan, state } = await planOf(parts, unit, revision);
   // what this environment would get must be what the source applied and checked (not for a rollback: its own past)
   const escaped = rollback ? undefined : await escapedSource(parts, from, plan, revision);
@@ -180,10 +180,14 @@ export async function promote(parts: PromotionParts, name: string, ask: Promotio
 }
 
 /** A promotion or rollback refused while the target is held: how to go through (audited), or to lift the hold. */
-function heldRefusal(name: string, hold: Hold, rollback: boolean): PromotionError {
-  const lift = hold.kind === "freeze" ? printedCommand("unfreeze", name) : `wait for its window`;
+function heldRefusal(name: string, hold: Hold, rollback: boolean, choice: RollbackChoice): PromotionError {
+  const lift = hold.kind === "freeze" ? `\`${printedCommand("unfreeze", name)}\`` : `wait for its window`;
+  // the same revision as asked, by its id: the command goes exactly where this one was refused
+  const through = rollback
+    ? printedCommand("rollback", name, "--to", choice.revision, ...(choice.forward === true ? ["--forward"] : []), "--override-freeze")
+    : printedCommand("promote", name, "--revision", choice.revision, "--override-freeze");
   return new PromotionError(`${hold.message}: it promotes and rolls back nothing while it lasts`, {
-    hint: `${lift}, or go through it (recorded in its history): ${printedCommand(rollback ? "rollback" : "promote", name, "--override-freeze")}`,
+    hint: `${lift}, or go through it (recorded in its history): \`${through}\``,
   });
 }
 

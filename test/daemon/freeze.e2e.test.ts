@@ -53,6 +53,9 @@ const holdOf = async (daemon: PromotionDaemon, name: string): Promise<{ kind: st
 const cli = (daemon: PromotionDaemon, ...args: string[]): ReturnType<typeof runCli> =>
   runCli([...args, "--daemon", daemon.daemon.url!], { GATESYNC_PROMOTE_TOKEN: promoteToken });
 
+/** The words after `gatesync` of the command a hold's hint says goes through it, as printed. */
+const throughCommand = (hint: string): string[] => (/`gatesync ((?:promote|rollback) [^`]+--override-freeze)`/.exec(hint)?.[1] ?? "missing").split(" ");
+
 describe("freezes", () => {
   it("a frozen production plans but applies and promotes nothing until overridden or unfrozen, then applies what waited", async () => {
     d = await promotionDaemon(acmeKey(10), "auto");
@@ -85,10 +88,11 @@ describe("freezes", () => {
     const refused = await daemon.promote({ revision: second });
     expect(refused.status).toBe(409);
     expect(errorOf(refused.body)).toMatch(/^production frozen until .*: incident 4521: it promotes and rolls back nothing while it lasts$/);
-    expect((refused.body as { hint: string }).hint).toContain("gatesync promote production --override-freeze");
+    const hint = (refused.body as { hint: string }).hint;
+    expect(hint).toContain(`\`gatesync promote production --revision ${second} --override-freeze\``);
 
     // the override, as the hint says: promoted through the freeze, applied, recorded
-    const through = await cli(daemon, "promote", "production", "--revision", second, "--override-freeze");
+    const through = await cli(daemon, ...throughCommand(hint));
     expect(through.stdout).toContain("through the hold (production frozen until");
     await untilAcmeRate(daemon, "production", 20);
     expect((await rows(daemon, "production")).promotions[0]!.record).toMatchObject({
@@ -116,6 +120,17 @@ describe("freezes", () => {
       [false, "incident closed", "PROMOTE_TOKEN"],
       [true, "incident 4521", "PROMOTE_TOKEN"],
     ]);
+
+    // frozen again, a rollback is refused alike: its hint goes back to the revision asked (never forward, never nowhere)
+    expect((await cli(daemon, "freeze", "production", "--reason", "incident 4522")).code).toBe(0);
+    const back = await cli(daemon, "rollback", "production", "--steps", "1", "--auto-approve");
+    expect(back.code).not.toBe(0);
+    const backHint = /hint: (.*)/.exec(back.stderr)?.[1] ?? "";
+    expect(backHint).toContain(`\`gatesync rollback production --to ${second} --override-freeze\``);
+    const gone = await cli(daemon, ...throughCommand(backHint), "--auto-approve");
+    expect(gone.code, gone.stdout + gone.stderr).toBe(0);
+    await untilAcmeRate(daemon, "production", 20);
+    expect((await cli(daemon, "unfreeze", "production")).code).toBe(0);
   }, 120_000);
 
   it("a deny window holds staging; when it closes, staging applies what waited by itself", async () => {
