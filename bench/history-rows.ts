@@ -5,10 +5,10 @@
  * appended through the state backend's own appendHistory up to the bound.
  */
 import type { HistoryBound } from "../src/config/history-section.js";
-import type { RunRecord } from "../src/daemon/run-record.js";
-import { boundReport } from "../src/daemon/run-record.js";
-import type { HistoryRecord } from "../src/record/history.js";
-import type { PromotionRecord, VerificationRecord } from "../src/record/promotion-history.js";
+import type { RunRecord } from "../src/daemon/history/run-record.js";
+import { boundReport } from "../src/daemon/history/run-record.js";
+import type { HistoryRecord } from "../src/record/history/history.js";
+import type { PromotionRecord, VerificationRecord } from "../src/record/history/promotion-history.js";
 import type { StateBackend } from "../src/record/state.js";
 import { applySummary } from "../test/helpers/apply-summary.js";
 import { repeat, time } from "./common.js";

@@ -12,14 +12,14 @@ import { SecretResolver } from "../src/secrets/resolver.js";
 import { prepareDesired } from "../src/plan/prepare-desired.js";
 import { computePlan } from "../src/plan/plan.js";
 import { contentHash } from "../src/kinds/canonical.js";
-import { appliedRecord } from "../src/apply/applied-record.js";
+import { appliedRecord } from "../src/apply/records/applied-record.js";
 import type { StateSnapshot } from "../src/record/state.js";
-import { RepositoryValidator } from "../src/validate/validate-repository.js";
+import { RepositoryValidator } from "../src/validate/repository/repository-validator.js";
 import { env, quick, repeat, reps, time } from "./common.js";
 import type { Figure } from "./figures.js";
 import { figure } from "./figures.js";
 import type { Generated } from "./generate.js";
-import { heldPayload } from "../src/record/lazy-record.js";
+import { heldPayload } from "../src/record/wrappers/lazy-record.js";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 

@@ -3,7 +3,7 @@
 import { EnvFileSecretSource } from "../dist/secrets/env-file-source.js";
 import { prepareDesired } from "../dist/plan/prepare-desired.js";
 import { computePlan } from "../dist/plan/plan.js";
-import { RepositoryValidator } from "../dist/validate/validate-repository.js";
+import { RepositoryValidator } from "../dist/validate/repository/repository-validator.js";
 
 const root = process.argv[2];
 const secrets = new EnvFileSecretSource(process.env, root);

@@ -10,7 +10,7 @@ import path from "node:path";
 import { parse, stringify } from "yaml";
 import { uniformFloat64 } from "pure-rand/distribution/uniformFloat64";
 import { xoroshiro128plus } from "pure-rand/generator/xoroshiro128plus";
-import { semanticIssues } from "../src/validate/openapi-semantics.js";
+import { semanticIssues } from "../src/validate/document/openapi-semantics.js";
 
 type Json = Record<string, unknown>;
 

@@ -21,7 +21,7 @@ import { cli } from "./cold.js";
 import { loadNow, log, quick } from "./common.js";
 import { figure } from "./figures.js";
 import type { Figure } from "./figures.js";
-import { SopsFiles } from "../src/secrets/sops-source.js";
+import { SopsFiles } from "../src/secrets/sops/sops-source.js";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const fixtures = path.resolve(here, "../test/fixtures/sops");

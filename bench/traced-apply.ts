@@ -14,13 +14,13 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { Agent } from "undici";
-import { runApply } from "../src/apply/run-apply.js";
+import { runApply } from "../src/run/run-apply.js";
 import type { GatesyncConfig } from "../src/config/config.js";
 import { silentLogger } from "../src/logger.js";
-import { SqliteStateBackend } from "../src/record/sqlite-backend.js";
+import { SqliteStateBackend } from "../src/record/sqlite/sqlite-backend.js";
 import { startSandbox } from "../src/sandbox/sandbox.js";
 import { startTracing } from "../src/telemetry/tracing.js";
-import { RepositoryValidator } from "../src/validate/validate-repository.js";
+import { RepositoryValidator } from "../src/validate/repository/repository-validator.js";
 import { credentials, env, loadNow, log, machineOf, reps } from "./common.js";
 import { benchConfig } from "./daemon-runs.js";
 

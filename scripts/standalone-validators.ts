@@ -25,7 +25,7 @@ import type * as core from "ajv/dist/core.js";
 import standaloneModule from "ajv/dist/standalone/index.js";
 import addFormatsModule from "ajv-formats";
 import { allKinds } from "../src/kinds/registry.js";
-import { openApiAjvOptions } from "../src/validate/openapi-validator.js";
+import { openApiAjvOptions } from "../src/validate/document/openapi-validator.js";
 
 type AjvCore = core.default;
 // CommonJS modules: their default export arrives as the module object

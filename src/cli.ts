@@ -3,26 +3,26 @@
  * that logs flush; exit codes are listed in docs/user/commands.md.
  */
 import { Command, InvalidArgumentError } from "commander";
-import { addApplyCommand } from "./cli/apply-command.js";
-import { addCompletionCommand, answerCompletion, completeCommand } from "./cli/completion-command.js";
-import { addDemoCommand } from "./cli/demo-command.js";
-import { addInitCommand } from "./cli/init-command.js";
-import { addPlanCommand } from "./cli/plan-command.js";
-import { addRunCommand } from "./cli/run-command.js";
-import { addSandboxCommand } from "./cli/sandbox-command.js";
-import { addStateCommand } from "./cli/state-command.js";
-import { addHistoryCommand } from "./cli/history-command.js";
-import { addPromoteCommands } from "./cli/promote-command.js";
-import type { CliIo } from "./cli/cli-io.js";
-import { addValidateCommand } from "./cli/validate-command.js";
+import { addApplyCommand } from "./cli/commands/apply/command.js";
+import { addCompletionCommand, answerCompletion, completeCommand } from "./cli/commands/completion/command.js";
+import { addDemoCommand } from "./cli/commands/demo/command.js";
+import { addInitCommand } from "./cli/commands/init/command.js";
+import { addPlanCommand } from "./cli/commands/plan/command.js";
+import { addRunCommand } from "./cli/commands/run/command.js";
+import { addSandboxCommand } from "./cli/commands/sandbox/command.js";
+import { addStateCommand } from "./cli/commands/state/command.js";
+import { addHistoryCommand } from "./cli/commands/history/command.js";
+import { addPromoteCommands } from "./cli/commands/promote/command.js";
+import type { CliIo } from "./cli/common/cli-io.js";
+import { addValidateCommand } from "./cli/commands/validate/command.js";
 import { GatesyncError, ValidationFailed } from "./errors.js";
 import { packageVersion } from "./package-root.js";
 import { formatDiagnostic } from "./errors.js";
 import { scrubText } from "./secrets/redaction.js";
-import { terminalText } from "./bounded-text.js";
+import { terminalText } from "./text/bounded-text.js";
 import { tracingOn, withSpan } from "./telemetry/spans.js";
 import { startTracing } from "./telemetry/tracing.js";
-import { fileTraces } from "./cli/telemetry-file.js";
+import { fileTraces } from "./cli/common/telemetry-file.js";
 
 export const ExitCode = { OK: 0, ERROR: 1, CHANGES: 2 } as const;
 

@@ -9,9 +9,9 @@
  * Every code is listed, with its meaning, in docs/user/errors.md. Messages pass through the
  * redaction layer: a secret value registered before the error is made never appears in it.
  */
-import { stripControls } from "./bounded-text.js";
+import { stripControls } from "./text/bounded-text.js";
 import { scrubText } from "./secrets/redaction.js";
-import type { Paint } from "./style.js";
+import type { Paint } from "./text/style.js";
 
 export const ErrorCode = {
   // reading files

@@ -105,14 +105,14 @@ const packagesAsScripts: Plugin = {
 };
 
 /**
- * `yaml` loaded on first use (src/yaml-library.ts) is its script too: the module that
+ * `yaml` loaded on first use (src/yaml/yaml-library.ts) is its script too: the module that
  * requires it from node_modules becomes one that runs the script, with its code cache.
  */
 const lazyYamlAsScript: Plugin = {
   name: "lazy-yaml-as-script",
   setup(b) {
     b.onResolve({ filter: /^\.\.\/yaml-library\.js$/ }, (args) =>
-      path.resolve(args.resolveDir, args.path) === path.join(root, "dist/yaml-library.js") ? { path: "yaml", namespace: "lazy-package-script" } : undefined,
+      path.resolve(args.resolveDir, args.path) === path.join(root, "dist/yaml/yaml-library.js") ? { path: "yaml", namespace: "lazy-package-script" } : undefined,
     );
     b.onLoad({ filter: /.*/, namespace: "lazy-package-script" }, (args) => ({
       contents: [
@@ -163,9 +163,9 @@ await rm(outdir, { recursive: true, force: true });
 const result = await build({
   entryPoints: {
     cli: path.join(root, "dist/cli.js"),
-    "file-worker": path.join(root, "dist/validate/file-worker.js"),
+    "file-worker": path.join(root, "dist/validate/file/file-worker.js"),
     "rule-worker": path.join(root, "dist/rules/rule-worker.js"),
-    "sops-age-worker": path.join(root, "dist/secrets/sops-age-worker.js"),
+    "sops-age-worker": path.join(root, "dist/secrets/sops/sops-age-worker.js"),
   },
   absWorkingDir: root,
   outdir,

@@ -16,7 +16,7 @@ import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { Script } from "node:vm";
-import type { StandaloneValidator } from "../../src/validate/standalone-validator.js";
+import type { StandaloneValidator } from "../../src/validate/schema/standalone-validator.js";
 
 /** Where the build writes the scripts and their caches: beside the bundle's chunks. */
 const scriptDir = path.join(path.dirname(fileURLToPath(import.meta.url)), "compiled");

@@ -9,7 +9,7 @@ import { operations } from "../contract/operations.js";
 import type { PlannedChange } from "../plan/plan-change.js";
 import { noteOnRun, withSpan } from "../telemetry/spans.js";
 import type { SpanHandle } from "../telemetry/spans.js";
-import type { BatchResult } from "./batch.js";
+import type { BatchResult } from "./batch/batch.js";
 import type { CallOutcome } from "./http-client.js";
 import type { ApplySummary } from "./types.js";
 

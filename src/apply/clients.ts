@@ -10,10 +10,10 @@ import { operations } from "../contract/operations.js";
 import type { InterfaceName } from "../contract/interfaces.js";
 import type { Logger } from "../logger.js";
 import type { PlannedChange } from "../plan/plan-change.js";
-import { BatchSender } from "./batch.js";
+import { BatchSender } from "./batch/batch.js";
 import { InterfaceClient } from "./http-client.js";
 import type { Caller } from "./http-client.js";
-import { InterfaceQueue } from "./queues.js";
+import { InterfaceQueue } from "./pace/queues.js";
 import type { ApplyDeps } from "./types.js";
 
 interface Credential {

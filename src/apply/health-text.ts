@@ -6,7 +6,7 @@
  * answer: control characters out, cut to a bound, and scrubbed by the one redaction layer
  * before it is kept anywhere.
  */
-import { boundText } from "../bounded-text.js";
+import { boundText } from "../text/bounded-text.js";
 import type { HealthResult } from "../kinds/kind.js";
 import { scrubText } from "../secrets/redaction.js";
 

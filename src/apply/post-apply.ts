@@ -10,7 +10,7 @@ import { resourceId } from "../kinds/resource.js";
 import type { Logger } from "../logger.js";
 import type { ResourceRecord } from "../record/state.js";
 import type { Interfaces } from "./clients.js";
-import type { Recorder } from "./recorder.js";
+import type { Recorder } from "./records/recorder.js";
 import { answerExcerpt, describeHealth } from "./health-text.js";
 import { scrubText } from "../secrets/redaction.js";
 

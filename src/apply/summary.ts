@@ -1,6 +1,6 @@
 import type { ResourceStatus, StateSnapshot } from "../record/state.js";
 import { scrubText } from "../secrets/redaction.js";
-import type { Paint } from "../style.js";
+import type { Paint } from "../text/style.js";
 import type { ApplySummary } from "./types.js";
 import { inDoubtSteps } from "../plan/in-doubt.js";
 import { commandFor, withInvocation } from "../printed-commands.js";

@@ -9,7 +9,7 @@ import type { Logger } from "../logger.js";
 import type { DesiredSet } from "../plan/desired.js";
 import type { CallCounts, Plan } from "../plan/plan.js";
 import type { StateBackend, StateSnapshot } from "../record/state.js";
-import type { TargetPacers } from "./target-pacers.js";
+import type { TargetPacers } from "./pace/target-pacers.js";
 
 export type Env = Readonly<Record<string, string | undefined>>;
 

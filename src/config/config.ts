@@ -3,7 +3,7 @@
  * Credentials are referenced by environment variable name, never written in the file.
  */
 import path from "node:path";
-import { SchemaRegistry } from "../validate/schema-registry.js";
+import { SchemaRegistry } from "../validate/schema/schema-registry.js";
 import { checkConfigText, readConfigFile } from "./config-text.js";
 import { parseDuration } from "./duration.js";
 import { historyFromDocument } from "./history-section.js";

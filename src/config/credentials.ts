@@ -5,8 +5,8 @@
  */
 import { hashKeyVariable, registerCredentialValues, stateTokenVariable, promoteTokenVariable } from "../secrets/credentials.js";
 import type { CredentialFile, CredentialVariable } from "../secrets/credentials.js";
-import { defaultAgeKeys } from "../secrets/sops-age.js";
-import type { AgeKeySettings } from "../secrets/sops-age.js";
+import { defaultAgeKeys } from "../secrets/sops/sops-age.js";
+import type { AgeKeySettings } from "../secrets/sops/sops-age.js";
 import { secretScope as scopeOf } from "../secrets/scope.js";
 import type { SecretScope } from "../secrets/scope.js";
 import { targetCredentialVariables } from "./config-sections.js";

@@ -6,8 +6,8 @@
 import path from "node:path";
 import { ErrorCode } from "../errors.js";
 import type { Diagnostic, GatesyncError } from "../errors.js";
-import { formatPath } from "../field-path.js";
-import type { PathSegment } from "../field-path.js";
+import { formatPath } from "../text/field-path.js";
+import type { PathSegment } from "../text/field-path.js";
 import { isInside } from "../file-paths.js";
 import { parseSelector } from "../label-selector.js";
 import { notificationsFromDocument } from "./notifications.js";

@@ -9,7 +9,7 @@
  */
 import path from "node:path";
 import { ConfigError, ErrorCode } from "../errors.js";
-import { similar } from "../similar.js";
+import { similar } from "../text/similar.js";
 import type { GatesyncConfig } from "./config.js";
 import type { StateConfig } from "./config-sections.js";
 import type { ValuesContext } from "../load/values.js";

@@ -8,8 +8,8 @@
  */
 import { ErrorCode } from "../errors.js";
 import type { Diagnostic } from "../errors.js";
-import { formatPath } from "../field-path.js";
-import type { PathSegment } from "../field-path.js";
+import { formatPath } from "../text/field-path.js";
+import type { PathSegment } from "../text/field-path.js";
 import { parseDuration } from "./duration.js";
 import { trackFromDocument } from "./track-section.js";
 import type { TrackSetting } from "./track-section.js";

@@ -16,8 +16,8 @@
  */
 import { ErrorCode } from "../errors.js";
 import type { Diagnostic } from "../errors.js";
-import { formatPath } from "../field-path.js";
-import type { PathSegment } from "../field-path.js";
+import { formatPath } from "../text/field-path.js";
+import type { PathSegment } from "../text/field-path.js";
 import { stripUrlCredentials } from "../secrets/credentials.js";
 
 /** The team's settings at the top level of gatesync.yaml. */

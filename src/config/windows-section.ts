@@ -9,8 +9,8 @@
 import { Cron } from "croner";
 import { ErrorCode } from "../errors.js";
 import type { Diagnostic } from "../errors.js";
-import { formatPath } from "../field-path.js";
-import type { PathSegment } from "../field-path.js";
+import { formatPath } from "../text/field-path.js";
+import type { PathSegment } from "../text/field-path.js";
 import { parseDuration } from "./duration.js";
 
 export interface SyncWindow {

@@ -11,7 +11,7 @@
  *   replica no longer holds here is never renewed by it again.
  */
 import pg from "pg";
-import { createSchema } from "../record/postgres-schema.js";
+import { createSchema } from "../record/postgres/postgres-schema.js";
 
 export interface LeaseRow {
   readonly environment: string;

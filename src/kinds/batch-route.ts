@@ -6,7 +6,7 @@
  * an API beneath it would take the batch calls) — could send the key to any host. Validation
  * refuses such a resource; the apply sends directly whatever it cannot prove leaves the route alone.
  */
-import type { PathSegment } from "../field-path.js";
+import type { PathSegment } from "../text/field-path.js";
 import { hasSecretRef } from "../secrets/references.js";
 import { documentMember } from "./document-ref.js";
 import type { BatchRouteClaim, ReservedBatchRoute, Spec } from "./kind.js";

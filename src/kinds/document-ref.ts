@@ -9,7 +9,7 @@
  * in between is an error, never a document sent unvalidated.
  */
 import type { Deferred } from "../deferred.js";
-import { descend, rewrite } from "../rewrite.js";
+import { descend, rewrite } from "../text/rewrite.js";
 import { ErrorCode, InternalError, SourceError } from "../errors.js";
 import { canonicalDigest, canonicalMembers, canonicalObject } from "./canonical.js";
 import type { HasCanonicalDigest } from "./canonical.js";

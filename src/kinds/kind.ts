@@ -5,7 +5,7 @@
  */
 import type { InterfaceName, OperationName } from "../contract/operations.js";
 import type { ErrorCode, Severity } from "../errors.js";
-import type { PathSegment } from "../field-path.js";
+import type { PathSegment } from "../text/field-path.js";
 import type { ClassifiedChange } from "./breaking/types.js";
 // type circle: a kind's name is what the registry lists (registry.ts imports each module, which
 // imports this file's types) — declared here it would be a second list of the kinds to keep in step

@@ -2,7 +2,7 @@
  * Reading and shaping a spec's fields: the helpers the kind modules share (a kind's own rules stay
  * in its module).
  */
-import type { PathSegment } from "../field-path.js";
+import type { PathSegment } from "../text/field-path.js";
 import type { ApiIdLookup, ResourceReference, RuleFinding, Spec } from "./kind.js";
 
 /** `a, b ,c` → `a,b,c`: equivalent CSV spellings compare equal. */

@@ -10,9 +10,9 @@ import { ErrorCode } from "../errors.js";
 import type { Diagnostic } from "../errors.js";
 import { isInside, toPosix } from "../file-paths.js";
 import type { AttachedDocument } from "../kinds/kind.js";
-import type { PathSegment } from "../field-path.js";
-import { formatPath } from "../field-path.js";
-import { similar } from "../similar.js";
+import type { PathSegment } from "../text/field-path.js";
+import { formatPath } from "../text/field-path.js";
+import { similar } from "../text/similar.js";
 import type { SourceFile } from "./list-files.js";
 
 /** A resource that names a file: where it is written, and how its findings are located. */

@@ -8,8 +8,8 @@ import { ErrorCode } from "../errors.js";
 import type { Diagnostic } from "../errors.js";
 import type { AttachedDocument, KindModule } from "../kinds/kind.js";
 import { isKindName, kindModule, kindNames } from "../kinds/registry.js";
-import { hasSopsMetadata } from "../secrets/sops-format.js";
-import { similar } from "../similar.js";
+import { hasSopsMetadata } from "../secrets/sops/sops-format.js";
+import { similar } from "../text/similar.js";
 import type { ParsedDocument } from "./parsed-yaml.js";
 
 export type DocumentClass =

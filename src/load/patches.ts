@@ -13,8 +13,8 @@
  *
  * Patches apply in the order gatesync.yaml lists them, documents in file order.
  */
-import { formatPath } from "../field-path.js";
-import type { PathSegment } from "../field-path.js";
+import { formatPath } from "../text/field-path.js";
+import type { PathSegment } from "../text/field-path.js";
 
 /** A patch as gatesync.yaml names it (config/environment-section.ts's PatchSource). */
 export type PatchOrigin =

@@ -12,7 +12,7 @@
  * - `$${var:NAME}` is the escape: left as written (the secret stage turns `$${` into `${`).
  * Copy-on-write: a part without references is returned as it is.
  */
-import type { PathSegment } from "../field-path.js";
+import type { PathSegment } from "../text/field-path.js";
 
 export type Value = string | number | boolean;
 

@@ -3,7 +3,7 @@
  * syntax trees (made again from the text on the error path, or the reader's own).
  */
 import type { Node as YamlNode } from "yaml";
-import type { PathSegment } from "../field-path.js";
+import type { PathSegment } from "../text/field-path.js";
 import { yaml } from "./yaml-reader.js";
 import type { SyntaxTrees } from "./yaml-reader.js";
 

@@ -13,8 +13,8 @@ import type { Diagnostic } from "../errors.js";
 import { parseFast } from "./fast-yaml.js";
 import type { ParsedDocument, ReadLimits } from "./parsed-yaml.js";
 import { defaultReadLimits } from "./parsed-yaml.js";
-import { loadYamlLibrary } from "../yaml-library.js";
-import { duplicateKeys } from "../yaml-unique-keys.js";
+import { loadYamlLibrary } from "../yaml/yaml-library.js";
+import { duplicateKeys } from "../yaml/yaml-unique-keys.js";
 
 /**
  * `yaml`, loaded on first use: the value-only parse (fast-yaml.ts) answers for most files, so a

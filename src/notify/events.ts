@@ -3,7 +3,7 @@
  * derived from the run's report. Pure. A failure is reported once while it stays the same
  * (the loop retries a failing run often); `recovered` closes it.
  */
-import type { RunReport } from "../apply/run-report.js";
+import type { RunReport } from "../run/run-report.js";
 import { settlesOnNextApply } from "../plan/in-doubt.js";
 import type { EventName } from "../config/notifications.js";
 import { checkFailuresOf } from "../apply/health-text.js";

@@ -5,7 +5,7 @@
 import { randomUUID } from "node:crypto";
 import type { Dispatcher } from "undici";
 import type { Registry } from "prom-client";
-import type { RunReport } from "../apply/run-report.js";
+import type { RunReport } from "../run/run-report.js";
 import { ConfigError, ErrorCode } from "../errors.js";
 import type { Logger } from "../logger.js";
 import type { NotificationsConfig, ReceiverConfig } from "../config/notifications.js";

@@ -1,7 +1,7 @@
 /** Field-level differences between two JSON values (sensitive markers compare by hash). */
 import { isDeepStrictEqual } from "node:util";
-import type { PathSegment } from "../field-path.js";
-import { formatPath } from "../field-path.js";
+import type { PathSegment } from "../text/field-path.js";
+import { formatPath } from "../text/field-path.js";
 import { canonical } from "../kinds/canonical.js";
 import { isDocumentRef, materialize } from "../kinds/document-ref.js";
 import { isSensitiveMarker } from "../secrets/markers.js";

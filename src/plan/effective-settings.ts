@@ -16,11 +16,11 @@ import { ignoredSettings, teamDocumentOf, withoutPath } from "../config/settings
 import { ErrorCode, ValidationFailed } from "../errors.js";
 import type { Diagnostic } from "../errors.js";
 import { isInside, toPosix } from "../file-paths.js";
-import type { PathSegment } from "../field-path.js";
+import type { PathSegment } from "../text/field-path.js";
 import type { RulesConfig } from "../rules/rules-config.js";
 import { workTreeOf } from "../source/repository-path.js";
 import type { SourceSnapshot } from "../source/source.js";
-import { SchemaRegistry } from "../validate/schema-registry.js";
+import { SchemaRegistry } from "../validate/schema/schema-registry.js";
 
 /** The team settings of one commit. */
 export interface RepositorySettings {

@@ -4,8 +4,8 @@
  * and the plan says so, field by field, in every format. A field whose encrypted value is the
  * one applied is no change; one encrypted again since is a change (its value never shown).
  */
-import type { PathSegment } from "../field-path.js";
-import { formatPath } from "../field-path.js";
+import type { PathSegment } from "../text/field-path.js";
+import { formatPath } from "../text/field-path.js";
 import { isSensitiveMarker, sensitiveKey } from "../secrets/markers.js";
 import { compareNotDecrypted, isNotDecrypted } from "../secrets/sealed-values.js";
 import type { FieldChange } from "./diff.js";

@@ -7,7 +7,7 @@
  */
 import { aKind, knownKind } from "../kinds/registry.js";
 import { containsSensitive } from "../secrets/markers.js";
-import { holdsPayload } from "../record/lazy-record.js";
+import { holdsPayload } from "../record/wrappers/lazy-record.js";
 import type { ResourceRecord } from "../record/state.js";
 import { breaking as breakingChange, compatibilityOf } from "../kinds/breaking/types.js";
 import type { FieldChange } from "./diff.js";

@@ -10,7 +10,7 @@
 import { JsonText } from "../deferred.js";
 import { ErrorCode, SourceError } from "../errors.js";
 import type { Diagnostic } from "../errors.js";
-import { formatPath } from "../field-path.js";
+import { formatPath } from "../text/field-path.js";
 import { contentHash } from "../kinds/canonical.js";
 import { materialize } from "../kinds/document-ref.js";
 import type { KindName, KindRequest, RequestContext, Spec } from "../kinds/kind.js";

@@ -5,8 +5,8 @@
  * read. What comes out (`Desired`, desired.ts) holds no secret and is all the pure planner sees;
  * what the apply sends (`Outgoing`) is made from the resources when it is sent (outgoing.ts).
  */
-import { adoptAnnotation } from "./adopt-annotation.js";
-import { movedFromAnnotation } from "./renames.js";
+import { adoptAnnotation } from "./names/adopt-annotation.js";
+import { movedFromAnnotation } from "./names/renames.js";
 import type { Diagnostic } from "../errors.js";
 import { materialize } from "../kinds/document-ref.js";
 import type { KindName, KindRequest, RequestContext } from "../kinds/kind.js";
@@ -16,7 +16,7 @@ import type { Resource } from "../kinds/resource.js";
 import { resourceId } from "../kinds/resource.js";
 import { SecretResolver } from "../secrets/resolver.js";
 import type { ResourceRecord } from "../record/state.js";
-import { formerHolders } from "../record/rename-lineage.js";
+import { formerHolders } from "../record/lineage/rename-lineage.js";
 import { contentHash } from "../kinds/canonical.js";
 import type { Desired, DesiredSet, PlannedRequestView, PrepareOptions } from "./desired.js";
 import { BodiesToSend, CompareRebuilder, RecentlySent, requestFor, resolveSpec } from "./outgoing.js";

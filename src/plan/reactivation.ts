@@ -5,7 +5,7 @@
  * were (the record's content hash then matches, but the server holds it switched off).
  */
 import { knownKind } from "../kinds/registry.js";
-import type { RecordHead } from "../record/lazy-record.js";
+import type { RecordHead } from "../record/wrappers/lazy-record.js";
 import type { Desired } from "./desired.js";
 import type { FieldChange } from "./diff.js";
 

@@ -3,7 +3,7 @@
  * results of the post-apply checks): the state never grows with the size of an answer. What is
  * cut is replaced by a marker saying how much there was.
  */
-import { heldPayload } from "./lazy-record.js";
+import { heldPayload } from "./wrappers/lazy-record.js";
 import type { ResourceRecord } from "./state.js";
 
 export const maxAnswerBytes = 16 * 1024;

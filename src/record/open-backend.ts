@@ -2,11 +2,11 @@ import { existsSync } from "node:fs";
 import path from "node:path";
 import type { GatesyncConfig } from "../config/config.js";
 import { ConfigError, ErrorCode, StateError } from "../errors.js";
-import { PostgresStateBackend } from "./postgres-backend.js";
-import { SqliteStateBackend } from "./sqlite-backend.js";
-import { migrateCommand } from "./sqlite-open.js";
+import { PostgresStateBackend } from "./postgres/postgres-backend.js";
+import { SqliteStateBackend } from "./sqlite/sqlite-backend.js";
+import { migrateCommand } from "./sqlite/sqlite-open.js";
 import type { StateBackend } from "./state.js";
-import { redactingState } from "./redacting-state.js";
+import { redactingState } from "./wrappers/redacting-state.js";
 
 /** The connection string of a postgres state, read from the variable the config names. */
 export function postgresUrl(config: GatesyncConfig, env: Readonly<Record<string, string | undefined>>): string {

@@ -4,7 +4,7 @@
  */
 import { UsageError } from "../errors.js";
 import type { ResourceRecord, StateSnapshot } from "./state.js";
-import { recordOfJson } from "./lazy-record.js";
+import { recordOfJson } from "./wrappers/lazy-record.js";
 import { recordProblem, stateFormatVersion } from "./state.js";
 
 export const pulledFormat = "gatesync-state";

@@ -5,8 +5,8 @@
  * of heads it chooses from and the records completed with the payloads read for them.
  */
 import type { StateError } from "../errors.js";
-import { headOf, lazyRecord, payloadFields, unreadPayload } from "./lazy-record.js";
-import type { PayloadField, PayloadTexts } from "./lazy-record.js";
+import { headOf, lazyRecord, payloadFields, unreadPayload } from "./wrappers/lazy-record.js";
+import type { PayloadField, PayloadTexts } from "./wrappers/lazy-record.js";
 import type { ResourceRecord, StateSnapshot } from "./state.js";
 import { recordProblem } from "./state.js";
 

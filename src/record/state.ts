@@ -4,9 +4,9 @@
  * Terraform. No secret value is ever held here: sensitive values are keyed hashes.
  */
 import type { Deferred } from "../deferred.js";
-import type { HistoryStore } from "./history.js";
-import { renamesProblem } from "./rename-step.js";
-import type { RenameStep } from "./rename-step.js";
+import type { HistoryStore } from "./history/history.js";
+import { renamesProblem } from "./lineage/rename-step.js";
+import type { RenameStep } from "./lineage/rename-step.js";
 
 export const stateFormatVersion = 1;
 

@@ -4,7 +4,7 @@
  * are taken out of the file's value (each said once, where it is), the rest of the ruleset runs.
  * The daemon, whose operator decides `rules.allowCustomFunctions`, runs them after the merge.
  */
-import type { PathSegment } from "../field-path.js";
+import type { PathSegment } from "../text/field-path.js";
 
 type Mapping = Record<string, unknown>;
 const isMapping = (v: unknown): v is Mapping => v !== null && typeof v === "object" && !Array.isArray(v);

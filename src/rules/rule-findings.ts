@@ -4,8 +4,8 @@
  */
 import { ErrorCode } from "../errors.js";
 import type { Diagnostic, Severity } from "../errors.js";
-import { formatPath } from "../field-path.js";
-import type { PathSegment } from "../field-path.js";
+import { formatPath } from "../text/field-path.js";
+import type { PathSegment } from "../text/field-path.js";
 import type { Locate, Place, RawFinding } from "./rule-runner.js";
 
 const severities: readonly Severity[] = ["error", "warning", "info", "info"];

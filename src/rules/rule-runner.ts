@@ -13,7 +13,7 @@
  * GATESYNC_SPECTRAL_AS_IS=1 lints as Spectral ships, without any of it, to compare.
  */
 import { createRequire } from "node:module";
-import type { PathSegment } from "../field-path.js";
+import type { PathSegment } from "../text/field-path.js";
 import { speedUpSpectral } from "./spectral-speed.js";
 import { localResolver } from "./local-resolver.js";
 import { locatedDocument } from "./located-document.js";

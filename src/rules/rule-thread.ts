@@ -10,7 +10,7 @@
 import type { Worker } from "node:worker_threads";
 import { ErrorCode } from "../errors.js";
 import type { Diagnostic } from "../errors.js";
-import { formatPath } from "../field-path.js";
+import { formatPath } from "../text/field-path.js";
 import { startWorker } from "../worker-module.js";
 import type { FindingsMemo } from "./findings-cache.js";
 import { findingsOf } from "./rule-findings.js";

@@ -23,7 +23,7 @@ import type { Diagnostic } from "../errors.js";
 import { isInside, toPosix } from "../file-paths.js";
 import { Locator } from "../load/yaml-locator.js";
 import { parseYaml } from "../load/yaml-reader.js";
-import { formatPath } from "../field-path.js";
+import { formatPath } from "../text/field-path.js";
 import { prepareRuleset } from "./rule-thread.js";
 import { RulesetInvalid, RulesetUnreadable, outsideRefusal, readInside, readRulesetData } from "./ruleset-data.js";
 import { customFunctionRefusal, isUrl, remoteRefusal } from "./ruleset-checks.js";

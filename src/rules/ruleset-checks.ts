@@ -7,7 +7,7 @@
  * `allowCustomFunctions`. Each problem is at its member's path in the file.
  */
 import { createRequire } from "node:module";
-import type { PathSegment } from "../field-path.js";
+import type { PathSegment } from "../text/field-path.js";
 import { givenProblem } from "./given-check.js";
 import { patternProblem } from "./linear-pattern.js";
 import { builtinRulesets, coreFunctionNames, formatExports } from "./ruleset-definition.js";

@@ -8,7 +8,7 @@ import { readFile, realpath } from "node:fs/promises";
 import path from "node:path";
 import { ErrorCode } from "../errors.js";
 import type { Diagnostic } from "../errors.js";
-import { formatPath } from "../field-path.js";
+import { formatPath } from "../text/field-path.js";
 import { isInside, toPosix } from "../file-paths.js";
 import { Locator } from "../load/yaml-locator.js";
 import { decodeText, parseYaml } from "../load/yaml-reader.js";

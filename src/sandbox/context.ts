@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from "node:http";
 import type { OperationName } from "../contract/operations.js";
 import type { Reply } from "../http/http-io.js";
-import type { OpenApiDocumentChecker } from "./openapi-check.js";
+import type { OpenApiDocumentChecker } from "./interfaces/openapi-check.js";
 import type { SandboxStore } from "./store.js";
 
 /** Credentials of the four interfaces (sandbox-only values). */

@@ -10,13 +10,13 @@ import type { Reply } from "../http/http-io.js";
 import type { Logger } from "../logger.js";
 import type { CallLog, CallRecord } from "./call-log.js";
 import type { HandlerContext, Handled } from "./context.js";
-import { handleDashboard } from "./dashboard.js";
+import { handleDashboard } from "./interfaces/dashboard.js";
 import type { FaultInjector, Verdict } from "./faults.js";
-import { handleGateway } from "./gateway.js";
-import { handleLlm } from "./llm.js";
-import { handlePortal } from "./portal.js";
+import { handleGateway } from "./interfaces/gateway.js";
+import { handleLlm } from "./interfaces/llm.js";
+import { handlePortal } from "./interfaces/portal.js";
 import { errorReply, interfaceOf, routePrefix } from "./routes.js";
-import { handleTraffic, isBatchRoute, matchApi } from "./traffic.js";
+import { handleTraffic, isBatchRoute, matchApi } from "./interfaces/traffic.js";
 import type { DispatchOutcome, DispatchRequest, TrafficDeps } from "./in-sandbox-request.js";
 
 type Route = InterfaceName | "traffic";

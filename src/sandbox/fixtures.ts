@@ -4,8 +4,8 @@ import { ErrorCode, UsageError, ValidationFailed } from "../errors.js";
 import type { Diagnostic } from "../errors.js";
 import { Locator } from "../load/yaml-locator.js";
 import { decodeText, parseYaml } from "../load/yaml-reader.js";
-import { formatPath } from "../field-path.js";
-import { SchemaRegistry } from "../validate/schema-registry.js";
+import { formatPath } from "../text/field-path.js";
+import { SchemaRegistry } from "../validate/schema/schema-registry.js";
 
 export interface FixtureApi {
   readonly id: string;

@@ -21,11 +21,11 @@ import type { FaultSettings } from "./faults.js";
 import type { Fixtures } from "./fixtures.js";
 import { createInspector, handleInspect } from "./inspect.js";
 import type { SandboxInspector } from "./inspect.js";
-import { OpenApiDocumentChecker } from "./openapi-check.js";
+import { OpenApiDocumentChecker } from "./interfaces/openapi-check.js";
 import { errorReply, llmPrefix, portalPrefix } from "./routes.js";
 import { SandboxStore } from "./store.js";
 import { Turns } from "./turns.js";
-import { isBatchPath } from "./traffic.js";
+import { isBatchPath } from "./interfaces/traffic.js";
 import type { DispatchOutcome, DispatchRequest, TrafficDeps } from "./in-sandbox-request.js";
 
 export type { CallRecord, CallSummary } from "./call-log.js";

@@ -11,9 +11,9 @@ import type { SecretRef } from "./references.js";
 import { registerSecret } from "./redaction.js";
 import type { SecretLookup, SecretSource } from "./resolver.js";
 import { envRefusal, fileRefusal } from "./scope.js";
-import { SopsFiles, splitSopsName } from "./sops-source.js";
-import type { SopsFinding } from "./sops-findings.js";
-import type { ValueParse } from "./sops-tree.js";
+import { SopsFiles, splitSopsName } from "./sops/sops-source.js";
+import type { SopsFinding } from "./sops/sops-findings.js";
+import type { ValueParse } from "./sops/sops-tree.js";
 import { isSealedPlaceholder, sealedPlaceholder } from "./sealed-values.js";
 import type { SecretScope } from "./scope.js";
 

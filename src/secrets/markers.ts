@@ -3,7 +3,7 @@
  * a marker holding a keyed hash (HMAC-SHA256) of the value, so a rotated secret still shows
  * as changed while neither the plan, its renderings nor the state ever hold the value.
  */
-import { descend, rewrite } from "../rewrite.js";
+import { descend, rewrite } from "../text/rewrite.js";
 import { createHmac, createHash } from "node:crypto";
 import { configure } from "safe-stable-stringify";
 import { sealedMarkerHash } from "./sealed-values.js";

@@ -10,7 +10,7 @@
  * occurrence of, say, `abc` would mangle unrelated text. Such values still never appear in a
  * plan or the state (those hold keyed hashes of sensitive fields); `validate` warns about them.
  */
-import { descend, rewrite } from "../rewrite.js";
+import { descend, rewrite } from "../text/rewrite.js";
 
 export const redactedText = "[redacted]";
 

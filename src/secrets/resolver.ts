@@ -5,12 +5,12 @@
  * run sees one value per reference and the planner, which only compares what was prepared,
  * never reaches a source.
  */
-import type { PathSegment } from "../field-path.js";
+import type { PathSegment } from "../text/field-path.js";
 import { formatRef, isSecretScheme, replaceReferences } from "./references.js";
 import type { SecretRef } from "./references.js";
-import type { SopsCode } from "./sops-format.js";
+import type { SopsCode } from "./sops/sops-format.js";
 import { sealedPlaceholder } from "./sealed-values.js";
-import type { SopsFinding } from "./sops-findings.js";
+import type { SopsFinding } from "./sops/sops-findings.js";
 
 export type SecretLookup =
   /** `sealed`: a SOPS value's fingerprint as encrypted (sealed-values.ts). */

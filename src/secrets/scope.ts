@@ -9,8 +9,8 @@ import { realpathSync } from "node:fs";
 import path from "node:path";
 import { isInside } from "../file-paths.js";
 import type { CredentialFile, CredentialVariable } from "./credentials.js";
-import { defaultAgeKeys } from "./sops-age.js";
-import type { AgeKeySettings } from "./sops-age.js";
+import { defaultAgeKeys } from "./sops/sops-age.js";
+import type { AgeKeySettings } from "./sops/sops-age.js";
 
 export interface SecretScope {
   readonly env: ReadonlySet<string>;

@@ -5,12 +5,12 @@
 import { ErrorCode } from "../errors.js";
 import type { Diagnostic, Severity } from "../errors.js";
 import type { RuleFinding } from "../kinds/kind.js";
-import type { PathSegment } from "../field-path.js";
-import { formatPath } from "../field-path.js";
+import type { PathSegment } from "../text/field-path.js";
+import { formatPath } from "../text/field-path.js";
 import { Locator } from "../load/yaml-locator.js";
 import type { SyntaxTrees } from "../load/yaml-reader.js";
 import type { Place } from "../rules/rule-runner.js";
-import type { SchemaIssue } from "./schema-registry.js";
+import type { SchemaIssue } from "./schema/schema-registry.js";
 
 /** Line and column of a field of one document of a file (empty when unknown). */
 export type Locate = (file: string, index: number, path: readonly PathSegment[], key?: boolean) => { line?: number; column?: number };

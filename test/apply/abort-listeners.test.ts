@@ -11,7 +11,7 @@ import { Agent } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { linkedSignal } from "../../src/abort-signals.js";
 import { InterfaceClient } from "../../src/apply/http-client.js";
-import { InterfaceQueue } from "../../src/apply/queues.js";
+import { InterfaceQueue } from "../../src/apply/pace/queues.js";
 import { silentLogger } from "../../src/logger.js";
 import { harness } from "../helpers/apply.js";
 

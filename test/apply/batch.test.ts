@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { chunk, packBatches, relativeUrl } from "../../src/apply/batch.js";
-import type { BatchItem } from "../../src/apply/batch.js";
-import { backoffMs, judge } from "../../src/apply/retry.js";
+import { chunk, packBatches, relativeUrl } from "../../src/apply/batch/batch.js";
+import type { BatchItem } from "../../src/apply/batch/batch.js";
+import { backoffMs, judge } from "../../src/apply/pace/retry.js";
 import { parseRetryAfter } from "../../src/apply/http-client.js";
 
 const item = (id: string, url: string, bytes = 10): BatchItem => ({ id, method: "POST", relativeUrl: url, body: "x".repeat(bytes) });

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { ByteBudget } from "../../src/apply/byte-budget.js";
+import { ByteBudget } from "../../src/apply/batch/byte-budget.js";
 
 describe("ByteBudget", () => {
   it("lets takers in while their bytes fit, first come first served", async () => {

@@ -3,7 +3,7 @@
  * intent was being written when the pause began — and a stopped apply starts nothing new.
  */
 import { describe, expect, it } from "vitest";
-import { InterfaceQueue, NotStarted } from "../../src/apply/queues.js";
+import { InterfaceQueue, NotStarted } from "../../src/apply/pace/queues.js";
 import { silentLogger } from "../../src/logger.js";
 
 const rate = { concurrency: 4, requestsPerSecond: 1000 };

@@ -14,10 +14,10 @@
 import { HeldValue } from "../../src/deferred.js";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { BatchSender } from "../../src/apply/batch.js";
+import { BatchSender } from "../../src/apply/batch/batch.js";
 import { Interfaces } from "../../src/apply/clients.js";
 import { executeWith } from "../../src/apply/executor.js";
-import { InterfaceQueue } from "../../src/apply/queues.js";
+import { InterfaceQueue } from "../../src/apply/pace/queues.js";
 import { configFromDocument } from "../../src/config/config.js";
 import type { Resource } from "../../src/kinds/resource.js";
 import { EnvFileSecretSource } from "../../src/secrets/env-file-source.js";
@@ -25,11 +25,11 @@ import { silentLogger } from "../../src/logger.js";
 import { prepareDesired } from "../../src/plan/prepare-desired.js";
 import { computePlan } from "../../src/plan/plan.js";
 import { isExecutable } from "../../src/plan/plan-change.js";
-import { appliedRecord } from "../../src/apply/applied-record.js";
+import { appliedRecord } from "../../src/apply/records/applied-record.js";
 import type { ResourceRecord, StateBackend, StateSnapshot } from "../../src/record/state.js";
 import type { SimFaults } from "./sim-server.js";
 import { SimServer } from "./sim-server.js";
-import { heldPayload } from "../../src/record/lazy-record.js";
+import { heldPayload } from "../../src/record/wrappers/lazy-record.js";
 
 const runs = Number(process.env.GATESYNC_MODEL_RUNS ?? 100);
 const logger = silentLogger();

@@ -9,7 +9,7 @@ import type { AddressInfo } from "node:net";
 import { Agent } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { InterfaceClient } from "../../src/apply/http-client.js";
-import { InterfaceQueue } from "../../src/apply/queues.js";
+import { InterfaceQueue } from "../../src/apply/pace/queues.js";
 import { silentLogger } from "../../src/logger.js";
 
 const arrivals: number[] = [];

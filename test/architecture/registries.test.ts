@@ -14,7 +14,7 @@ import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { openInterfaces } from "../../src/apply/clients.js";
 import { renderSummary } from "../../src/apply/summary.js";
 import type { ApplySummary } from "../../src/apply/types.js";
-import type { RunReport } from "../../src/apply/run-report.js";
+import type { RunReport } from "../../src/run/run-report.js";
 import { configFromDocument } from "../../src/config/config.js";
 import { managementInterfaces } from "../../src/contract/interfaces.js";
 import type { InterfaceName, ManagementInterface } from "../../src/contract/interfaces.js";
@@ -27,9 +27,9 @@ import { createLogger } from "../../src/logger.js";
 import { countCalls } from "../../src/plan/plan.js";
 import type { Plan } from "../../src/plan/plan.js";
 import type { PlannedChange } from "../../src/plan/plan-change.js";
-import { callsLine } from "../../src/plan/render-shared.js";
+import { callsLine } from "../../src/plan/render/render-shared.js";
 import { credentialVariables } from "../../src/config/credentials.js";
-import { painter } from "../../src/style.js";
+import { painter } from "../../src/text/style.js";
 import { desiredFrom, doc, emptyState, planFor, recordPlan } from "../helpers/plan.js";
 import { projectRoot, removeTempRepos } from "../helpers/temp-repo.js";
 import { HeldValue } from "../../src/deferred.js";
@@ -214,7 +214,7 @@ async function sources(dir = path.join(projectRoot, "src")): Promise<Array<[stri
  * together), and the commands that present it print its addresses; the generated validators
  * and the `init` templates are documents, not code.
  */
-const namingModules = [/^kinds\//, /^contract\//, /^sandbox\//, /^validate\/compiled\//, /^init\/templates\.ts$/, /^cli\/(sandbox|demo)-(command|action)\.ts$/];
+const namingModules = [/^kinds\//, /^contract\//, /^sandbox\//, /^validate\/compiled\//, /^init\/templates\.ts$/, /^cli\/commands\/(sandbox|demo)\/(command|action)\.ts$/];
 
 describe("no list written by hand", () => {
   it("names no kind as a string outside the kind modules", async () => {

@@ -8,7 +8,7 @@ import { createServer } from "node:http";
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { askDaemon, unreachableError } from "../../src/cli/daemon-client.js";
+import { askDaemon, unreachableError } from "../../src/cli/common/daemon-client.js";
 import { runCli } from "../helpers/cli.js";
 
 const token = "promote-token-0123456789";

@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { Command } from "commander";
-import { helpExamples } from "../../src/cli/help-examples.js";
+import { helpExamples } from "../../src/cli/common/help-examples.js";
 import { buildProgram } from "../../src/cli.js";
 import type { SandboxHandle } from "../../src/sandbox/sandbox.js";
 import { startSandbox } from "../../src/sandbox/sandbox.js";

@@ -8,8 +8,8 @@ import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { defaultHistoryBound } from "../../src/config/history-section.js";
-import type { RunRecord } from "../../src/daemon/run-record.js";
-import { SqliteStateBackend } from "../../src/record/sqlite-backend.js";
+import type { RunRecord } from "../../src/daemon/history/run-record.js";
+import { SqliteStateBackend } from "../../src/record/sqlite/sqlite-backend.js";
 import { runCli } from "../helpers/cli.js";
 import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
 

@@ -8,12 +8,12 @@
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { stripControls, terminalText } from "../../src/bounded-text.js";
+import { stripControls, terminalText } from "../../src/text/bounded-text.js";
 import { defaultHistoryBound } from "../../src/config/history-section.js";
-import type { RunRecord } from "../../src/daemon/run-record.js";
+import type { RunRecord } from "../../src/daemon/history/run-record.js";
 import { formatDiagnostic, ErrorCode } from "../../src/errors.js";
-import { SqliteStateBackend } from "../../src/record/sqlite-backend.js";
-import { painter } from "../../src/style.js";
+import { SqliteStateBackend } from "../../src/record/sqlite/sqlite-backend.js";
+import { painter } from "../../src/text/style.js";
 import { runCli } from "../helpers/cli.js";
 import { doc } from "../helpers/plan.js";
 import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";

@@ -12,7 +12,7 @@ import { harness } from "../helpers/apply.js";
 import { runCli, spawnCli } from "../helpers/cli.js";
 import { doc } from "../helpers/plan.js";
 import { removeTempRepos } from "../helpers/temp-repo.js";
-import { SqliteStateBackend } from "../../src/record/sqlite-backend.js";
+import { SqliteStateBackend } from "../../src/record/sqlite/sqlite-backend.js";
 
 afterAll(removeTempRepos);
 let h: Harness | undefined;

@@ -1,7 +1,7 @@
 import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { drained } from "../../src/cli.js";
-import { writeBatchChars, writeChunks } from "../../src/cli/cli-io.js";
+import { writeBatchChars, writeChunks } from "../../src/cli/common/cli-io.js";
 
 describe("stdout written a chunk at a time", () => {
   it("waits while a pipe's queue is full, and not when it is not (or when the pipe is gone)", async () => {

@@ -14,7 +14,7 @@ import {
   topLevelTeamSettings,
 } from "../../src/config/settings-owners.js";
 import { parseAllDocuments } from "yaml";
-import { SchemaRegistry } from "../../src/validate/schema-registry.js";
+import { SchemaRegistry } from "../../src/validate/schema/schema-registry.js";
 import { projectRoot } from "../helpers/temp-repo.js";
 
 type Properties = Record<string, { "x-owner"?: string; properties?: Properties }>;

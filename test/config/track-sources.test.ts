@@ -10,7 +10,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/config.js";
 import { environmentsOf } from "../../src/config/environments.js";
 import { followedRefFrom } from "../../src/config/track-section.js";
-import { EnvironmentSources } from "../../src/daemon/environment-sources.js";
+import { EnvironmentSources } from "../../src/daemon/environments/environment-sources.js";
 import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
 
 afterAll(removeTempRepos);

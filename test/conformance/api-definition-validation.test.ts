@@ -8,10 +8,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { stringify } from "yaml";
 import type { Diagnostic } from "../../src/errors.js";
-import { formatPath } from "../../src/field-path.js";
-import type { PathSegment } from "../../src/field-path.js";
+import { formatPath } from "../../src/text/field-path.js";
+import type { PathSegment } from "../../src/text/field-path.js";
 import type { SandboxHandle } from "../../src/sandbox/sandbox.js";
-import { RepositoryValidator } from "../../src/validate/validate-repository.js";
+import { RepositoryValidator } from "../../src/validate/repository/repository-validator.js";
 import { doc } from "../helpers/plan.js";
 import { call, gw, testSandbox } from "../helpers/sandbox.js";
 import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";

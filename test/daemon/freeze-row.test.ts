@@ -4,8 +4,8 @@
  * by name when it is not a freeze, and kept bounded and without controls when it is.
  */
 import { describe, expect, it } from "vitest";
-import { stripControls } from "../../src/bounded-text.js";
-import { freezeRowOf } from "../../src/daemon/freeze-endpoint.js";
+import { stripControls } from "../../src/text/bounded-text.js";
+import { freezeRowOf } from "../../src/daemon/http/freeze-endpoint.js";
 
 const now = Date.parse("2026-12-02T12:00:00Z");
 const freeze = (body: unknown): ReturnType<typeof freezeRowOf> => freezeRowOf(body, true, "GATESYNC_PROMOTE_TOKEN", now);

@@ -8,13 +8,13 @@
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { RunReport } from "../../src/apply/run-report.js";
+import type { RunReport } from "../../src/run/run-report.js";
 import { loadConfig } from "../../src/config/config.js";
 import { startDaemon } from "../../src/daemon/daemon.js";
 import type { Daemon } from "../../src/daemon/daemon.js";
 import { silentLogger } from "../../src/logger.js";
-import { heldPayload, payloadOf } from "../../src/record/lazy-record.js";
-import { SqliteStateBackend } from "../../src/record/sqlite-backend.js";
+import { heldPayload, payloadOf } from "../../src/record/wrappers/lazy-record.js";
+import { SqliteStateBackend } from "../../src/record/sqlite/sqlite-backend.js";
 import type { SandboxHandle } from "../../src/sandbox/sandbox.js";
 import { eventually } from "../helpers/daemon-process.js";
 import { doc } from "../helpers/plan.js";

@@ -10,7 +10,7 @@ import { execFileSync } from "node:child_process";
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SqliteStateBackend } from "../../src/record/sqlite-backend.js";
+import { SqliteStateBackend } from "../../src/record/sqlite/sqlite-backend.js";
 import type { SandboxHandle } from "../../src/sandbox/sandbox.js";
 import { gitRemote } from "../helpers/git-remote.js";
 import { spawnCli } from "../helpers/cli.js";

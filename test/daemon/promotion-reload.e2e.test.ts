@@ -14,7 +14,7 @@ import type { PromotionDaemon } from "../helpers/promotion-daemon.js";
 import { loadConfig } from "../../src/config/config.js";
 import { environmentsOf } from "../../src/config/environments.js";
 import { openStateBackend } from "../../src/record/open-backend.js";
-import { readPromotions } from "../../src/record/promotion-history.js";
+import { readPromotions } from "../../src/record/history/promotion-history.js";
 import { removeTempRepos } from "../helpers/temp-repo.js";
 
 let d: PromotionDaemon | undefined;

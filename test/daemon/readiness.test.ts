@@ -5,7 +5,7 @@ import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/config.js";
 import { startDaemon } from "../../src/daemon/daemon.js";
 import type { Daemon } from "../../src/daemon/daemon.js";
-import type { RunReport } from "../../src/apply/run-report.js";
+import type { RunReport } from "../../src/run/run-report.js";
 import { createLogger, silentLogger } from "../../src/logger.js";
 import type { Harness } from "../helpers/apply.js";
 import { harness } from "../helpers/apply.js";

@@ -5,8 +5,8 @@
  * which; a renamed object the revision declares under none of its names is named with them.
  */
 import { afterAll, describe, expect, it } from "vitest";
-import { appliedRecord } from "../../src/apply/applied-record.js";
-import { cannotUndo } from "../../src/daemon/rollback-limits.js";
+import { appliedRecord } from "../../src/apply/records/applied-record.js";
+import { cannotUndo } from "../../src/promotion/rollback-limits.js";
 import type { StateSnapshot } from "../../src/record/state.js";
 import { desiredFrom, doc, emptyState, planFor, recordPlan } from "../helpers/plan.js";
 import { removeTempRepos } from "../helpers/temp-repo.js";

@@ -5,7 +5,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { changeSince } from "../../src/daemon/run-basis.js";
+import { changeSince } from "../../src/daemon/loop/run-basis.js";
 import type { StateBackend, StateVersion } from "../../src/record/state.js";
 
 const versionOnly = (read: () => Promise<StateVersion>): StateBackend => ({ readVersion: read }) as unknown as StateBackend;

@@ -13,14 +13,14 @@ import type { Socket } from "node:net";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, describe, expect, it } from "vitest";
-import { SqliteStateBackend } from "../../src/record/sqlite-backend.js";
+import { SqliteStateBackend } from "../../src/record/sqlite/sqlite-backend.js";
 import type { SandboxHandle } from "../../src/sandbox/sandbox.js";
 import type { DaemonProcess } from "../helpers/daemon-process.js";
 import { eventually, sandboxTargets, spawnDaemon } from "../helpers/daemon-process.js";
 import { doc } from "../helpers/plan.js";
 import { testSandbox } from "../helpers/sandbox.js";
 import { projectRoot, removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
-import { heldPayload } from "../../src/record/lazy-record.js";
+import { heldPayload } from "../../src/record/wrappers/lazy-record.js";
 
 let sandbox: SandboxHandle | undefined;
 let daemon: DaemonProcess | undefined;

@@ -10,15 +10,15 @@ import { maxShownChars, pretty, resourcePage, settleCommands } from "../../src/d
 import { filterFrom, matches } from "../../src/daemon/ui/resources-page.js";
 import path from "node:path";
 import { leaderRunView } from "../helpers/run-view.js";
-import { SqliteStateBackend } from "../../src/record/sqlite-backend.js";
+import { SqliteStateBackend } from "../../src/record/sqlite/sqlite-backend.js";
 import { tempRepo } from "../helpers/temp-repo.js";
 import { planPage } from "../../src/daemon/ui/plan-page.js";
 import { PlanPreview } from "../../src/daemon/ui/plan-preview.js";
-import type { PlanRun } from "../../src/plan/run-plan.js";
+import type { PlanRun } from "../../src/run/run-plan.js";
 import type { ResourceRow } from "../../src/daemon/ui/view.js";
-import type { RunReport } from "../../src/apply/run-report.js";
+import type { RunReport } from "../../src/run/run-report.js";
 import type { Plan } from "../../src/plan/plan.js";
-import { heldPayload } from "../../src/record/lazy-record.js";
+import { heldPayload } from "../../src/record/wrappers/lazy-record.js";
 
 const hostile = `<script>alert("x")</script><img src=x onerror=alert(1)>'"&`;
 

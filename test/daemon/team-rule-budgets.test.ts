@@ -6,7 +6,7 @@ import path from "node:path";
 import { writeFile } from "node:fs/promises";
 import { afterAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/config.js";
-import { withTeamSettings } from "../../src/daemon/repository-settings.js";
+import { withTeamSettings } from "../../src/daemon/environments/repository-settings.js";
 import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
 
 afterAll(removeTempRepos);

@@ -12,7 +12,7 @@ import { outgoingOrThrow } from "../../src/plan/outgoing.js";
 import { prepareDesired } from "../../src/plan/prepare-desired.js";
 import type { SecretLookup, SecretSource } from "../../src/secrets/resolver.js";
 import type { SecretRef } from "../../src/secrets/references.js";
-import { RepositoryValidator } from "../../src/validate/validate-repository.js";
+import { RepositoryValidator } from "../../src/validate/repository/repository-validator.js";
 import { materialize } from "../../src/kinds/document-ref.js";
 import { doc } from "../helpers/plan.js";
 import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";

@@ -8,7 +8,7 @@
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { LeaseTable } from "../../src/fleet/lease-table.js";
-import { migratePostgres } from "../../src/record/postgres-schema.js";
+import { migratePostgres } from "../../src/record/postgres/postgres-schema.js";
 import { dropTestSchemas, pgUrl, testSchema } from "../helpers/postgres.js";
 
 afterAll(dropTestSchemas);

@@ -5,7 +5,7 @@
  */
 import { expect } from "vitest";
 import { HeldValue } from "../../src/deferred.js";
-import { StoredPayload } from "../../src/record/lazy-record.js";
+import { StoredPayload } from "../../src/record/wrappers/lazy-record.js";
 
 const readable = (value: unknown): value is HeldValue<unknown> | StoredPayload<unknown> => value instanceof HeldValue || value instanceof StoredPayload;
 

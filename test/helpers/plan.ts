@@ -4,11 +4,11 @@ import { computePlan } from "../../src/plan/plan.js";
 import type { Plan, PlanOptions } from "../../src/plan/plan.js";
 import { EnvFileSecretSource } from "../../src/secrets/env-file-source.js";
 import { SecretResolver } from "../../src/secrets/resolver.js";
-import { appliedRecord } from "../../src/apply/applied-record.js";
+import { appliedRecord } from "../../src/apply/records/applied-record.js";
 import { movesRecord } from "../../src/plan/plan-change.js";
-import { renamedRecord } from "../../src/record/rename-lineage.js";
+import { renamedRecord } from "../../src/record/lineage/rename-lineage.js";
 import type { ResourceRecord, StateSnapshot } from "../../src/record/state.js";
-import { RepositoryValidator } from "../../src/validate/validate-repository.js";
+import { RepositoryValidator } from "../../src/validate/repository/repository-validator.js";
 import { tempRepo } from "./temp-repo.js";
 
 const validator = new RepositoryValidator();

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import pg from "pg";
-import { PostgresStateBackend } from "../../src/record/postgres-backend.js";
+import { PostgresStateBackend } from "../../src/record/postgres/postgres-backend.js";
 
 /** The PostgreSQL of this machine (`.ci/run` checks it is up). */
 export const pgUrl = process.env.GATESYNC_TEST_PG_URL ?? "postgresql://postgres@127.0.0.1:5432/test";

@@ -6,7 +6,7 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { expect } from "vitest";
-import type { RunReport } from "../../src/apply/run-report.js";
+import type { RunReport } from "../../src/run/run-report.js";
 import { loadConfig } from "../../src/config/config.js";
 import { startDaemon } from "../../src/daemon/daemon.js";
 import type { Daemon } from "../../src/daemon/daemon.js";

@@ -1,5 +1,5 @@
 import path from "node:path";
-import { SqliteStateBackend } from "../../src/record/sqlite-backend.js";
+import { SqliteStateBackend } from "../../src/record/sqlite/sqlite-backend.js";
 import type { StateBackend } from "../../src/record/state.js";
 import { postgresBackend, testSchema } from "./postgres.js";
 import { tempRepo } from "./temp-repo.js";

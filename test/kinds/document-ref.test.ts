@@ -16,7 +16,7 @@ import { parseYaml } from "../../src/load/yaml-reader.js";
 import { diffValues } from "../../src/plan/diff.js";
 import { planDigest } from "../../src/plan/plan.js";
 import type { PlannedChange } from "../../src/plan/plan-change.js";
-import { showValue } from "../../src/plan/render-shared.js";
+import { showValue } from "../../src/plan/render/render-shared.js";
 import { removeTempRepos, sharedRoot, tempRepo } from "../helpers/temp-repo.js";
 
 afterAll(removeTempRepos);

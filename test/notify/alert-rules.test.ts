@@ -3,7 +3,7 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { DaemonMetrics } from "../../src/daemon/metrics.js";
+import { DaemonMetrics } from "../../src/daemon/metrics/metrics.js";
 import { notifyMetrics } from "../../src/notify/metrics.js";
 import { projectRoot } from "../helpers/temp-repo.js";
 

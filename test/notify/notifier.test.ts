@@ -2,7 +2,7 @@
 import { Agent } from "undici";
 import { Registry } from "prom-client";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import type { RunReport } from "../../src/apply/run-report.js";
+import type { RunReport } from "../../src/run/run-report.js";
 import { silentLogger } from "../../src/logger.js";
 import type { NotificationsConfig } from "../../src/config/notifications.js";
 import { defaultDelivery } from "../../src/config/notifications.js";

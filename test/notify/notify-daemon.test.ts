@@ -12,7 +12,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/config.js";
 import type { Daemon } from "../../src/daemon/daemon.js";
 import { startDaemon } from "../../src/daemon/daemon.js";
-import type { RunReport } from "../../src/apply/run-report.js";
+import type { RunReport } from "../../src/run/run-report.js";
 import { silentLogger } from "../../src/logger.js";
 import type { SandboxHandle } from "../../src/sandbox/sandbox.js";
 import { committedRepo, git } from "../helpers/git-repo.js";

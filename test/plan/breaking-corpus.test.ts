@@ -4,8 +4,8 @@
  */
 import { afterAll, describe, expect, it } from "vitest";
 import type { PlannedChange } from "../../src/plan/plan-change.js";
-import { renderPlan } from "../../src/plan/render.js";
-import { SchemaRegistry } from "../../src/validate/schema-registry.js";
+import { renderPlan } from "../../src/plan/render/render.js";
+import { SchemaRegistry } from "../../src/validate/schema/schema-registry.js";
 import { tableCells } from "../helpers/markdown.js";
 import { corpusDocs, mutations } from "../helpers/oas-mutations.js";
 import type { Mutation } from "../helpers/oas-mutations.js";

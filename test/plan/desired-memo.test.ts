@@ -4,7 +4,7 @@ import { newDesiredMemo } from "../../src/plan/desired.js";
 import { prepareDesired } from "../../src/plan/prepare-desired.js";
 import type { Desired } from "../../src/plan/desired.js";
 import { outgoingOrThrow } from "../../src/plan/outgoing.js";
-import { RepositoryValidator } from "../../src/validate/validate-repository.js";
+import { RepositoryValidator } from "../../src/validate/repository/repository-validator.js";
 import { doc, petstore } from "../helpers/plan.js";
 import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
 import { writeFile } from "node:fs/promises";

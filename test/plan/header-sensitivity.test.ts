@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { computePlan } from "../../src/plan/plan.js";
-import { renderPlan } from "../../src/plan/render.js";
+import { renderPlan } from "../../src/plan/render/render.js";
 import { isSensitiveMarker, marker } from "../../src/secrets/markers.js";
 import { desiredFrom, doc, emptyState, hashKey, planOptions, recordPlan } from "../helpers/plan.js";
-import { heldPayload } from "../../src/record/lazy-record.js";
+import { heldPayload } from "../../src/record/wrappers/lazy-record.js";
 
 const hook = (headers: string): string =>
   doc("DashboardWebhook", "alerts", `name: alerts\nmethod: POST\ntarget_path: https://chat.example.com/x\nheader_map:\n${headers}`);

@@ -1,7 +1,7 @@
 /** The markdown building blocks, checked against a CommonMark/GFM parser for any text. */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { codeSpan, fenced, inlineText, plainText } from "../../src/plan/markdown-inline.js";
+import { codeSpan, fenced, inlineText, plainText } from "../../src/plan/render/markdown-inline.js";
 import { fences, renderHtml, tableCells } from "../helpers/markdown.js";
 
 // printable ASCII (every markdown metacharacter) and a few non-ASCII characters

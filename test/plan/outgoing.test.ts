@@ -6,7 +6,7 @@ import { prepareDesired } from "../../src/plan/prepare-desired.js";
 import { outgoingOrThrow } from "../../src/plan/outgoing.js";
 import { EnvFileSecretSource } from "../../src/secrets/env-file-source.js";
 import { SecretResolver } from "../../src/secrets/resolver.js";
-import { RepositoryValidator } from "../../src/validate/validate-repository.js";
+import { RepositoryValidator } from "../../src/validate/repository/repository-validator.js";
 import { doc } from "../helpers/plan.js";
 import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
 

@@ -8,7 +8,7 @@ import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
 import { fieldChanges } from "../../src/plan/plan-change.js";
 import { computePlan, hasChanges } from "../../src/plan/plan.js";
-import { renderPlan } from "../../src/plan/render.js";
+import { renderPlan } from "../../src/plan/render/render.js";
 import { desiredFrom, doc, emptyState, planOptions, recordPlan } from "../helpers/plan.js";
 import { removeTempRepos } from "../helpers/temp-repo.js";
 

@@ -11,7 +11,7 @@
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
 import type { DesiredSet } from "../../src/plan/desired.js";
-import { formerIds } from "../../src/record/rename-lineage.js";
+import { formerIds } from "../../src/record/lineage/rename-lineage.js";
 import type { StateSnapshot } from "../../src/record/state.js";
 import { desiredFrom, doc, emptyState, planFor, recordPlan } from "../helpers/plan.js";
 import { removeTempRepos } from "../helpers/temp-repo.js";

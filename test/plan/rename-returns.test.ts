@@ -6,11 +6,11 @@
  * without the operator's word.
  */
 import { afterAll, describe, expect, it } from "vitest";
-import { appliedRecord } from "../../src/apply/applied-record.js";
+import { appliedRecord } from "../../src/apply/records/applied-record.js";
 import type { Plan } from "../../src/plan/plan.js";
 import { fieldChanges } from "../../src/plan/plan-change.js";
 import type { PlannedChange } from "../../src/plan/plan-change.js";
-import { renderPlan } from "../../src/plan/render.js";
+import { renderPlan } from "../../src/plan/render/render.js";
 import type { StateSnapshot } from "../../src/record/state.js";
 import { desiredFrom, doc, emptyState, planFor, recordPlan } from "../helpers/plan.js";
 import { removeTempRepos } from "../helpers/temp-repo.js";

@@ -9,11 +9,11 @@ import { hasBlocked, hasBreaking, hasChanges } from "../../src/plan/plan.js";
 import type { Plan } from "../../src/plan/plan.js";
 import { fieldChanges } from "../../src/plan/plan-change.js";
 import type { PlannedChange } from "../../src/plan/plan-change.js";
-import { renderPlan } from "../../src/plan/render.js";
+import { renderPlan } from "../../src/plan/render/render.js";
 import type { ResourceRecord, StateSnapshot } from "../../src/record/state.js";
 import { desiredFrom, doc, emptyState, planFor, recordPlan } from "../helpers/plan.js";
 import { removeTempRepos } from "../helpers/temp-repo.js";
-import { heldPayload } from "../../src/record/lazy-record.js";
+import { heldPayload } from "../../src/record/wrappers/lazy-record.js";
 
 afterAll(removeTempRepos);
 

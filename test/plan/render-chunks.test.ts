@@ -6,7 +6,7 @@ import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
 import { isSensitiveMarker } from "../../src/secrets/markers.js";
 import type { Plan } from "../../src/plan/plan.js";
-import { planChunks, renderPlan } from "../../src/plan/render.js";
+import { planChunks, renderPlan } from "../../src/plan/render/render.js";
 import { desiredFrom, doc, emptyState, planFor, recordPlan } from "../helpers/plan.js";
 import { removeTempRepos } from "../helpers/temp-repo.js";
 

@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it } from "vitest";
-import { renderPlan, renderMarkdown, markdownLimit } from "../../src/plan/render.js";
+import { renderPlan, renderMarkdown, markdownLimit } from "../../src/plan/render/render.js";
 import { fences, listItems, renderHtml, tableCells } from "../helpers/markdown.js";
-import { SchemaRegistry } from "../../src/validate/schema-registry.js";
+import { SchemaRegistry } from "../../src/validate/schema/schema-registry.js";
 import { desiredFrom, doc, emptyState, petstore, planFor, recordPlan } from "../helpers/plan.js";
 import { removeTempRepos } from "../helpers/temp-repo.js";
 

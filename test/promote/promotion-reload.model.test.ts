@@ -13,13 +13,13 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { defaultHistoryBound } from "../../src/config/history-section.js";
 import type { GatesyncConfig } from "../../src/config/config.js";
 import { silentLogger } from "../../src/logger.js";
-import type { HistoryDraft, HistoryEntry, HistoryQuery, HistoryStore } from "../../src/record/history.js";
-import { readPromotions, readVerifications } from "../../src/record/promotion-history.js";
-import { autoPromote } from "../../src/daemon/promotion.js";
-import type { PromotionParts, PromotionUnit } from "../../src/daemon/promotion.js";
-import type { RunLine, RunRecord } from "../../src/daemon/run-record.js";
-import { Verifier, verificationFactOf } from "../../src/daemon/verifier.js";
-import { standingOf } from "../../src/promote/verification.js";
+import type { HistoryDraft, HistoryEntry, HistoryQuery, HistoryStore } from "../../src/record/history/history.js";
+import { readPromotions, readVerifications } from "../../src/record/history/promotion-history.js";
+import { autoPromote } from "../../src/promotion/promotion.js";
+import type { PromotionParts, PromotionUnit } from "../../src/promotion/promotion.js";
+import type { RunLine, RunRecord } from "../../src/daemon/history/run-record.js";
+import { Verifier, verificationFactOf } from "../../src/promotion/verifier.js";
+import { standingOf } from "../../src/promotion/verification.js";
 
 class MemoryHistory implements HistoryStore {
   private rows: HistoryEntry[] = [];

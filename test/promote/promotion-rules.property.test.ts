@@ -8,10 +8,10 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { autoCandidate, gateRefusal } from "../../src/promote/gates.js";
-import type { SourceView, Verified } from "../../src/promote/gates.js";
-import { soaked, streakOf } from "../../src/promote/verification.js";
-import type { RunFact } from "../../src/promote/verification.js";
+import { autoCandidate, gateRefusal } from "../../src/promotion/gates.js";
+import type { SourceView, Verified } from "../../src/promotion/gates.js";
+import { soaked, streakOf } from "../../src/promotion/verification.js";
+import type { RunFact } from "../../src/promotion/verification.js";
 
 type Env = "dev" | "staging" | "production";
 const sourceOf: Record<Env, Env | undefined> = { dev: undefined, staging: "dev", production: "staging" };

@@ -11,10 +11,10 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ErrorCode, GatesyncError } from "../../src/errors.js";
-import { lineageOf, placeOf } from "../../src/promote/rollback.js";
-import type { AppliedEntry } from "../../src/promote/rollback.js";
-import type { SourceView } from "../../src/promote/gates.js";
-import { promotionChoice, rollbackChoice } from "../../src/daemon/rollback-choice.js";
+import { lineageOf, placeOf } from "../../src/promotion/rollback.js";
+import type { AppliedEntry } from "../../src/promotion/rollback.js";
+import type { SourceView } from "../../src/promotion/gates.js";
+import { promotionChoice, rollbackChoice } from "../../src/promotion/rollback-choice.js";
 
 type Action =
   | { readonly type: "commit" }

@@ -5,9 +5,9 @@
  * source left out, at most ten of them.
  */
 import { describe, expect, it } from "vitest";
-import { selectionRefusal } from "../../src/promote/gates.js";
-import { standingOf, withdrawalDue, withdrawalsOf } from "../../src/promote/verification.js";
-import type { RunFact } from "../../src/promote/verification.js";
+import { selectionRefusal } from "../../src/promotion/gates.js";
+import { standingOf, withdrawalDue, withdrawalsOf } from "../../src/promotion/verification.js";
+import type { RunFact } from "../../src/promotion/verification.js";
 
 const run = (revision: string, verdict: RunFact["verdict"], at: number, problem?: string): RunFact => ({
   revision,

@@ -7,11 +7,11 @@ import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { StateError } from "../../src/errors.js";
 import { maxAnswerBytes } from "../../src/record/bound-record.js";
-import { SqliteStateBackend } from "../../src/record/sqlite-backend.js";
+import { SqliteStateBackend } from "../../src/record/sqlite/sqlite-backend.js";
 import type { ResourceRecord, StateBackend } from "../../src/record/state.js";
 import { dropTestSchemas, pgUrl, postgresBackend, sql, testSchema } from "../helpers/postgres.js";
 import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
-import { heldPayload } from "../../src/record/lazy-record.js";
+import { heldPayload } from "../../src/record/wrappers/lazy-record.js";
 
 afterAll(async () => {
   await dropTestSchemas();
@@ -221,7 +221,7 @@ describe("postgres state backend", () => {
     await sql(`CREATE ROLE ${role} LOGIN`);
     try {
       await sql(`GRANT USAGE ON SCHEMA ${schema} TO ${role}; GRANT SELECT ON ALL TABLES IN SCHEMA ${schema} TO ${role}`);
-      const reader = new (await import("../../src/record/postgres-backend.js")).PostgresStateBackend({ url: pgUrl.replace("postgres@", `${role}@`), schema });
+      const reader = new (await import("../../src/record/postgres/postgres-backend.js")).PostgresStateBackend({ url: pgUrl.replace("postgres@", `${role}@`), schema });
       const seen = await reader.read(); // while the writer holds the lock
       expect(seen.resources.has("OrgKey/r")).toBe(true);
       await reader.close();
@@ -263,7 +263,7 @@ describe("postgres state backend", () => {
   });
 
   it("says clearly when the database cannot be reached", async () => {
-    const a = new (await import("../../src/record/postgres-backend.js")).PostgresStateBackend({
+    const a = new (await import("../../src/record/postgres/postgres-backend.js")).PostgresStateBackend({
       url: "postgresql://postgres@127.0.0.1:9/none",
       schema: "gs_unreachable",
     });

@@ -13,7 +13,7 @@ import { tsxLoader } from "../helpers/cli.js";
 import { projectRoot } from "../helpers/temp-repo.js";
 
 const opener = `
-import { SqliteStateBackend } from ${JSON.stringify(path.join(projectRoot, "src/record/sqlite-backend.ts"))};
+import { SqliteStateBackend } from ${JSON.stringify(path.join(projectRoot, "src/record/sqlite/sqlite-backend.ts"))};
 // both racers start at the same instant, whatever their start-up took
 while (Date.now() < Number(process.argv[2]));
 const b = new SqliteStateBackend(process.argv[1]);

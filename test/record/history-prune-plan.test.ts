@@ -7,8 +7,8 @@ import path from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
 import { defaultHistoryBound } from "../../src/config/history-section.js";
-import { SqliteStateBackend } from "../../src/record/sqlite-backend.js";
-import { pruneAgeSql, pruneKindSql } from "../../src/record/sqlite-history.js";
+import { SqliteStateBackend } from "../../src/record/sqlite/sqlite-backend.js";
+import { pruneAgeSql, pruneKindSql } from "../../src/record/sqlite/sqlite-history.js";
 import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
 
 afterAll(removeTempRepos);

@@ -6,10 +6,10 @@
  */
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { heldPayload, payloadOf } from "../../src/record/lazy-record.js";
-import { keptSnapshotState } from "../../src/record/kept-snapshot-state.js";
-import { redactingState } from "../../src/record/redacting-state.js";
-import { SqliteStateBackend } from "../../src/record/sqlite-backend.js";
+import { heldPayload, payloadOf } from "../../src/record/wrappers/lazy-record.js";
+import { keptSnapshotState } from "../../src/record/wrappers/kept-snapshot-state.js";
+import { redactingState } from "../../src/record/wrappers/redacting-state.js";
+import { SqliteStateBackend } from "../../src/record/sqlite/sqlite-backend.js";
 import type { ResourceRecord, StateBackend } from "../../src/record/state.js";
 import { registerSecret } from "../../src/secrets/redaction.js";
 import { dropTestSchemas, postgresBackend, testSchema } from "../helpers/postgres.js";

@@ -7,7 +7,7 @@
 import { hostname } from "node:os";
 import { describe, expect, it } from "vitest";
 import { processAlive } from "../../src/process-alive.js";
-import { takeable } from "../../src/record/sqlite-lock.js";
+import { takeable } from "../../src/record/sqlite/sqlite-lock.js";
 
 describe("a lock holder's pid", () => {
   it("names a live process only when it is one process that runs", () => {

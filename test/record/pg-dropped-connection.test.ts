@@ -12,7 +12,7 @@ import { doc } from "../helpers/plan.js";
 import { dropTestSchemas, postgresBackend, sql, testSchema } from "../helpers/postgres.js";
 import { removeTempRepos } from "../helpers/temp-repo.js";
 import type { ResourceRecord } from "../../src/record/state.js";
-import { heldPayload } from "../../src/record/lazy-record.js";
+import { heldPayload } from "../../src/record/wrappers/lazy-record.js";
 
 afterAll(async () => {
   await dropTestSchemas();

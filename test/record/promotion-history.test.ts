@@ -7,9 +7,9 @@
 import { afterAll, describe, expect, it } from "vitest";
 import type { HistoryBound } from "../../src/config/history-section.js";
 import { defaultHistoryBound } from "../../src/config/history-section.js";
-import type { HistoryRecord } from "../../src/record/history.js";
-import { readPromotions, readVerifications } from "../../src/record/promotion-history.js";
-import type { PromotionRecord, VerificationRecord } from "../../src/record/promotion-history.js";
+import type { HistoryRecord } from "../../src/record/history/history.js";
+import { readPromotions, readVerifications } from "../../src/record/history/promotion-history.js";
+import type { PromotionRecord, VerificationRecord } from "../../src/record/history/promotion-history.js";
 import { dropTestSchemas } from "../helpers/postgres.js";
 import { stateBackends } from "../helpers/state-backends.js";
 import { removeTempRepos } from "../helpers/temp-repo.js";

@@ -4,10 +4,10 @@
  * a malformed lineage is a located error, never a plan printing what a file wrote.
  */
 import { afterAll, describe, expect, it } from "vitest";
-import { heldPayload } from "../../src/record/lazy-record.js";
+import { heldPayload } from "../../src/record/wrappers/lazy-record.js";
 import { parsePulled, pulledState } from "../../src/record/pulled-state.js";
-import { formerHolders, formerIds, renamedRecord, withoutFormer } from "../../src/record/rename-lineage.js";
-import { maxRenameSteps } from "../../src/record/rename-step.js";
+import { formerHolders, formerIds, renamedRecord, withoutFormer } from "../../src/record/lineage/rename-lineage.js";
+import { maxRenameSteps } from "../../src/record/lineage/rename-step.js";
 import type { ResourceRecord } from "../../src/record/state.js";
 import { dropTestSchemas } from "../helpers/postgres.js";
 import { stateBackends } from "../helpers/state-backends.js";

@@ -14,8 +14,8 @@ import { planDigest } from "../../src/plan/plan.js";
 import { fieldChanges, RequestFields } from "../../src/plan/plan-change.js";
 import type { PlannedChange } from "../../src/plan/plan-change.js";
 import { EnvFileSecretSource } from "../../src/secrets/env-file-source.js";
-import { RepositoryValidator } from "../../src/validate/validate-repository.js";
-import type { ValidateOptions } from "../../src/validate/validate-repository.js";
+import { RepositoryValidator } from "../../src/validate/repository/repository-validator.js";
+import type { ValidateOptions } from "../../src/validate/repository/repository-validator.js";
 import { desiredFrom, doc, emptyState, planFor, recordPlan } from "../helpers/plan.js";
 import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
 

@@ -5,12 +5,12 @@
  */
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import type { RunReport } from "../../src/apply/run-report.js";
-import type { RunHistory } from "../../src/daemon/ui/run-history.js";
+import type { RunReport } from "../../src/run/run-report.js";
+import type { RunHistory } from "../../src/daemon/history/run-history.js";
 import { leaderRunView } from "../helpers/run-view.js";
 import { runsPage } from "../../src/daemon/ui/runs-page.js";
 import type { Plan } from "../../src/plan/plan.js";
-import { SqliteStateBackend } from "../../src/record/sqlite-backend.js";
+import { SqliteStateBackend } from "../../src/record/sqlite/sqlite-backend.js";
 import { applySummary } from "../helpers/apply-summary.js";
 import { tempRepo } from "../helpers/temp-repo.js";
 

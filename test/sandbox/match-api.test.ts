@@ -8,7 +8,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { SandboxStore } from "../../src/sandbox/store.js";
 import type { StoredApi } from "../../src/sandbox/store.js";
-import { matchApi } from "../../src/sandbox/traffic.js";
+import { matchApi } from "../../src/sandbox/interfaces/traffic.js";
 
 /** What every request did before: every API looked at. */
 function scan(store: SandboxStore, path: string): { api: StoredApi; listenPath: string; rest: string } | undefined {

@@ -8,10 +8,10 @@ import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { generateHybridIdentity } from "age-encryption";
 import { describe, expect, it } from "vitest";
-import { unwrapAll } from "../../src/secrets/age-unwrap.js";
-import type { UnwrapAnswer } from "../../src/secrets/age-unwrap.js";
-import { unwrapX25519 } from "../../src/secrets/age-x25519.js";
-import { unwrapDataKeysHere } from "../../src/secrets/sops-age.js";
+import { unwrapAll } from "../../src/secrets/sops/age-unwrap.js";
+import type { UnwrapAnswer } from "../../src/secrets/sops/age-unwrap.js";
+import { unwrapX25519 } from "../../src/secrets/sops/age-x25519.js";
+import { unwrapDataKeysHere } from "../../src/secrets/sops/sops-age.js";
 
 function identity(): { secret: string; recipient: string } {
   const text = execFileSync("age-keygen", { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] });

@@ -5,9 +5,9 @@
 import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { unwrapDataKeys } from "../../src/secrets/sops-age.js";
-import type { AgeStanza } from "../../src/secrets/sops-format.js";
-import { SopsProblem } from "../../src/secrets/sops-format.js";
+import { unwrapDataKeys } from "../../src/secrets/sops/sops-age.js";
+import type { AgeStanza } from "../../src/secrets/sops/sops-format.js";
+import { SopsProblem } from "../../src/secrets/sops/sops-format.js";
 
 function identity(): { secret: string; recipient: string } {
   const text = execFileSync("age-keygen", { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] });

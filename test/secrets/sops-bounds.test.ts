@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { EnvFileSecretSource } from "../../src/secrets/env-file-source.js";
-import { sopsBounds } from "../../src/secrets/sops-source.js";
+import { sopsBounds } from "../../src/secrets/sops/sops-source.js";
 
 const fixtures = path.resolve(import.meta.dirname, "../fixtures/sops");
 const key = readFileSync(path.join(fixtures, "keys.txt"), "utf8");

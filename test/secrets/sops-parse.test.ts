@@ -8,9 +8,9 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { oneDocumentFast } from "../../src/load/fast-yaml.js";
-import { SopsProblem } from "../../src/secrets/sops-format.js";
-import { leavesOf, parseSopsFile } from "../../src/secrets/sops-tree.js";
-import type { SopsFile } from "../../src/secrets/sops-tree.js";
+import { SopsProblem } from "../../src/secrets/sops/sops-format.js";
+import { leavesOf, parseSopsFile } from "../../src/secrets/sops/sops-tree.js";
+import type { SopsFile } from "../../src/secrets/sops/sops-tree.js";
 
 const fixtures = path.resolve(import.meta.dirname, "../fixtures/sops");
 

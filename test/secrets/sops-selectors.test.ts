@@ -7,7 +7,7 @@ import { spawnSync } from "node:child_process";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
-import { readMetadata, shouldBeEncrypted, SopsProblem } from "../../src/secrets/sops-format.js";
+import { readMetadata, shouldBeEncrypted, SopsProblem } from "../../src/secrets/sops/sops-format.js";
 
 const meta = (extra: Record<string, unknown>) => readMetadata({ mac: "ENC[…]", lastmodified: "2026-01-01T00:00:00Z", age: [], ...extra });
 
@@ -23,7 +23,7 @@ describe("a SOPS file's selectors", () => {
 
   it("run in linear time: a pattern that backtracks for ever in a JavaScript RegExp answers", () => {
     // in a process of its own: a backtracking engine would never return, and is stopped at the time limit
-    const script = `import { readMetadata, shouldBeEncrypted } from ${JSON.stringify(pathToFileURL(path.resolve("src/secrets/sops-format.ts")).href)};
+    const script = `import { readMetadata, shouldBeEncrypted } from ${JSON.stringify(pathToFileURL(path.resolve("src/secrets/sops/sops-format.ts")).href)};
 const m = readMetadata({ mac: "x", lastmodified: "2026-01-01T00:00:00Z", age: [], encrypted_regex: "^(a+)+$" });
 process.stdout.write(String(shouldBeEncrypted(m, ["a".repeat(5000) + "!"])));`;
     const run = spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { timeout: 20_000, encoding: "utf8" });

@@ -8,10 +8,10 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { SqliteStateBackend } from "../../src/record/sqlite-backend.js";
+import { SqliteStateBackend } from "../../src/record/sqlite/sqlite-backend.js";
 import type { ResourceRecord, StateLock, StateSnapshot } from "../../src/record/state.js";
 import { labellingState } from "../../src/select/record-labels.js";
-import { heldPayload } from "../../src/record/lazy-record.js";
+import { heldPayload } from "../../src/record/wrappers/lazy-record.js";
 import { asJson } from "../helpers/record-json.js";
 
 const t = "2026-11-23T00:00:00.000Z";

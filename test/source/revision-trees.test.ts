@@ -7,7 +7,7 @@ import { existsSync } from "node:fs";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { SharedSource } from "../../src/daemon/shared-source.js";
+import { SharedSource } from "../../src/daemon/environments/shared-source.js";
 import { GitSource } from "../../src/source/git-source.js";
 import { eventually } from "../helpers/daemon-process.js";
 import { git } from "../helpers/git-repo.js";

@@ -1,5 +1,5 @@
 /**
- * Duplicate keys found in one pass (src/yaml-unique-keys.ts) are exactly the ones `yaml`'s own
+ * Duplicate keys found in one pass (src/yaml/yaml-unique-keys.ts) are exactly the ones `yaml`'s own
  * quadratic check (`uniqueKeys: true`) reports, at the same offsets: for mappings with tags
  * (`!!str`), quoted and plain keys, numbers, flow and block style, nested anywhere.
  */

@@ -3,7 +3,7 @@
  * one precise finding (code, field path, and the exact line:column of the offending token).
  */
 import { afterAll, describe, expect, it } from "vitest";
-import { RepositoryValidator } from "../../src/validate/validate-repository.js";
+import { RepositoryValidator } from "../../src/validate/repository/repository-validator.js";
 import { positionOf, removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
 import { petstore, valid } from "./kind-cases.js";
 import { gatewayKindCases } from "./kind-cases-gateway.js";

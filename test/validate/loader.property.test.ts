@@ -8,7 +8,7 @@ import path from "node:path";
 import fc from "fast-check";
 import { stringify } from "yaml";
 import { afterAll, describe, expect, it } from "vitest";
-import { RepositoryValidator } from "../../src/validate/validate-repository.js";
+import { RepositoryValidator } from "../../src/validate/repository/repository-validator.js";
 import { parseYaml } from "../../src/load/yaml-reader.js";
 import { projectRoot, removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
 

@@ -5,7 +5,7 @@
 import { copyFile, mkdir, readdir } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { RepositoryValidator } from "../../src/validate/validate-repository.js";
+import { RepositoryValidator } from "../../src/validate/repository/repository-validator.js";
 import { removeTempRepos, sharedRoot, tempRepo } from "../helpers/temp-repo.js";
 
 const validator = new RepositoryValidator();

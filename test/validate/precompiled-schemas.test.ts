@@ -15,10 +15,10 @@ import { parseAllDocuments } from "yaml";
 import type { KindModule } from "../../src/kinds/kind.js";
 import { allKinds } from "../../src/kinds/registry.js";
 import { validators as compiled } from "../../src/validate/compiled/gatesync-schemas.js";
-import { OpenApiChecker } from "../../src/validate/openapi.js";
-import { PrecompiledOpenApiValidator, openApiAjvOptions } from "../../src/validate/openapi-validator.js";
-import type { OpenApiValidation } from "../../src/validate/openapi-validator.js";
-import { SchemaRegistry } from "../../src/validate/schema-registry.js";
+import { OpenApiChecker } from "../../src/validate/document/openapi.js";
+import { PrecompiledOpenApiValidator, openApiAjvOptions } from "../../src/validate/document/openapi-validator.js";
+import type { OpenApiValidation } from "../../src/validate/document/openapi-validator.js";
+import { SchemaRegistry } from "../../src/validate/schema/schema-registry.js";
 import { compiledDir, runtimeSchemaValidators, schemaNames, standaloneModules } from "../../scripts/standalone-validators.js";
 import { projectRoot, sharedRoot } from "../helpers/temp-repo.js";
 

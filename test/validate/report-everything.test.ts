@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from "vitest";
-import { RepositoryValidator } from "../../src/validate/validate-repository.js";
+import { RepositoryValidator } from "../../src/validate/repository/repository-validator.js";
 import { doc } from "../helpers/plan.js";
 import { positionOf, removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
 

@@ -7,7 +7,7 @@ import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { EnvFileSecretSource } from "../../src/secrets/env-file-source.js";
-import { RepositoryValidator } from "../../src/validate/validate-repository.js";
+import { RepositoryValidator } from "../../src/validate/repository/repository-validator.js";
 import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
 
 const validator = new RepositoryValidator();

@@ -9,8 +9,8 @@ import { afterAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/config.js";
 import { isDocumentRef, materialize } from "../../src/kinds/document-ref.js";
 import type { Diagnostic } from "../../src/errors.js";
-import { validateDirectory } from "../../src/cli/validate-action.js";
-import { RepositoryValidator } from "../../src/validate/validate-repository.js";
+import { validateDirectory } from "../../src/cli/commands/validate/action.js";
+import { RepositoryValidator } from "../../src/validate/repository/repository-validator.js";
 import { positionOf, projectRoot, removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
 
 const validator = new RepositoryValidator();

@@ -4,8 +4,8 @@ import { afterAll, describe, expect, it } from "vitest";
 import { InternalError } from "../../src/errors.js";
 import { materialize } from "../../src/kinds/document-ref.js";
 import { EnvFileSecretSource } from "../../src/secrets/env-file-source.js";
-import { RepositoryValidator } from "../../src/validate/validate-repository.js";
-import type { ValidateOptions } from "../../src/validate/validate-repository.js";
+import { RepositoryValidator } from "../../src/validate/repository/repository-validator.js";
+import type { ValidateOptions } from "../../src/validate/repository/repository-validator.js";
 import { spawnCli } from "../helpers/cli.js";
 import { projectRoot, removeTempRepos, sharedRoot, tempRepo } from "../helpers/temp-repo.js";
 

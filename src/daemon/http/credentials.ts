@@ -6,11 +6,11 @@
  */
 import type { IncomingMessage } from "node:http";
 import type { Reply } from "../../http/http-io.js";
-import type { PromoteRoute } from "../promote-endpoint.js";
-import { stateTokenRefusal } from "../state-endpoint.js";
-import { syncRefusal } from "../triggers.js";
-import type { TriggerContext } from "../triggers.js";
-import { safeEqual } from "../webhook.js";
+import type { PromoteRoute } from "./promote-endpoint.js";
+import { stateTokenRefusal } from "./state-endpoint.js";
+import { syncRefusal } from "./triggers.js";
+import type { TriggerContext } from "./triggers.js";
+import { safeEqual } from "./webhook.js";
 
 /**
  * What a route takes: nothing (probes, metrics), the pages' token (`server.pagesTokenEnv`), the

@@ -4,7 +4,7 @@
  * aliases of `/environments/default/…`.
  */
 import type { Reply } from "../../http/http-io.js";
-import { handleStateRead } from "../state-endpoint.js";
+import { handleStateRead } from "./state-endpoint.js";
 import type { Answer, RouteRequest, ServedEnvironment } from "./served.js";
 
 /** A redirect to a relative location: the pages work behind a reverse proxy's path prefix. */

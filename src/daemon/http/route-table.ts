@@ -10,10 +10,10 @@
  * rows of `scope: "named"` are the root paths of a daemon of named environments.
  */
 import type { Reply } from "../../http/http-io.js";
-import { handleConfigRead } from "../config-endpoint.js";
-import { handlePromote } from "../promote-endpoint.js";
-import { handleFreeze } from "../freeze-endpoint.js";
-import { handleEnvironmentSync, handleSync, handleWebhook } from "../triggers.js";
+import { handleConfigRead } from "./config-endpoint.js";
+import { handlePromote } from "./promote-endpoint.js";
+import { handleFreeze } from "./freeze-endpoint.js";
+import { handleEnvironmentSync, handleSync, handleWebhook } from "./triggers.js";
 import type { Credential } from "./credentials.js";
 import { environmentPage, environmentRoot, environmentState, environmentStatus, redirect, statePerEnvironment } from "./environment-routes.js";
 import { health, metrics, ready } from "./probes.js";

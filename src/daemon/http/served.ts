@@ -2,19 +2,19 @@
 import type { GatesyncConfig } from "../../config/config.js";
 import type { Logger } from "../../logger.js";
 import type { StateSnapshot } from "../../record/state.js";
-import type { ConfigStatus } from "../config-reload.js";
-import type { DaemonMetrics } from "../metrics.js";
-import type { Reconciler } from "../reconciler.js";
-import type { RunHistory } from "../ui/run-history.js";
-import type { TriggerRelay } from "../triggers.js";
+import type { ConfigStatus } from "../environments/config-reload.js";
+import type { DaemonMetrics } from "../metrics/metrics.js";
+import type { Reconciler } from "../loop/reconciler.js";
+import type { RunHistory } from "../history/run-history.js";
+import type { TriggerRelay } from "./triggers.js";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Reply } from "../../http/http-io.js";
 import type { StateBackend } from "../../record/state.js";
-import type { PromoteRoute } from "../promote-endpoint.js";
-import type { FreezeRoute } from "../freeze-endpoint.js";
-import type { Hold } from "../hold.js";
+import type { PromoteRoute } from "./promote-endpoint.js";
+import type { FreezeRoute } from "./freeze-endpoint.js";
+import type { Hold } from "../hold/hold.js";
 import type { StatusPage } from "../ui/status-page.js";
-import type { EnvironmentSync, ReadSlots, TriggerContext } from "../triggers.js";
+import type { EnvironmentSync, ReadSlots, TriggerContext } from "./triggers.js";
 import type { Credentials } from "./credentials.js";
 
 /** What the server reads of the reconcile loop (with environments: of all of them). */

@@ -1,7 +1,7 @@
 /** A small inline SVG chart of the last runs: duration as bars, HTTP calls as a line. No script, no inline style. */
 import { html, plural } from "./html.js";
 import type { Html } from "./html.js";
-import type { RunLine } from "../run-record.js";
+import type { RunLine } from "../history/run-record.js";
 
 const width = 640;
 const height = 160;

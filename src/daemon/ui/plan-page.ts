@@ -1,6 +1,6 @@
 /** What the next run would do, laid out like the markdown plan: a summary table, then each change's details. */
 import { fieldChanges } from "../../plan/plan-change.js";
-import { summaryLine } from "../../plan/render.js";
+import { summaryLine } from "../../plan/render/render.js";
 import { diagnosticsList } from "./overview-page.js";
 import { badge, html, shortCommit } from "./html.js";
 import type { Html } from "./html.js";

@@ -5,7 +5,7 @@
  */
 import { ValidationFailed } from "../../errors.js";
 import type { Diagnostic } from "../../errors.js";
-import type { PlanRun } from "../../plan/run-plan.js";
+import type { PlanRun } from "../../run/run-plan.js";
 import type { StateSnapshot } from "../../record/state.js";
 import type { SourceSnapshot } from "../../source/source.js";
 

@@ -2,7 +2,7 @@
 import { diagnosticsList } from "./overview-page.js";
 import { badge, formatDuration, html, shortCommit } from "./html.js";
 import type { Html } from "./html.js";
-import type { RunEntry } from "../run-record.js";
+import type { RunEntry } from "../history/run-record.js";
 import { interfaceNames, managementInterfaces } from "../../contract/interfaces.js";
 import type { CallCounts } from "../../plan/plan.js";
 

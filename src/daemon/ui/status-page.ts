@@ -19,7 +19,7 @@ import { refusedCommitOf } from "./refused-commit.js";
 import { invocationOf } from "../../printed-commands.js";
 import { filterFrom, resourcesPage } from "./resources-page.js";
 import { runsPage } from "./runs-page.js";
-import type { LiveState } from "./run-history.js";
+import type { LiveState } from "../history/run-history.js";
 import { RenderedPages, TooBusy } from "./page-cache.js";
 import type { Rendered } from "./page-cache.js";
 import { viewOf } from "./view.js";

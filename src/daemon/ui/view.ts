@@ -5,11 +5,11 @@
  */
 import type { Action, PlannedChange } from "../../plan/plan-change.js";
 import type { ResourceRecord, StateSnapshot } from "../../record/state.js";
-import type { Reconciler } from "../reconciler.js";
+import type { Reconciler } from "../loop/reconciler.js";
 import type { PlanPreview, Preview } from "./plan-preview.js";
-import type { RunHistory } from "./run-history.js";
-import type { PromotionPanel } from "../promotion-status.js";
-import type { Hold } from "../hold.js";
+import type { RunHistory } from "../history/run-history.js";
+import type { PromotionPanel } from "../../promotion/promotion-status.js";
+import type { Hold } from "../hold/hold.js";
 
 export interface ResourceRow {
   readonly id: string;

@@ -7,7 +7,7 @@ import { createRequire } from "node:module";
 import { isDeepStrictEqual } from "node:util";
 import type { Diff } from "api-smart-diff";
 import type * as SmartDiff from "api-smart-diff";
-import { formatPath } from "../../field-path.js";
+import { formatPath } from "../../text/field-path.js";
 import { corrected, withParameterLists } from "./openapi-fixes.js";
 import { sensitiveKey } from "../../secrets/markers.js";
 import type { ChangeClass, ClassifiedChange } from "./types.js";

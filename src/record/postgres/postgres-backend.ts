@@ -1,0 +1,328 @@
+/**
+ * The state in PostgreSQL, for several replicas and for plans computed in CI against the
+ * state the daemon uses. The same contract as the SQLite backend (test/record/backend-contract.test.ts):
+ *
+ * - Tables live in their own schema and are created and migrated at start (postgres-schema.ts).
+ * - `read()` is one REPEATABLE READ, READ ONLY transaction: a consistent snapshot, no lock.
+ * - The writer's lock is a session advisory lock held on a dedicated connection, and every
+ *   write travels on that same connection, in its own transaction that bumps the serial. A
+ *   process whose connection (and so whose lock) is gone cannot write.
+ */
+import { hostname } from "node:os";
+import { createRequire } from "node:module";
+import type pg from "pg";
+import { ConfigError, ErrorCode, InternalError, StateError } from "../../errors.js";
+import { boundRecord } from "../bound-record.js";
+import type { ReadOptions, ResourceRecord, StateBackend, StateLock, StateSnapshot, StateVersion } from "../state.js";
+import { recordProblem, stateFormatVersion } from "../state.js";
+import type { HistoryBound } from "../../config/history-section.js";
+import type { HistoryDraft, HistoryEntry, HistoryQuery } from "../history/history.js";
+import { appendPostgresHistory, readPostgresHistory } from "./postgres-history.js";
+import { lockKeys, migratePostgres } from "./postgres-schema.js";
+import { readSnapshotIn } from "./postgres-read.js";
+
+const require = createRequire(import.meta.url);
+let pgLoaded: typeof pg | undefined;
+/** The PostgreSQL client, loaded with the first PostgreSQL state: a command on a SQLite state never loads it. */
+const pgModule = (): typeof pg => (pgLoaded ??= require("pg") as typeof pg);
+
+export interface PostgresBackendOptions {
+  readonly url: string;
+  /** Schema holding gatesync's tables (a plain identifier). */
+  readonly schema: string;
+  /** Connections of the reading pool. */
+  readonly poolSize?: number;
+  /** The sessions' application_name (a fleet replica's: a replica taking over its leases ends them). */
+  readonly applicationName?: string;
+}
+
+function ioError(what: string, err: unknown): StateError {
+  const e = err as { code?: string; message?: string };
+  return new StateError(ErrorCode.STATE_IO, `${what}: ${e.code === undefined ? "" : `${e.code} `}${e.message ?? String(err)}`, {
+    hint: "check that PostgreSQL is reachable and the connection string (state.urlEnv) is right",
+    cause: err,
+  });
+}
+
+export class PostgresStateBackend implements StateBackend {
+  readonly description: string;
+  private readonly pool: pg.Pool;
+  private readonly s: string;
+  private ready: Promise<void> | undefined;
+  private lockClient: pg.Client | undefined;
+  /** Why the lock's connection (and so the lock) is gone, once it is. */
+  private lockLost: string | undefined;
+  private tail: Promise<unknown> = Promise.resolve();
+  /** The writes that will commit together in the transaction queued for them, and its end. */
+  private group: ResourceRecord[] | undefined;
+  private groupDone: Promise<void> = Promise.resolve();
+
+  constructor(private readonly opts: PostgresBackendOptions) {
+    if (!/^[a-z_][a-z0-9_]*$/.test(opts.schema))
+      throw new ConfigError(ErrorCode.CONFIG_INVALID, `state.schema ${JSON.stringify(opts.schema)} is not a plain identifier`);
+    this.s = pgModule().escapeIdentifier(opts.schema);
+    const named = opts.applicationName === undefined ? {} : { application_name: opts.applicationName };
+    this.pool = new (pgModule().Pool)({
+      connectionString: opts.url,
+      max: opts.poolSize ?? 4,
+      idleTimeoutMillis: 10_000,
+      connectionTimeoutMillis: 10_000,
+      ...named,
+    });
+    // an idle client that loses its connection must not crash the process
+    this.pool.on("error", () => undefined);
+    this.description = `postgres schema ${opts.schema}`;
+  }
+
+  /** Creates or migrates the tables once; a state at the current version needs no DDL. */
+  migrate(): Promise<void> {
+    this.ready ??= migratePostgres(this.pool, this.opts.schema, this.s).catch((err: unknown) => {
+      this.ready = undefined;
+      throw err instanceof StateError ? err : ioError("cannot prepare the state tables", err);
+    });
+    return this.ready;
+  }
+
+  async readVersion(): Promise<StateVersion> {
+    await this.migrate();
+    const meta = (
+      await this.pool.query<{ lineage: string; serial: string }>(`SELECT lineage, serial FROM ${this.s}.meta WHERE id = 1`).catch((err: unknown) => {
+        throw ioError("cannot read the state", err);
+      })
+    ).rows[0];
+    if (meta === undefined) throw this.corrupt("the meta row is missing");
+    return { lineage: meta.lineage, serial: Number(meta.serial) };
+  }
+
+  async read(options?: ReadOptions): Promise<StateSnapshot> {
+    await this.migrate();
+    return this.inTransaction(
+      "cannot read the state",
+      (client) => readSnapshotIn(client, this.s, options?.payloadsFor, (what) => this.corrupt(what)),
+      "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
+    );
+  }
+
+  async lock(owner: string): Promise<StateLock> {
+    await this.migrate();
+    if (this.lockClient !== undefined) throw new StateError(ErrorCode.STATE_LOCKED, "this process holds the state lock already");
+    // keepAlive: a connection cut without a FIN (a partition) is noticed, and so the lost lock
+    const named = this.opts.applicationName === undefined ? {} : { application_name: this.opts.applicationName };
+    const client = new (pgModule().Client)({ connectionString: this.opts.url, connectionTimeoutMillis: 10_000, keepAlive: true, ...named });
+    const lost = (why: string): void => {
+      if (this.lockClient === client) this.lockLost ??= why;
+    };
+    client.on("error", (err: Error) => lost(err.message));
+    client.on("end", () => lost("the connection ended"));
+    try {
+      await client.connect();
+      const got =
+        (await client.query<{ ok: boolean }>("SELECT pg_try_advisory_lock(hashtext($1), $2) AS ok", [this.opts.schema, lockKeys.state])).rows[0]?.ok === true;
+      if (!got) {
+        const holder = (
+          await client.query<{ lock_owner: string | null; lock_since: Date | null }>(`SELECT lock_owner, lock_since FROM ${this.s}.meta WHERE id = 1`)
+        ).rows[0];
+        throw new StateError(
+          ErrorCode.STATE_LOCKED,
+          `the state (${this.description}) is locked by ${holder?.lock_owner ?? "another process"}${holder?.lock_since == null ? "" : ` since ${holder.lock_since.toISOString()}`}`,
+          {
+            hint: "wait for that run to finish; the lock goes when its database connection does",
+          },
+        );
+      }
+      // the holder as others are told of it (SQLite keeps pid and host in columns of their own)
+      await client.query(`UPDATE ${this.s}.meta SET lock_owner = $1, lock_since = now() WHERE id = 1`, [`${owner} (pid ${process.pid} on ${hostname()})`]);
+    } catch (err) {
+      await client.end().catch(() => undefined);
+      if (err instanceof StateError) throw err;
+      throw ioError("cannot take the state lock", err);
+    }
+    this.lockClient = client;
+    this.lockLost = undefined;
+    this.group = undefined;
+    return { release: () => this.release(client), check: () => this.checkLock(client) };
+  }
+
+  /** The fence: the lock is the session's, so it is held while its connection is. */
+  private checkLock(client: pg.Client): void {
+    if (this.lockClient !== client) throw new InternalError("the state lock was checked after its release");
+    if (this.lockLost !== undefined) throw this.lostError(this.lockLost);
+  }
+
+  private lostError(why: string): StateError {
+    return new StateError(
+      ErrorCode.STATE_LOCK_LOST,
+      `this process no longer holds the state lock (${this.description}): its database connection is gone (${why})`,
+      {
+        hint: "a database restart, a fail-over or an idle timeout ends the session and its advisory lock; nothing more was sent or written by this run: run again (the next run takes the lock on a new connection)",
+      },
+    );
+  }
+
+  private async release(client: pg.Client): Promise<void> {
+    if (this.lockClient !== client) return;
+    await this.tail;
+    this.lockClient = undefined;
+    this.group = undefined;
+    try {
+      await client.query(`UPDATE ${this.s}.meta SET lock_owner = NULL, lock_since = NULL WHERE id = 1`);
+      await client.query("SELECT pg_advisory_unlock(hashtext($1), $2)", [this.opts.schema, lockKeys.state]);
+    } catch {
+      // the connection is gone: so is the lock
+    } finally {
+      await client.end().catch(() => undefined);
+    }
+  }
+
+  /**
+   * Runs `work` in a transaction on the lock's connection, one at a time, in the order asked.
+   * A write asked for after this no longer joins an earlier group: it would commit before `work`.
+   */
+  private locked(work: (client: pg.Client) => Promise<void>, starting?: () => void): Promise<void> {
+    const client = this.lockClient;
+    if (client === undefined) return Promise.reject(new InternalError("state written without holding its lock"));
+    this.group = undefined;
+    const run = async (): Promise<void> => {
+      // a group closes when its transaction's turn comes, whether or not it can begin: a group
+      // left open by a failed BEGIN (a dead connection) once took every later write of the
+      // process with it, each given the old rejection without touching the database
+      starting?.();
+      if (this.lockLost !== undefined) throw this.lostError(this.lockLost);
+      try {
+        await client.query("BEGIN");
+        await work(client);
+        await client.query("COMMIT");
+      } catch (err) {
+        await client.query("ROLLBACK").catch(() => undefined);
+        if (err instanceof StateError) throw err;
+        if (this.lockLost !== undefined) throw this.lostError(this.lockLost);
+        throw ioError("cannot write the state (the lock may be lost with the connection)", err);
+      }
+    };
+    const next = this.tail.then(run, run);
+    this.tail = next.catch(() => undefined);
+    return next;
+  }
+
+  /**
+   * Writes arriving while a transaction is under way wait for it together and then commit as
+   * one (group commit): one round of BEGIN/UPDATE/INSERT/COMMIT and one WAL flush for a whole
+   * batch call's results instead of one per record. Each write still bumps the serial by one,
+   * and resolves only once its transaction has committed.
+   */
+  write(record: ResourceRecord): Promise<void> {
+    const problem = recordProblem(record);
+    if (problem !== undefined) return Promise.reject(new InternalError(`refusing to write an invalid record: ${problem}`));
+    if (this.lockClient === undefined) return Promise.reject(new InternalError("state written without holding its lock"));
+    let group = this.group;
+    if (group === undefined) {
+      const fresh: ResourceRecord[] = [];
+      this.groupDone = this.locked(
+        async (c) => this.writeGroup(c, fresh),
+        () => {
+          // from here on, new writes form the next group
+          if (this.group === fresh) this.group = undefined;
+        },
+      );
+      this.group = group = fresh;
+    }
+    group.push(boundRecord(record));
+    return this.groupDone;
+  }
+
+  private async writeGroup(c: pg.Client, group: readonly ResourceRecord[]): Promise<void> {
+    const last = Number(
+      (await c.query<{ serial: string }>(`UPDATE ${this.s}.meta SET serial = serial + $1 WHERE id = 1 RETURNING serial`, [group.length])).rows[0]!.serial,
+    );
+    // one row per resource (the latest of the group), with the serial of that write
+    const latest = new Map<string, { record: ResourceRecord; serial: number }>();
+    group.forEach((record, i) => latest.set(record.id, { record, serial: last - group.length + 1 + i }));
+    const rows = [...latest.values()];
+    await c.query(
+      `INSERT INTO ${this.s}.resources (id, kind, record, serial, updated_at)
+       SELECT id, kind, record, serial, now() FROM unnest($1::text[], $2::text[], $3::jsonb[], $4::bigint[]) AS t(id, kind, record, serial)
+       ON CONFLICT (id) DO UPDATE SET kind = EXCLUDED.kind, record = EXCLUDED.record, serial = EXCLUDED.serial, updated_at = now()`,
+      [rows.map((r) => r.record.id), rows.map((r) => r.record.kind), rows.map((r) => JSON.stringify(r.record)), rows.map((r) => r.serial)],
+    );
+  }
+
+  remove(id: string): Promise<void> {
+    return this.locked(async (c) => {
+      await c.query(`UPDATE ${this.s}.meta SET serial = serial + 1 WHERE id = 1`);
+      await c.query(`DELETE FROM ${this.s}.resources WHERE id = $1`, [id]);
+    });
+  }
+
+  initialise(hashKey: string | undefined): Promise<void> {
+    return this.locked(async (c) => {
+      await c.query(
+        `UPDATE ${this.s}.meta SET serial = serial + 1, lineage = gen_random_uuid()::text, hash_key = $1 WHERE id = 1 AND serial = 0 AND lineage = ''`,
+        [hashKey ?? null],
+      );
+    });
+  }
+
+  replaceAll(snapshot: StateSnapshot): Promise<void> {
+    return this.locked(async (c) => {
+      await c.query(`DELETE FROM ${this.s}.resources`);
+      await c.query(`UPDATE ${this.s}.meta SET lineage = $1, serial = $2, hash_key = $3, format_version = $4 WHERE id = 1`, [
+        snapshot.lineage,
+        snapshot.serial,
+        snapshot.hashKey ?? null,
+        stateFormatVersion,
+      ]);
+      for (const r of snapshot.resources.values()) {
+        await c.query(`INSERT INTO ${this.s}.resources (id, kind, record, serial) VALUES ($1, $2, $3, $4)`, [
+          r.id,
+          r.kind,
+          JSON.stringify(boundRecord(r)),
+          snapshot.serial,
+        ]);
+      }
+    });
+  }
+
+  async appendHistory(draft: HistoryDraft, bound: HistoryBound): Promise<HistoryEntry> {
+    await this.migrate();
+    return this.inTransaction("cannot write the history", (client) => appendPostgresHistory(client, this.s, draft, bound, (what) => this.corrupt(what)));
+  }
+
+  async readHistory(query: HistoryQuery): Promise<HistoryEntry[]> {
+    await this.migrate();
+    return readPostgresHistory(this.pool, this.s, query, (what) => this.corrupt(what)).catch((err: unknown) => {
+      throw err instanceof StateError ? err : ioError("cannot read the history", err);
+    });
+  }
+
+  /** `work` in a transaction of its own on a pooled connection. */
+  private async inTransaction<T>(what: string, work: (client: pg.PoolClient) => Promise<T>, begin = "BEGIN"): Promise<T> {
+    let client: pg.PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (err) {
+      throw ioError("cannot connect to the state database", err);
+    }
+    try {
+      await client.query(begin);
+      const out = await work(client);
+      await client.query("COMMIT");
+      return out;
+    } catch (err) {
+      await client.query("ROLLBACK").catch(() => undefined);
+      throw err instanceof StateError ? err : ioError(what, err);
+    } finally {
+      client.release();
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.lockClient !== undefined) await this.release(this.lockClient);
+    await this.pool.end().catch(() => undefined);
+  }
+
+  private corrupt(what: string): StateError {
+    return new StateError(ErrorCode.STATE_CORRUPT, `the state (${this.description}) is corrupt: ${what}`, {
+      hint: "it was left untouched; restore the tables from a backup, or fix the row",
+    });
+  }
+}
