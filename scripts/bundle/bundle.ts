@@ -112,7 +112,9 @@ const lazyYamlAsScript: Plugin = {
   name: "lazy-yaml-as-script",
   setup(b) {
     b.onResolve({ filter: /^\.\.\/yaml-library\.js$/ }, (args) =>
-      path.resolve(args.resolveDir, args.path) === path.join(root, "dist/yaml/yaml-library.js") ? { path: "yaml", namespace: "lazy-package-script" } : undefined,
+      path.resolve(args.resolveDir, args.path) === path.join(root, "dist/yaml/yaml-library.js")
+        ? { path: "yaml", namespace: "lazy-package-script" }
+        : undefined,
     );
     b.onLoad({ filter: /.*/, namespace: "lazy-package-script" }, (args) => ({
       contents: [

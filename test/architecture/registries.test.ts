@@ -214,7 +214,14 @@ async function sources(dir = path.join(projectRoot, "src")): Promise<Array<[stri
  * together), and the commands that present it print its addresses; the generated validators
  * and the `init` templates are documents, not code.
  */
-const namingModules = [/^kinds\//, /^contract\//, /^sandbox\//, /^validate\/compiled\//, /^init\/templates\.ts$/, /^cli\/commands\/(sandbox|demo)\/(command|action)\.ts$/];
+const namingModules = [
+  /^kinds\//,
+  /^contract\//,
+  /^sandbox\//,
+  /^validate\/compiled\//,
+  /^init\/templates\.ts$/,
+  /^cli\/commands\/(sandbox|demo)\/(command|action)\.ts$/,
+];
 
 describe("no list written by hand", () => {
   it("names no kind as a string outside the kind modules", async () => {

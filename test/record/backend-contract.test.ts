@@ -221,7 +221,10 @@ describe("postgres state backend", () => {
     await sql(`CREATE ROLE ${role} LOGIN`);
     try {
       await sql(`GRANT USAGE ON SCHEMA ${schema} TO ${role}; GRANT SELECT ON ALL TABLES IN SCHEMA ${schema} TO ${role}`);
-      const reader = new (await import("../../src/record/postgres/postgres-backend.js")).PostgresStateBackend({ url: pgUrl.replace("postgres@", `${role}@`), schema });
+      const reader = new (await import("../../src/record/postgres/postgres-backend.js")).PostgresStateBackend({
+        url: pgUrl.replace("postgres@", `${role}@`),
+        schema,
+      });
       const seen = await reader.read(); // while the writer holds the lock
       expect(seen.resources.has("OrgKey/r")).toBe(true);
       await reader.close();
