@@ -2,6 +2,8 @@
  * The size rules, each offender named with its size and place:
  * - no hand-written code file (src/, test/, bench/, scripts/, bin/, ui/) over 350 lines;
  * - no function in src/ over 60 lines, first line to last (./function-spans.ts);
+ * - no folder of src/ (src/ itself included) holding more than 20 files directly: past that a
+ *   folder wants subfolders by concept;
  * - no import circle between the files of one folder of src/ (a top folder with its subfolders:
  *   circles between folders are folder-cycles.test.ts's).
  *
@@ -24,6 +26,7 @@ import type { FileImport } from "./import-graph.js";
 import { handWrittenFiles, isGenerated, projectRoot } from "./source-files.js";
 
 const fileLimit = 350;
+const folderLimit = 20;
 const functionLimit = 60;
 
 /** `import type` edges allowed to close a circle: from → to, and why the types are truly `to`'s. */
@@ -52,6 +55,16 @@ function longFunctions(): string[] {
       .filter((span) => span.lines > functionLimit)
       .map((span) => `${file}:${span.line} ${span.name}: ${span.lines} lines (limit ${functionLimit})`),
   );
+}
+
+/** Each folder of src/ holding more than `folderLimit` files directly (its subfolders not counted). */
+function crowdedFolders(): string[] {
+  const counts = new Map<string, number>();
+  for (const file of handWrittenFiles(["src"])) {
+    const folder = path.posix.dirname(file);
+    counts.set(folder, (counts.get(folder) ?? 0) + 1);
+  }
+  return [...counts].filter(([, n]) => n > folderLimit).map(([folder, n]) => `${folder}/: ${n} files (limit ${folderLimit})`);
 }
 
 const isListed = (i: FileImport): boolean => i.typeOnly && typeCircles.some((c) => c.from === i.from && c.to === i.to);
@@ -121,6 +134,10 @@ describe("the size rules", () => {
 
   it(`no hand-written code file is over ${fileLimit} lines`, () => {
     expect(longFiles()).toEqual([]);
+  });
+
+  it(`no folder of src/ holds more than ${folderLimit} files directly`, () => {
+    expect(crowdedFolders()).toEqual([]);
   });
 
   it(`no function in src/ is over ${functionLimit} lines`, () => {
