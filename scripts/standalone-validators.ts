@@ -121,7 +121,7 @@ const header = (from: string): string =>
     "// ajv's standalone validation code: the schemas compiled at build time, not in every process.",
     "// @ts-nocheck",
     'import { createRequire } from "node:module";',
-    'import type { StandaloneValidator } from "../standalone-validator.js";',
+    'import type { StandaloneValidator } from "../schema/standalone-validator.js";',
     "const require = createRequire(import.meta.url);",
     "",
   ].join("\n");
