@@ -1,6 +1,6 @@
 /**
- * The source as a reconcile loop reads it: a fetch whose failure is logged (the last good commit
- * stays applied), the newest snapshot with its files kept while it is the newest, and how many
+ * The source as a reconcile loop reads it: `promotion: auto`'s step before the fetch, a fetch
+ * whose failure is logged (the last good commit stays applied), the newest snapshot with its files kept while it is the newest, and how many
  * commits the applied one is behind.
  */
 import type { RunReport, RunResult } from "../../run/run-report.js";
