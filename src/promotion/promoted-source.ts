@@ -1,25 +1,27 @@
 /**
  * The source of an environment promoted from another (`track: { promotedFrom: ENV }`,
  * docs/user/promotion.md): the revision in force is its newest promotion row — in its own state,
- * so every replica that leads it runs the same one — and nothing before the first. With
- * `promotion: auto`, each fetch first promotes the source's newest verified candidate, when there
- * is one newer than the promotion in force (promotion.ts); a replica leading this environment
- * but not its source sees the source's verifications in the source's state.
+ * so every replica that leads it runs the same one — and nothing before the first. It only reads:
+ * `promotion: auto` writes its rows in a step of the loop of its own before the fetch
+ * (auto-promotion.ts), never here.
  */
 import { ErrorCode, SourceError } from "../errors.js";
 import { readPromotions } from "../record/history/promotion-history.js";
 import type { HistoryStore } from "../record/history/history.js";
 import type { FetchRequest, Source, SourceSnapshot } from "../source/source.js";
-import type { SharedSource } from "../daemon/environments/shared-source.js";
+
+/**
+ * The daemon's shared source as promotion reads it: fetched (the clone brought up to date), and
+ * any commit's files. Structural, so promotion needs nothing of the daemon (daemon/environments/shared-source.ts is one).
+ */
+export type CommitSource = Pick<Source, "description" | "fetch"> & Required<Pick<Source, "at" | "commitsBetween">>;
 
 export interface PromotedSourceOptions {
-  readonly inner: SharedSource;
+  readonly inner: CommitSource;
   /** This environment's state: its promotion rows. */
   readonly state: HistoryStore;
   readonly name: string;
   readonly from: string;
-  /** `promotion: auto`: promotes the newest candidate when it is newer than the promotion in force. */
-  readonly autoPromote?: () => Promise<void>;
 }
 
 export class PromotedSource implements Source {
@@ -32,7 +34,6 @@ export class PromotedSource implements Source {
   async fetch(request: FetchRequest = {}): Promise<SourceSnapshot> {
     // the clone brought up to date: a promoted commit is one the repository has
     await this.opts.inner.fetch(request);
-    await this.opts.autoPromote?.();
     const inForce = (await readPromotions(this.opts.state, 1))[0];
     if (inForce === undefined)
       throw new SourceError(

@@ -14,8 +14,7 @@ import type { HistoryStore } from "../record/history/history.js";
 import { sourceViewOf } from "./promotion.js";
 import { rollbackTargetsIn } from "./rollback-targets.js";
 import { verificationFactOf } from "./verifier.js";
-import type { PromotionParts } from "./promotion.js";
-import type { Hold } from "../daemon/hold/hold.js";
+import type { PromotionHold, PromotionParts } from "./promotion.js";
 
 export interface PromotionPanel {
   readonly from: string;
@@ -32,7 +31,7 @@ export interface PromotionPanel {
 }
 
 /** The panel of environment `name`, or undefined when it follows the branch. */
-export function promotionPanels(parts: PromotionParts, name: string): (hold: Hold | undefined) => Promise<PromotionPanel | undefined> {
+export function promotionPanels(parts: PromotionParts, name: string): (hold: PromotionHold | undefined) => Promise<PromotionPanel | undefined> {
   let last: { text: string; panel: PromotionPanel } | undefined;
   // the hold is the page's, read once for its banner and this panel
   return async (hold) => {

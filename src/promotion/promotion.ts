@@ -6,11 +6,11 @@
  * target runs it — and the target's loop is asked to run; its notifier says "promoted".
  */
 import type { PromotionActor, PromotionRecord } from "../record/history/promotion-history.js";
-import { readPromotions, readVerifications, describeActor } from "../record/history/promotion-history.js";
+import { readVerifications, describeActor } from "../record/history/promotion-history.js";
 import { PromotionError } from "../errors.js";
 import type { Logger } from "../logger.js";
 import { promotedFromOf } from "../config/promotion-section.js";
-import { autoCandidate, gateRefusal, selectionRefusal, shortRevision } from "./gates.js";
+import { gateRefusal, selectionRefusal, shortRevision } from "./gates.js";
 import type { SourceView } from "./gates.js";
 import { runPlan } from "../run/run-plan.js";
 import { renderText } from "../plan/render/render.js";
@@ -19,17 +19,15 @@ import type { Plan } from "../plan/plan.js";
 import type { GatesyncConfig } from "../config/config.js";
 import type { Notifier } from "../notify/notifier.js";
 import type { StateBackend } from "../record/state.js";
-import type { Reconciler } from "../daemon/loop/reconciler.js";
-import type { RunHistory } from "../daemon/history/run-history.js";
-import type { TeamSettingsReader } from "../daemon/environments/repository-settings.js";
-import type { SharedSource } from "../daemon/environments/shared-source.js";
+import type { SourceSnapshot } from "../source/source.js";
+import type { CommitSource } from "./promoted-source.js";
 import { runFactOf, verificationFactOf } from "./verifier.js";
+import type { RunRow } from "./verifier.js";
 import { standingOf, withdrawalsOf } from "./verification.js";
 import { promotionChoice, rollbackChoice } from "./rollback-choice.js";
 import type { RollbackAsk, RollbackChoice } from "./rollback-choice.js";
 import { lineageIn, verificationRows } from "./rollback-targets.js";
 import { cannotUndo } from "./rollback-limits.js";
-import type { Hold } from "../daemon/hold/hold.js";
 import { printedCommand } from "../printed-commands.js";
 
 export interface PromotionAsk {
@@ -67,19 +65,21 @@ export interface PromotionUnit {
   readonly name: string;
   readonly config: GatesyncConfig;
   readonly state: StateBackend;
-  readonly history: Pick<RunHistory, "fresh" | "entries">;
-  readonly reconciler: Pick<Reconciler, "configInForce" | "trigger">;
+  /** Its runs, newest first (the daemon's run history), read fresh from the shared state. */
+  readonly history: { fresh(maxAgeMs: number): Promise<void>; entries(): readonly RunRow[] };
+  /** Its loop: the config in force (a reload replaces it), and a run asked for. */
+  readonly reconciler: { readonly configInForce: { readonly config: GatesyncConfig }; trigger(reason: string): void };
   readonly notifier: Notifier | undefined;
 }
 
 export interface PromotionParts {
   readonly unit: (name: string) => PromotionUnit | undefined;
   /** The source an environment reads (its `track:`): where a revision it is promoted to is checked out. */
-  readonly sourceOf: (name: string) => SharedSource;
+  readonly sourceOf: (name: string) => CommitSource;
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly validator: Parameters<typeof runPlan>[0]["validator"];
   /** The team settings of a commit (its values, patches, rules), as the environment's runs put them over the operator's. */
-  readonly teamSettings: TeamSettingsReader;
+  readonly teamSettings: { read(operator: GatesyncConfig, snapshot: SourceSnapshot): Promise<{ readonly config: GatesyncConfig }> };
   /** Where `promotion: auto` says why it did not promote a candidate. */
   readonly logger?: Logger;
   /**
@@ -89,7 +89,14 @@ export interface PromotionParts {
    */
   readonly autoGate?: (parts: PromotionParts, unit: PromotionUnit, from: PromotionUnit, revision: string) => Promise<string | undefined>;
   /** The freeze or closed sync window an environment is held by now (hold.ts), if any. */
-  readonly hold?: (name: string) => Promise<Hold | undefined>;
+  readonly hold?: (name: string) => Promise<PromotionHold | undefined>;
+}
+
+/** A freeze or closed sync window, as promotion reads it (the daemon's hold.ts makes them: its `Hold`). */
+export interface PromotionHold {
+  readonly kind: "freeze" | "window";
+  /** As every place says it: "production frozen until 18:00 UTC: incident 4521". */
+  readonly message: string;
 }
 
 /** What the rules read of an environment: its verifications and its runs, newest first. */
@@ -105,7 +112,7 @@ export async function sourceViewOf(unit: PromotionUnit): Promise<SourceView> {
 }
 
 /** The unit to promote to, and the environment its candidates come from (itself for a rollback). */
-function targetOf(parts: PromotionParts, name: string, rollback: boolean): { unit: PromotionUnit; from: PromotionUnit } {
+export function targetOf(parts: PromotionParts, name: string, rollback: boolean): { unit: PromotionUnit; from: PromotionUnit } {
   const unit = parts.unit(name);
   if (unit === undefined) throw new PromotionError(`there is no environment ${name}`);
   const fromName = promotedFromOf(unit.config.track);
@@ -180,7 +187,7 @@ export async function promote(parts: PromotionParts, name: string, ask: Promotio
 }
 
 /** A promotion or rollback refused while the target is held: how to go through (audited), or to lift the hold. */
-function heldRefusal(name: string, hold: Hold, rollback: boolean, choice: RollbackChoice): PromotionError {
+function heldRefusal(name: string, hold: PromotionHold, rollback: boolean, choice: RollbackChoice): PromotionError {
   const lift = hold.kind === "freeze" ? `\`${printedCommand("unfreeze", name)}\`` : `wait for its window`;
   // the same revision as asked, by its id: the command goes exactly where this one was refused
   const through = rollback
@@ -235,7 +242,7 @@ async function escapedSource(parts: PromotionParts, from: PromotionUnit, plan: P
   return selectionRefusal(revision, from.name, changed, { judged, applied, failing });
 }
 
-async function record(unit: PromotionUnit, answer: PromotionAnswer, actor: PromotionActor, choice: RollbackChoice, trigger = true): Promise<void> {
+export async function record(unit: PromotionUnit, answer: PromotionAnswer, actor: PromotionActor, choice: RollbackChoice, trigger = true): Promise<void> {
   const now = new Date().toISOString();
   const row: PromotionRecord = {
     kind: "promotion",
@@ -257,48 +264,7 @@ async function record(unit: PromotionUnit, answer: PromotionAnswer, actor: Promo
   if (trigger) unit.reconciler.trigger(answer.rollback ? "rollback" : "promotion");
 }
 
-/**
- * `promotion: auto`: the source's newest candidate, when it is newer than the promotion in force,
- * of another revision and not one a rollback since left, written as a promotion by the daemon itself (the target's run that
- * asked applies it next). Asked at every decision (each fetch of the target, a wake-up scheduled
- * before a reload included) and judged under the `promotion:` in force then — never the one the
- * daemon started with: a reload to `manual` stops it at the next decision, one to `auto` starts it.
- */
-export async function autoPromote(parts: PromotionParts, name: string): Promise<void> {
-  const { unit, from } = targetOf(parts, name, false);
-  // a held target (frozen, or outside its window) promotes nothing by itself: the candidate waits, promoted once the hold lifts
-  if (unit.reconciler.configInForce.config.promotion?.mode !== "auto" || (await parts.hold?.(name)) !== undefined) return;
-  const current = (await readPromotions(unit.state, 1))[0]?.record;
-  const next = autoCandidate(await sourceViewOf(from), current === undefined ? undefined : { revision: current.revision, at: Date.parse(current.finishedAt) });
-  // a revision the environment was rolled back from is not taken back by itself, even verified again
-  if (next === undefined || (await lineageIn(unit.state)).abandoned.includes(next.revision)) return;
-  // the same gate as a person's promotion: judged once per candidate and config (each fetch asks)
-  const key = `${next.revision} ${JSON.stringify(unit.reconciler.configInForce.config.selector ?? null)}`;
-  const judged = autoVerdicts.get(unit);
-  const refusal = judged?.key === key ? judged.refusal : await (parts.autoGate ?? selectionGate)(parts, unit, from, next.revision);
-  autoVerdicts.set(unit, { key, refusal });
-  if (refusal !== undefined) {
-    parts.logger?.warn({ environment: name, revision: next.revision, refusal }, "promotion: auto did not promote the candidate");
-    return;
-  }
-  const answer = {
-    environment: name,
-    revision: next.revision,
-    from: from.name,
-    rollback: false,
-    dryRun: false,
-    plan: "",
-    changes: 0,
-    cannotUndo: [],
-    notes: [],
-  };
-  await record(unit, answer, { by: "auto" }, { revision: next.revision }, false);
-}
-
 /** The selection gate of a candidate: the target's plan at `revision` against what the source applied and checked. */
-async function selectionGate(parts: PromotionParts, unit: PromotionUnit, from: PromotionUnit, revision: string): Promise<string | undefined> {
+export async function selectionGate(parts: PromotionParts, unit: PromotionUnit, from: PromotionUnit, revision: string): Promise<string | undefined> {
   return escapedSource(parts, from, (await planOf(parts, unit, revision)).plan, revision);
 }
-
-/** The gate's verdict on `promotion: auto`'s newest candidate (its revision and the selector), per target (no refusal: it passes). */
-const autoVerdicts = new WeakMap<PromotionUnit, { readonly key: string; readonly refusal: string | undefined }>();

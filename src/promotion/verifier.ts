@@ -7,14 +7,19 @@
  */
 import type { Logger } from "../logger.js";
 import { soakEndsAt, soaked, standingOf, streakOf, verdictOf, withdrawalDue } from "./verification.js";
-import type { RunFact, VerificationFact } from "./verification.js";
+import type { RunFact, RunOutcome, VerificationFact } from "./verification.js";
 import { boundText } from "../text/bounded-text.js";
 import type { HistoryBound } from "../config/history-section.js";
 import type { HistoryStore } from "../record/history/history.js";
 import { readVerifications } from "../record/history/promotion-history.js";
 import type { VerificationRecord } from "../record/history/promotion-history.js";
-import type { HistoryEntry } from "../record/history/history.js";
-import type { RunLine } from "../daemon/history/run-record.js";
+import type { HistoryEntry, HistoryRecord } from "../record/history/history.js";
+
+/**
+ * A run row as promotion reads it: its outcome, where it ran and when. Structural, so promotion
+ * needs nothing of the daemon: the daemon's run history holds such rows (daemon/history/run-record.ts: `RunLine`).
+ */
+export type RunRow = HistoryEntry<HistoryRecord & RunOutcome & { readonly commit?: string; readonly author?: string; readonly subject?: string }>;
 
 /** A verification row as the rules read it (a withdrawal carries its reason). */
 export function verificationFactOf(entry: HistoryEntry<VerificationRecord>): VerificationFact {
@@ -26,7 +31,7 @@ export function verificationFactOf(entry: HistoryEntry<VerificationRecord>): Ver
 const maxReasonChars = 2_000;
 
 /** A run row as the rules read it: a row with quiet repeats began with its first run. */
-export function runFactOf(entry: RunLine): RunFact {
+export function runFactOf(entry: RunRow): RunFact {
   const r = entry.record;
   const firstAt = entry.repeats > 0 ? Date.parse(entry.firstAt) : Date.parse(r.finishedAt);
   return {
@@ -42,7 +47,7 @@ export interface VerifierOptions {
   readonly bound: () => HistoryBound;
   readonly soakMs: () => number;
   /** The environment's runs, newest first, once the newest is written. */
-  readonly runs: () => Promise<readonly RunLine[]>;
+  readonly runs: () => Promise<readonly RunRow[]>;
   readonly leads: () => boolean;
   /** Asks the environment's loop for a run (the soak's end). */
   readonly trigger: (reason: string) => void;
@@ -106,7 +111,7 @@ export class Verifier {
   }
 
   /** A later run of a verified revision failed: its verification is withdrawn, a row of the history. */
-  private async withdraw(withdrawal: { revision: string; reason: string }, runs: readonly RunLine[]): Promise<void> {
+  private async withdraw(withdrawal: { revision: string; reason: string }, runs: readonly RunRow[]): Promise<void> {
     const run = runs.find((e) => e.record.revision === withdrawal.revision)?.record;
     const now = new Date().toISOString();
     const record: VerificationRecord = {

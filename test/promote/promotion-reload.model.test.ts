@@ -2,8 +2,8 @@
  * A model of the promotion settings under reloads (docs/user/promotion.md): random interleavings
  * of reloads (production's `promotion:`, staging's `soak`), staging runs (healthy or failing),
  * the clock moving (so the verifier's soak timer fires: the run it asks for is a healthy run of
- * staging's revision) and production's decisions (each fetch of a promoted source asks
- * `autoPromote`). The real Verifier and autoPromote run over an in-memory history; the model
+ * staging's revision) and production's decisions (each run of a promoted environment asks
+ * `autoPromote` before its fetch). The real Verifier and autoPromote run over an in-memory history; the model
  * holds the settings in force. Every decision is judged under the settings in force when it is
  * taken: an automatic promotion only while `promotion: auto` is in force, always then for a newer
  * candidate; a verification records the soak in force when it was granted, and its runs span it.
@@ -15,7 +15,7 @@ import type { GatesyncConfig } from "../../src/config/config.js";
 import { silentLogger } from "../../src/logger.js";
 import type { HistoryDraft, HistoryEntry, HistoryQuery, HistoryStore } from "../../src/record/history/history.js";
 import { readPromotions, readVerifications } from "../../src/record/history/promotion-history.js";
-import { autoPromote } from "../../src/promotion/promotion.js";
+import { autoPromote } from "../../src/promotion/auto-promotion.js";
 import type { PromotionParts, PromotionUnit } from "../../src/promotion/promotion.js";
 import type { RunLine, RunRecord } from "../../src/daemon/history/run-record.js";
 import { Verifier, verificationFactOf } from "../../src/promotion/verifier.js";
@@ -23,6 +23,10 @@ import { standingOf } from "../../src/promotion/verification.js";
 
 class MemoryHistory implements HistoryStore {
   private rows: HistoryEntry[] = [];
+  /** As a state answers it: history rows never move its serial (the gate's verdict is kept across them). */
+  readVersion(): Promise<{ lineage: string; serial: number }> {
+    return Promise.resolve({ lineage: "model", serial: 0 });
+  }
   appendHistory(draft: HistoryDraft): Promise<HistoryEntry> {
     const at = draft.record.finishedAt;
     const entry: HistoryEntry = { seq: this.rows.length + 1, record: draft.record, repeats: 0, firstAt: draft.record.startedAt, lastAt: at };

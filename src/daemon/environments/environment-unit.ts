@@ -29,7 +29,8 @@ import { statusPage } from "../ui/status-page.js";
 import { promotedFromOf } from "../../config/promotion-section.js";
 import type { Source } from "../../source/source.js";
 import { PromotedSource } from "../../promotion/promoted-source.js";
-import { autoPromote, promote } from "../../promotion/promotion.js";
+import { promote } from "../../promotion/promotion.js";
+import { autoPromote } from "../../promotion/auto-promotion.js";
 import type { PromotionAnswer, PromotionAsk, PromotionParts } from "../../promotion/promotion.js";
 import { Verifier } from "../../promotion/verifier.js";
 import { promotionPanels } from "../../promotion/promotion-status.js";
@@ -131,15 +132,14 @@ function leadershipOf(name: string, shared: SharedParts): { readonly canApply: (
 function sourceOf(environment: EnvironmentConfig, state: StateBackend, shared: SharedParts): Source {
   const from = promotedFromOf(environment.config.track);
   if (from === undefined) return shared.source.of(environment.name);
+  return new PromotedSource({ inner: shared.source.of(environment.name), state, name: environment.name, from });
+}
+
+/** `promotion: auto`'s step of the loop, before each fetch (auto-promotion.ts): asked of every promoted environment, it reads the setting in force. */
+function autoPromotionOf(environment: EnvironmentConfig, shared: SharedParts): { autoPromote?: () => Promise<void> } {
+  if (promotedFromOf(environment.config.track) === undefined) return {};
   const parts = promotionParts(shared);
-  return new PromotedSource({
-    inner: shared.source.of(environment.name),
-    state,
-    name: environment.name,
-    from,
-    // at every fetch, whatever `promotion:` was when the daemon started: autoPromote reads the setting in force
-    autoPromote: () => autoPromote(parts, environment.name),
-  });
+  return { autoPromote: () => autoPromote(parts, environment.name) };
 }
 
 /** What promotions read: every unit, the shared source, the validator. */
@@ -240,6 +240,7 @@ export function createEnvironmentUnit(environment: EnvironmentConfig, configHash
     config,
     configHash,
     source: sourceOf(environment, state, shared),
+    ...autoPromotionOf(environment, shared),
     state,
     validator: shared.validator,
     env: shared.env,

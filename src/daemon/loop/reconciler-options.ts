@@ -17,6 +17,11 @@ export interface ReconcilerOptions {
   /** Hash of the config file: a changed config is a reason to run. */
   readonly configHash: string;
   readonly source: Source;
+  /**
+   * `promotion: auto` (promotion/auto-promotion.ts): a step of each run before its fetch, which
+   * writes the source environment's newest candidate as the promotion the fetch then reads.
+   */
+  readonly autoPromote?: () => Promise<void>;
   readonly state: StateBackend;
   readonly validator: RepositoryValidator;
   readonly env: Readonly<Record<string, string | undefined>>;

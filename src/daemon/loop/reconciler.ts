@@ -29,7 +29,7 @@ import { heldReport } from "../hold/held-run.js";
 import type { RepositorySettings } from "../environments/repository-settings.js";
 import { inRunSpan } from "./run-span.js";
 import { scheduleDelay } from "./schedule-delay.js";
-import { LatestSnapshot, commitsBehind, endOnFetchFailure, fetchLogged } from "./run-source.js";
+import { LatestSnapshot, autoPromoteThenFetch, commitsBehind, endOnFetchFailure } from "./run-source.js";
 
 /** Ends a run with its result (Reconciler.finish). */
 type Finish = (result: RunResult, extra?: Partial<RunReport>) => RunReport;
@@ -157,7 +157,8 @@ export class Reconciler {
     const finish: Finish = (result, extra = {}) => this.finish(run, result, extra);
     if (this.opts.canApply !== undefined && !this.opts.canApply()) return finish("standby");
     const runAbort = (this.runAbort = new AbortController());
-    const snapshot = await fetchLogged(this.opts.source, reason, this.log).catch(endOnFetchFailure(finish));
+    // `promotion: auto` first, a step of its own (promotion/auto-promotion.ts): the fetch reads the promotion in force
+    const snapshot = await autoPromoteThenFetch(this.opts, reason, this.log).catch(endOnFetchFailure(finish));
     if (!("root" in snapshot)) return snapshot;
     // the revision's files stay for this run, however far the source moves meanwhile (revision-trees.ts)
     const release = snapshot.hold?.();

@@ -1,6 +1,6 @@
 /**
- * The source as a reconcile loop reads it: a fetch whose failure is logged (the last good commit
- * stays applied), the newest snapshot with its files kept while it is the newest, and how many
+ * The source as a reconcile loop reads it: `promotion: auto`'s step before the fetch, a fetch
+ * whose failure is logged (the last good commit stays applied), the newest snapshot with its files kept while it is the newest, and how many
  * commits the applied one is behind.
  */
 import type { RunReport, RunResult } from "../../run/run-report.js";
@@ -8,6 +8,7 @@ import { ErrorCode, GatesyncError } from "../../errors.js";
 import type { Logger } from "../../logger.js";
 import type { Source, SourceSnapshot } from "../../source/source.js";
 import { inFetchSpan } from "./run-span.js";
+import type { ReconcilerOptions } from "./reconciler-options.js";
 
 /** An environment waiting for its first promotion (promoted-source.ts): not broken, its runs end `waiting`. */
 const waitsForPromotion = (err: unknown): boolean => err instanceof GatesyncError && err.code === ErrorCode.SOURCE_NOT_PROMOTED;
@@ -35,7 +36,7 @@ function warnSkippedTags(source: Source, snapshot: SourceSnapshot, log: Logger):
 }
 
 /** The source's newest snapshot; a fetch that fails is logged and thrown. */
-export async function fetchLogged(source: Source, reason: string, log: Logger): Promise<SourceSnapshot> {
+async function fetchLogged(source: Source, reason: string, log: Logger): Promise<SourceSnapshot> {
   try {
     const snapshot = await inFetchSpan(async () => source.fetch({ announced: reason === "webhook" }));
     warnSkippedTags(source, snapshot, log);
@@ -52,6 +53,21 @@ export async function fetchLogged(source: Source, reason: string, log: Logger): 
     );
     throw err;
   }
+}
+
+/**
+ * A run's two first steps: `promotion: auto` (promotion/auto-promotion.ts: the source environment's
+ * newest candidate written as the promotion in force), then the fetch, which reads that promotion.
+ * A failed step is logged and thrown as a failed fetch is: the run ends, the last good commit in force.
+ */
+export async function autoPromoteThenFetch(steps: Pick<ReconcilerOptions, "source" | "autoPromote">, reason: string, log: Logger): Promise<SourceSnapshot> {
+  try {
+    await steps.autoPromote?.();
+  } catch (err) {
+    log.error({ err: (err as Error).message }, "promotion: auto failed; the last good commit stays applied");
+    throw err;
+  }
+  return fetchLogged(steps.source, reason, log);
 }
 
 /** How a run whose fetch failed ends: waiting for its first promotion, else a source error. */
