@@ -65,7 +65,7 @@ export interface ServedEnvironments {
   /** The one environment of a config without `environments:`: its root paths are aliases of `/environments/default/…`. */
   readonly implicit: boolean;
   readonly list: readonly ServedEnvironment[];
-  /** `/status` of them all (named environments). */
+  /** `/status` of them all: a row of named environments only (the implicit environment's `/status` is its own). */
   readonly statusOfAll: () => Promise<Record<string, unknown>>;
   /** What `POST /environments/NAME/sync` runs. */
   readonly sync?: EnvironmentSync;
