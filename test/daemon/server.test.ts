@@ -13,6 +13,7 @@ import { DaemonMetrics } from "../../src/daemon/metrics/metrics.js";
 import { sharedRunHistory } from "../../src/daemon/history/shared-history.js";
 import { Reconciler } from "../../src/daemon/loop/reconciler.js";
 import { parseListen, startDaemonServer } from "../../src/daemon/http/server.js";
+import { implicitEnvironment } from "../helpers/served-environment.js";
 import { ConfigError } from "../../src/errors.js";
 import { silentLogger } from "../../src/logger.js";
 import { SqliteStateBackend } from "../../src/record/sqlite/sqlite-backend.js";
@@ -62,18 +63,21 @@ describe("the daemon server's address", () => {
       const err = await startDaemonServer({
         listen: taken,
         reconciler,
-        runs: sharedRunHistory({
+        environments: implicitEnvironment({
+          reconciler,
+          runs: sharedRunHistory({
+            state,
+            config: () => config,
+            synced: () => reconciler.synced,
+            metrics: new DaemonMetrics(),
+            leads: () => true,
+            logger: silentLogger(),
+          }),
           state,
-          config: () => config,
-          synced: () => reconciler.synced,
-          metrics: new DaemonMetrics(),
-          leads: () => true,
-          logger: silentLogger(),
+          sourceDescription: "test",
         }),
         metrics: new DaemonMetrics(),
-        state,
         logger: silentLogger(),
-        sourceDescription: "test",
       }).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(ConfigError);
       expect((err as Error).message).toBe(`cannot listen on ${taken}: another process is listening there (EADDRINUSE)`);

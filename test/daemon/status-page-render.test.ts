@@ -13,7 +13,7 @@ import { leaderRunView } from "../helpers/run-view.js";
 import { SqliteStateBackend } from "../../src/record/sqlite/sqlite-backend.js";
 import { tempRepo } from "../helpers/temp-repo.js";
 import { planPage } from "../../src/daemon/ui/plan-page.js";
-import { PlanPreview } from "../../src/daemon/ui/plan-preview.js";
+import { PlanPreview } from "../../src/daemon/views/plan-preview.js";
 import type { PlanRun } from "../../src/run/run-plan.js";
 import type { ResourceRow } from "../../src/daemon/ui/view.js";
 import type { RunReport } from "../../src/run/run-report.js";

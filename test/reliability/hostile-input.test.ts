@@ -15,6 +15,7 @@ import { DaemonMetrics } from "../../src/daemon/metrics/metrics.js";
 import { sharedRunHistory } from "../../src/daemon/history/shared-history.js";
 import { Reconciler } from "../../src/daemon/loop/reconciler.js";
 import { startDaemonServer } from "../../src/daemon/http/server.js";
+import { implicitEnvironment } from "../helpers/served-environment.js";
 import { ValidationFailed } from "../../src/errors.js";
 import { silentLogger } from "../../src/logger.js";
 import { SqliteStateBackend } from "../../src/record/sqlite/sqlite-backend.js";
@@ -193,18 +194,21 @@ describe("the webhook receiver", () => {
     const server = await startDaemonServer({
       listen: "127.0.0.1:0",
       reconciler,
-      runs: sharedRunHistory({
+      environments: implicitEnvironment({
+        reconciler,
+        runs: sharedRunHistory({
+          state,
+          config: () => config,
+          synced: () => reconciler.synced,
+          metrics: new DaemonMetrics(),
+          leads: () => true,
+          logger: silentLogger(),
+        }),
         state,
-        config: () => config,
-        synced: () => reconciler.synced,
-        metrics: new DaemonMetrics(),
-        leads: () => true,
-        logger: silentLogger(),
+        sourceDescription: "test",
       }),
       metrics: new DaemonMetrics(),
-      state,
       logger: silentLogger(),
-      sourceDescription: "test",
       webhookSecret: "s",
     });
     try {

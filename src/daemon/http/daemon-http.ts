@@ -1,9 +1,10 @@
 /**
- * The daemon's HTTP server, wired to its environments. The implicit environment (a config
- * without `environments:`) is served at the root — `/`, `/status`, `/state` and the pages are
- * its own, as before environments existed; named environments are served below
- * `/environments/NAME/`, with `/status` listing them all (environment-http.ts). Either way one
- * server, one metrics registry, one relay to the leaders.
+ * The daemon's HTTP server, wired to its environments: one description of them whether a config
+ * names several or none (environment-http.ts). Every environment is served below
+ * `/environments/NAME/`; the implicit one (a config without `environments:`) at the root too,
+ * whose paths are aliases of `/environments/default/…` (`/`, `/status`, `/state` and the pages,
+ * as before environments existed), while named environments have a `/status` listing them all.
+ * Either way one server, one metrics registry, one relay to the leaders.
  */
 import type { GatesyncConfig } from "../../config/config.js";
 import type { FleetLeases } from "../../fleet/leases.js";
@@ -15,9 +16,9 @@ import type { EnvironmentUnit } from "../environments/environment-unit.js";
 import type { DaemonMetrics } from "../metrics/metrics.js";
 import { promoteTokenOf, serverTokens } from "./server-tokens.js";
 import { startDaemonServer } from "./server.js";
-import { buildStatus } from "./status-body.js";
 import type { DaemonServer } from "./server.js";
-import type { DaemonServerOptions, ServedReconciler } from "./served.js";
+import type { ServedReconciler } from "./served.js";
+import type { PromoteRoute } from "./promote-endpoint.js";
 import type { FreezeRoute } from "./freeze-endpoint.js";
 import type { EnvironmentSources } from "../environments/environment-sources.js";
 
@@ -65,84 +66,40 @@ export function serveDaemon(served: ServedDaemon): Promise<DaemonServer> {
   const names = units.map((u) => u.name);
   const tokens = serverTokens(config, served.env, served.logger);
   const every = allOf(units, served.source);
+  const http = { units, leases, source: served.source.description, implicit: served.implicit, served: every, ...(reloader === undefined ? {} : { reloader }) };
   return startDaemonServer({
     listen: served.listen,
     reconciler: every,
-    runs: units[0]!.history,
     metrics: served.metrics,
-    state: units[0]!.snapshots,
     logger: served.logger,
-    sourceDescription: served.source.description,
     ...tokens,
     ...(leases === undefined ? {} : { relay: fleetRelay(leases, names) }),
-    ...(reloader === undefined ? {} : { config: () => reloader.status }),
     operatorConfig: served.operatorConfig,
     holdOf: async (name) => units.find((u) => u.name === name)?.hold(),
-    ...(served.implicit ? atTheRoot(served) : belowEnvironments(served, every)),
+    // the implicit environment's role is the daemon's (leader, standby or single); of named environments, each has its own
+    role: () => (served.implicit ? units[0]!.role() : leases === undefined ? "single" : "fleet"),
+    environments: {
+      implicit: served.implicit,
+      list: servedEnvironments(http),
+      statusOfAll: () => environmentsStatus(http),
+      sync: environmentSync(names, served.onTrigger, leases),
+      // promotion and freezes are between named environments: the implicit one's answer 404
+      ...(served.implicit ? {} : { promote: promoteRoute(served), freeze: freezeRoute(promoteTokenOf(config, served.env).variable, served, units, leases) }),
+    },
   });
 }
 
-/** The implicit environment: its role, page and `/status` are the server's own; its root paths are aliases of `/environments/default/…`. */
-function atTheRoot(served: ServedDaemon): Partial<DaemonServerOptions> {
-  const unit = served.units[0]!;
+/** `POST /environments/NAME/promote`: the promotion (or rollback) asked, then the environment run wherever it is led. */
+function promoteRoute(served: ServedDaemon): PromoteRoute {
+  const { units, leases } = served;
   return {
-    role: () => unit.role(),
-    page: unit.page,
-    environments: {
-      implicit: true,
-      list: [{ name: unit.name, page: unit.page, state: unit.snapshots, status: () => buildStatus(statusParts(served)) }],
-      statusOfAll: () => buildStatus(statusParts(served)),
-      sync: environmentSync([unit.name], served.onTrigger, served.leases),
-    },
-  };
-}
-
-/** What the implicit environment's `/status` reads: the server's own parts. */
-function statusParts(served: ServedDaemon): Parameters<typeof buildStatus>[0] {
-  const unit = served.units[0]!;
-  return {
-    reconciler: allOf(served.units, served.source),
-    runs: unit.history,
-    state: unit.snapshots,
-    sourceDescription: served.source.description,
-    role: () => unit.role(),
-    ...(served.reloader === undefined ? {} : { config: () => served.reloader!.status }),
-  };
-}
-
-/** Named environments: `/status` of them all, their pages, states, syncs and promotions below `/environments/NAME/`. */
-function belowEnvironments(served: ServedDaemon, every: ServedReconciler): Partial<DaemonServerOptions> {
-  const { units, leases, reloader } = served;
-  const http = {
-    units,
-    leases,
-    source: served.source.description,
-    ...(reloader === undefined ? {} : { reloader }),
-  };
-  return {
-    role: () => (leases === undefined ? "single" : "fleet"),
-    environments: {
-      implicit: false,
-      list: servedEnvironments(http),
-      statusOfAll: () => environmentsStatus({ ...http, served: every }),
-      sync: environmentSync(
-        units.map((u) => u.name),
-        served.onTrigger,
-        leases,
-      ),
-      promote: {
-        ...promoteTokenOf(served.config, served.env),
-        names: units.map((u) => u.name),
-        promote: async (name, ask) => {
-          const answer = await units.find((u) => u.name === name)!.promote(ask);
-          // the row is in the shared state: the environment runs now wherever it is led, rather than at its schedule
-          if (!ask.dryRun)
-            runSoonWhereLed({ leases, unitOf: (n) => units.find((u) => u.name === n) }, name, ask.rollback === undefined ? "promotion" : "rollback");
-          return answer;
-        },
-      },
-      // the promotion token's: its value is the promote route's (the dispatcher checks that one), its variable recorded as who froze
-      freeze: freezeRoute(promoteTokenOf(served.config, served.env).variable, served, units, leases),
+    ...promoteTokenOf(served.config, served.env),
+    names: units.map((u) => u.name),
+    promote: async (name, ask) => {
+      const answer = await units.find((u) => u.name === name)!.promote(ask);
+      // the row is in the shared state: the environment runs now wherever it is led, rather than at its schedule
+      if (!ask.dryRun) runSoonWhereLed({ leases, unitOf: (n) => units.find((u) => u.name === n) }, name, ask.rollback === undefined ? "promotion" : "rollback");
+      return answer;
     },
   };
 }

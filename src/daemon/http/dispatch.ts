@@ -28,14 +28,16 @@ export function compileRoutes(table: readonly Route[]): readonly Compiled[] {
   });
 }
 
-/** What a path resolves to: the rows it matches (one per method), its parameters, and the path they matched. */
+/** What a path resolves to: the rows it matches (one per method), its parameters, the path they matched and the query. */
 export interface Resolved {
   readonly rows: readonly Compiled[];
   readonly params: Record<string, string>;
   readonly path: string;
+  /** The request's query (`?status=failed`), or "". */
+  readonly search: string;
 }
 
-function matchAll(routes: readonly Compiled[], path: string): Resolved | undefined {
+function matchAll(routes: readonly Compiled[], path: string): Omit<Resolved, "search"> | undefined {
   // a trailing slash is the page's without one (`/runs/`), unless a row has it (`/environments/NAME/`)
   for (const candidate of path.length > 1 && path.endsWith("/") ? [path, path.replace(/\/+$/, "")] : [path]) {
     const rows = routes.filter((c) => c.pattern.test(candidate));
@@ -47,17 +49,22 @@ function matchAll(routes: readonly Compiled[], path: string): Resolved | undefin
 }
 
 /**
- * The rows `path` matches. A daemon of the implicit environment has no `named` rows, and answers
- * a root path no daemon row matches as `/environments/default` + the path.
+ * The rows the request's path matches: the one place a request's URL is read. A daemon of the
+ * implicit environment has no `named` rows, and answers a root path no daemon row matches as
+ * `/environments/default` + the path.
  */
-export function resolveRoute(routes: readonly Compiled[], path: string, implicit: string | undefined): Resolved | undefined {
+export function resolveRoute(routes: readonly Compiled[], requestUrl: string, implicit: string | undefined): Resolved | undefined {
+  const { pathname: path, search } = new URL(requestUrl, "http://x");
   const inScope = routes.filter((c) => c.route.scope !== "named" || implicit === undefined);
   const direct = matchAll(inScope, path);
-  if (direct !== undefined || implicit === undefined) return direct;
-  return matchAll(
-    inScope.filter((c) => c.route.scope === "environment"),
-    `/environments/${encodeURIComponent(implicit)}${path}`,
-  );
+  const matched =
+    direct !== undefined || implicit === undefined
+      ? direct
+      : matchAll(
+          inScope.filter((c) => c.route.scope === "environment"),
+          `/environments/${encodeURIComponent(implicit)}${path}`,
+        );
+  return matched === undefined ? undefined : { ...matched, search };
 }
 
 const allowed = (route: Route): string[] => (route.method === "GET" ? ["GET", "HEAD"] : [route.method]);
@@ -81,5 +88,5 @@ export async function dispatch(
   if ("status" in row) return row;
   const refused = credentialRefusal(row.route.credential, req, served.credentials, row.route.notServed);
   if (refused !== undefined) return refused;
-  return row.route.handle({ req, res, params: resolved.params, path: resolved.path, served });
+  return row.route.handle({ req, res, params: resolved.params, path: resolved.path, search: resolved.search, served });
 }

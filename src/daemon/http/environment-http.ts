@@ -1,7 +1,8 @@
 /**
- * The HTTP side of a daemon serving several environments: `/status` of all of them (and who
- * leads each in a fleet), each environment as its routes below `/environments/NAME/` serve it
- * (http/route-table.ts), and the relay that carries a trigger to each environment's leader.
+ * The daemon's environments as its routes serve them (http/route-table.ts), one shape for one or
+ * many: each environment below `/environments/NAME/` (the implicit one of a config without
+ * `environments:` at the root too, its `/status` the one it always had), `/status` of them all
+ * (and who leads each in a fleet), and the relay that carries a trigger to each environment's leader.
  */
 import type { FleetLeases } from "../../fleet/leases.js";
 import type { HolderRow } from "../../fleet/lease-table.js";
@@ -19,6 +20,10 @@ export interface EnvironmentsHttp {
   readonly leases: FleetLeases | undefined;
   readonly source: string;
   readonly reloader?: ConfigReloader;
+  /** The one environment of a config without `environments:`. */
+  readonly implicit: boolean;
+  /** Every environment's loops at once (what the triggers run). */
+  readonly served: ServedReconciler;
 }
 
 /** Who leads each environment (a fleet: the lease table; else this daemon), by name; null when none does. */
@@ -52,7 +57,7 @@ async function environmentStatus(unit: EnvironmentUnit, http: EnvironmentsHttp, 
 }
 
 /** `/status`: every environment without its resources (those are in `/environments/NAME/status`), and the fleet. */
-export async function environmentsStatus(http: EnvironmentsHttp & { readonly served: ServedReconciler }): Promise<Record<string, unknown>> {
+export async function environmentsStatus(http: EnvironmentsHttp): Promise<Record<string, unknown>> {
   const { leader, rows } = leadersOf(http);
   const environments = [];
   for (const u of http.units) {
@@ -81,13 +86,27 @@ export async function environmentsStatus(http: EnvironmentsHttp & { readonly ser
   });
 }
 
-/** Each environment as its routes serve it (http/route-table.ts): its page, state and `/status` with its leader. */
+/**
+ * Each environment as its routes serve it (http/route-table.ts): its page, state and `/status` —
+ * a named one's with its name and leader; the implicit one's the daemon's own, as before
+ * environments existed (its role, the config in force).
+ */
 export function servedEnvironments(http: EnvironmentsHttp): ServedEnvironment[] {
   return http.units.map((unit) => ({
     name: unit.name,
     page: unit.page,
     state: unit.snapshots,
-    status: () => environmentStatus(unit, http, leadersOf(http).leader.get(unit.name) ?? null),
+    status: http.implicit
+      ? () =>
+          buildStatus({
+            reconciler: http.served,
+            runs: unit.history,
+            state: unit.snapshots,
+            sourceDescription: http.source,
+            role: () => unit.role(),
+            ...(http.reloader === undefined ? {} : { config: () => http.reloader!.status }),
+          })
+      : () => environmentStatus(unit, http, leadersOf(http).leader.get(unit.name) ?? null),
   }));
 }
 

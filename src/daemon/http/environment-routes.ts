@@ -6,6 +6,7 @@
 import type { Reply } from "../../http/http-io.js";
 import { handleStateRead } from "./state-endpoint.js";
 import type { Answer, RouteRequest, ServedEnvironment } from "./served.js";
+import type { PageName } from "../ui/status-page.js";
 
 /** A redirect to a relative location: the pages work behind a reverse proxy's path prefix. */
 export function redirect(location: string): Reply {
@@ -33,14 +34,15 @@ export function environmentRoot(r: RouteRequest): Reply {
   return isReply(env) ? env : redirect(`${encodeURIComponent(env.name)}/`);
 }
 
-/** One of the environment's pages: its page is asked with the path below `/environments/NAME`, as the page links relatively. */
-export function environmentPage(r: RouteRequest): Answer {
-  const env = environmentOf(r);
-  if (isReply(env)) return env;
-  if (env.page === undefined) return { status: 404, body: { error: "not found" } };
-  const search = new URL(r.req.url ?? "/", "http://x").search;
-  r.req.url = `${r.path.slice(`/environments/${r.params.env!}`.length)}${search}`;
-  return env.page.handle(r.req, r.res) ? "answered" : { status: 404, body: { error: "not found" } };
+/** One of the environment's pages, given the URL below `/environments/NAME` (its links are relative to it). */
+export function environmentPage(page: PageName): (r: RouteRequest) => Answer {
+  return (r) => {
+    const env = environmentOf(r);
+    if (isReply(env)) return env;
+    const url = `${r.path.slice(`/environments/${r.params.env!}`.length)}${r.search}`;
+    const served = env.page?.serve(r.req, r.res, { page, url, params: r.params }) === true;
+    return served ? "answered" : { status: 404, body: { error: "not found" } };
+  };
 }
 
 export async function environmentStatus(r: RouteRequest): Promise<Reply> {

@@ -18,6 +18,7 @@ import type { Credential } from "./credentials.js";
 import { environmentPage, environmentRoot, environmentState, environmentStatus, redirect, statePerEnvironment } from "./environment-routes.js";
 import { health, metrics, ready } from "./probes.js";
 import type { Answer, RouteRequest } from "./served.js";
+import type { PageName } from "../ui/status-page.js";
 
 export interface Route {
   /** GET routes answer HEAD too. */
@@ -34,12 +35,13 @@ export interface Route {
   readonly notServed?: string;
 }
 
-const page = (path: string, extra: Partial<Route> = {}): Route => ({
+/** A row of the environment's pages' token: one of its pages (ui/status-page.ts), or `handle`. */
+const page = (path: string, name: PageName | Pick<Route, "handle">, extra: Partial<Route> = {}): Route => ({
   method: "GET",
   path: `/environments/{env}${path}`,
   credential: "pages",
   scope: "environment",
-  handle: environmentPage,
+  handle: typeof name === "string" ? environmentPage(name) : name.handle,
   ...extra,
 });
 
@@ -76,14 +78,14 @@ export const routeTable: readonly Route[] = [
   { method: "GET", path: "/state", credential: "state", scope: "named", handle: statePerEnvironment },
   // each environment's: its pages, status and state, its sync and its promotion
   { method: "GET", path: "/environments/{env}", credential: "pages", scope: "environment", handle: environmentRoot },
-  page("/"),
-  page("/resources"),
-  page("/resources/{kind}/{name}"),
-  page("/runs"),
-  page("/plan"),
-  page("/ui/events", { stream: true }),
-  page("/ui/app.js"),
-  page("/ui/app.css"),
+  page("/", "overview"),
+  page("/resources", "resources"),
+  page("/resources/{kind}/{name}", "resource"),
+  page("/runs", "runs"),
+  page("/plan", "plan"),
+  page("/ui/events", "events", { stream: true }),
+  page("/ui/app.js", "app.js"),
+  page("/ui/app.css", "app.css"),
   page("/metrics", { handle: () => redirect("../../metrics") }),
   page("/status", { handle: environmentStatus }),
   { method: "GET", path: "/environments/{env}/state", credential: "state", scope: "environment", handle: environmentState },

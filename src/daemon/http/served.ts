@@ -1,11 +1,8 @@
 /** What the server is given (server.ts) and the routes of the table serve (route-table.ts): the daemon's parts and its environments. */
 import type { GatesyncConfig } from "../../config/config.js";
 import type { Logger } from "../../logger.js";
-import type { StateSnapshot } from "../../record/state.js";
-import type { ConfigStatus } from "../environments/config-reload.js";
 import type { DaemonMetrics } from "../metrics/metrics.js";
 import type { Reconciler } from "../loop/reconciler.js";
-import type { RunHistory } from "../history/run-history.js";
 import type { TriggerRelay } from "./triggers.js";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Reply } from "../../http/http-io.js";
@@ -20,20 +17,17 @@ import type { Credentials } from "./credentials.js";
 /** What the server reads of the reconcile loop (with environments: of all of them). */
 export type ServedReconciler = Pick<Reconciler, "trigger" | "isStopping" | "synced"> & Partial<Pick<Reconciler, "validationOverdue">>;
 
-/** What /status reads of the runs: the history's newest (ui/run-history.ts), the leader's on a standby. */
-export type RunView = Pick<RunHistory, "fresh" | "newest" | "lastSuccess" | "synced">;
-
+/**
+ * What the server is started with: the daemon's own parts (its loops for the triggers and the
+ * probes, its metrics, the tokens) and its environments — one shape whether a config names
+ * several or none (the implicit one, served at the root as well).
+ */
 export interface DaemonServerOptions {
   /** `host:port`; port 0 picks a free one. */
   readonly listen: string;
   readonly reconciler: ServedReconciler;
-  /** The runs /status names (with environments: the first environment's, as for `state`). */
-  readonly runs: RunView;
   readonly metrics: DaemonMetrics;
-  /** The state as /status and the pages read it: a shared, cached snapshot (ui/page-cache.ts). */
-  readonly state: { read(): Promise<StateSnapshot>; readonly description: string };
   readonly logger: Logger;
-  readonly sourceDescription: string;
   readonly webhookSecret?: string;
   readonly syncToken?: string;
   /** The variables gatesync.yaml names for them (`server.webhookSecretEnv`, `server.syncTokenEnv`): said in a 404 while unset. */
@@ -42,23 +36,19 @@ export interface DaemonServerOptions {
   readonly pagesToken?: string;
   /** How long a client has to take its whole answer (the live stream excepted). */
   readonly answerDeadlineMs?: number;
-  /** `leader`, `standby` or `single`. */
+  /** `/readyz`'s role: `leader`, `standby`, `single` or `fleet`. */
   readonly role?: () => string;
   /** The operator's config in force: `GET /config` answers what of it a merge-request plan needs. */
   readonly operatorConfig?: () => GatesyncConfig;
   /** Each environment's hold now (hold.ts): `GET /config` says it, for a merge-request plan. */
   readonly holdOf?: (name: string) => Promise<Hold | undefined>;
-  /** The config file in force, and a refused reload's errors. */
-  readonly config?: () => ConfigStatus;
   readonly maxBodyBytes?: number;
-  /** The status page in the browser (`/`, `/resources`, `/runs`, `/plan`). */
-  readonly page?: StatusPage;
   /** Bearer token of `GET /state` (merge-request plans); absent: not served. */
   readonly stateToken?: string;
   /** With replicas: triggers a standby receives go to the leader. */
   readonly relay?: TriggerRelay;
-  /** The environments and what their routes serve (http/route-table.ts); absent: the implicit one, from these options. */
-  readonly environments?: ServedEnvironments;
+  /** The environments and what their routes serve (http/route-table.ts). */
+  readonly environments: ServedEnvironments;
 }
 
 /** One environment as its routes serve it (below `/environments/NAME/`; the implicit one at the root too). */
@@ -75,7 +65,7 @@ export interface ServedEnvironments {
   /** The one environment of a config without `environments:`: its root paths are aliases of `/environments/default/…`. */
   readonly implicit: boolean;
   readonly list: readonly ServedEnvironment[];
-  /** `/status` of them all (named environments). */
+  /** `/status` of them all: a row of named environments only (the implicit environment's `/status` is its own). */
   readonly statusOfAll: () => Promise<Record<string, unknown>>;
   /** What `POST /environments/NAME/sync` runs. */
   readonly sync?: EnvironmentSync;
@@ -101,6 +91,8 @@ export interface RouteRequest {
   readonly params: Readonly<Record<string, string>>;
   /** The path the route matched, as sent (an alias: the `/environments/default/…` it stands for). */
   readonly path: string;
+  /** The request's query (`?status=failed`), or "". */
+  readonly search: string;
   readonly served: Served;
 }
 

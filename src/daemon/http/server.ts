@@ -12,9 +12,7 @@ import { answerDeadline, BodyTooLarge, listenError, writeReply } from "../../htt
 import type { Reply } from "../../http/http-io.js";
 import { compileRoutes, dispatch, resolveRoute } from "./dispatch.js";
 import { routeTable } from "./route-table.js";
-import type { DaemonServerOptions, Served, ServedEnvironments } from "./served.js";
-
-import { buildStatus } from "./status-body.js";
+import type { DaemonServerOptions, Served } from "./served.js";
 import { ReadSlots } from "./triggers.js";
 import type { TriggerContext } from "./triggers.js";
 import { ReplayGuard } from "./webhook.js";
@@ -34,12 +32,6 @@ export function parseListen(listen: string): { host: string; port: number } {
     });
   }
   return { host: m[1] ?? m[2] ?? "127.0.0.1", port };
-}
-
-/** The implicit environment as the options give it (a server started without `environments`). */
-function implicitOf(opts: DaemonServerOptions): ServedEnvironments {
-  const status = (): Promise<Record<string, unknown>> => buildStatus(opts);
-  return { implicit: true, list: [{ name: "default", page: opts.page, state: opts.state, status }], statusOfAll: status };
 }
 
 /** Open connections at most (a Prometheus scrape, probes, a few triggers and the status page need far fewer). */
@@ -73,13 +65,13 @@ export async function startDaemonServer(opts: DaemonServerOptions): Promise<Daem
     variables: opts.variables ?? {},
   };
 
-  const environments = opts.environments ?? implicitOf(opts);
+  const environments = opts.environments;
   const credentials = { pagesToken: opts.pagesToken, stateToken: opts.stateToken, promote: environments.promote, triggers };
   const served: Served = { opts, environments, triggers, slots, credentials };
   const implicit = environments.implicit ? environments.list[0]!.name : undefined;
 
   const handle = (req: IncomingMessage, res: ServerResponse): void => {
-    const resolved = resolveRoute(routes, new URL(req.url ?? "/", "http://x").pathname, implicit);
+    const resolved = resolveRoute(routes, req.url ?? "/", implicit);
     if (resolved?.rows.some((c) => c.route.stream === true) !== true) answerDeadline(res, opts.answerDeadlineMs ?? 10_000);
     dispatch(resolved, req, res, served)
       .catch((err: unknown): Reply =>

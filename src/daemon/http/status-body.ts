@@ -5,7 +5,23 @@
 import type { StateSnapshot, StateVersion } from "../../record/state.js";
 import { scrubDeep } from "../../secrets/redaction.js";
 import type { RunEntry } from "../history/run-record.js";
-import type { DaemonServerOptions } from "./served.js";
+import type { ConfigStatus } from "../environments/config-reload.js";
+import type { RunHistory } from "../history/run-history.js";
+import type { ServedReconciler } from "./served.js";
+
+/** What /status reads of the runs: the history's newest (history/run-history.ts), the leader's on a standby. */
+export type RunView = Pick<RunHistory, "fresh" | "newest" | "lastSuccess" | "synced">;
+
+/** What one environment's `/status` is made of. */
+export interface StatusParts {
+  readonly reconciler: Pick<ServedReconciler, "isStopping">;
+  readonly runs: RunView;
+  readonly sourceDescription: string;
+  /** `leader`, `standby` or `single`. */
+  readonly role?: () => string;
+  /** The config file in force, and a refused reload's errors. */
+  readonly config?: () => ConfigStatus;
+}
 
 /** A recorded health as the status endpoint lists it: its verdict, when it was checked, and why it failed. */
 const healthSummary = (health: { readonly ok: boolean; readonly checkedAt: string; readonly reason?: string }): Record<string, unknown> => ({
@@ -14,9 +30,7 @@ const healthSummary = (health: { readonly ok: boolean; readonly checkedAt: strin
   ...(health.reason === undefined ? {} : { reason: health.reason }),
 });
 
-export async function buildStatus(
-  opts: Pick<DaemonServerOptions, "reconciler" | "runs" | "state" | "sourceDescription" | "role" | "config">,
-): Promise<Record<string, unknown>> {
+export async function buildStatus(opts: StatusParts & { readonly state: { read(): Promise<StateSnapshot> } }): Promise<Record<string, unknown>> {
   await opts.runs.fresh();
   const state = await opts.state.read();
   let resources = resourcesOf.get(state);
@@ -40,9 +54,7 @@ export async function buildStatus(
 }
 
 /** `/status` without its resources (the status of every environment): the state's version is read, none of its records. */
-export async function buildStatusHead(
-  opts: Pick<DaemonServerOptions, "reconciler" | "runs" | "sourceDescription" | "role" | "config"> & { readonly version: () => Promise<StateVersion> },
-): Promise<Record<string, unknown>> {
+export async function buildStatusHead(opts: StatusParts & { readonly version: () => Promise<StateVersion> }): Promise<Record<string, unknown>> {
   await opts.runs.fresh();
   return scrubDeep(statusHead(opts, await opts.version()));
 }
@@ -50,10 +62,7 @@ export async function buildStatusHead(
 /** The resources of /status, listed once per snapshot of the state (the snapshot is shared and cached). */
 const resourcesOf = new WeakMap<StateSnapshot, unknown[]>();
 
-function statusHead(
-  opts: Pick<DaemonServerOptions, "reconciler" | "runs" | "sourceDescription" | "role" | "config">,
-  state: StateVersion,
-): Record<string, unknown> {
+function statusHead(opts: StatusParts, state: StateVersion): Record<string, unknown> {
   const r = opts.reconciler;
   const newest = opts.runs.newest();
   const success = opts.runs.lastSuccess();

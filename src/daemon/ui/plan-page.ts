@@ -4,7 +4,7 @@ import { summaryLine } from "../../plan/render/render.js";
 import { diagnosticsList } from "./overview-page.js";
 import { badge, html, shortCommit } from "./html.js";
 import type { Html } from "./html.js";
-import type { Preview } from "./plan-preview.js";
+import type { Preview } from "../views/plan-preview.js";
 import { resourceHref } from "./resources-page.js";
 import { breakingList, fieldList } from "./resource-page.js";
 

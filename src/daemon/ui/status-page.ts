@@ -39,8 +39,8 @@ export interface StatusPageOptions extends ViewDeps {
 }
 
 export interface StatusPage {
-  /** Answers `req` when it is a page's; false when the path is not one. */
-  handle(req: IncomingMessage, res: ServerResponse): boolean;
+  /** Answers the page `ask` names; false when there is no such page (a resource id that does not decode). */
+  serve(req: IncomingMessage, res: ServerResponse, ask: PageAsk): boolean;
 }
 
 export const contentSecurityPolicy =
@@ -54,9 +54,9 @@ const securityHeaders = {
 };
 
 const assetsDir = path.join(packageRoot, "ui");
-const assets: Record<string, { type: string; body: Buffer }> = {
-  "/ui/app.js": { type: "text/javascript; charset=utf-8", body: readFileSync(path.join(assetsDir, "app.js")) },
-  "/ui/app.css": { type: "text/css; charset=utf-8", body: readFileSync(path.join(assetsDir, "app.css")) },
+const assets: Partial<Record<PageName, { type: string; body: Buffer }>> = {
+  "app.js": { type: "text/javascript; charset=utf-8", body: readFileSync(path.join(assetsDir, "app.js")) },
+  "app.css": { type: "text/css; charset=utf-8", body: readFileSync(path.join(assetsDir, "app.css")) },
 };
 
 /** Why the next run has no plan to show, when it has none and its commit is not refused. */
@@ -69,17 +69,28 @@ function unplannedWhy(preview: View["preview"]): string | undefined {
 /** A page's body: undefined for "not found"; a promise where it reads the history's rows from the state. */
 type Page = { title: string; nav: PageContext["nav"]; body: (view: View, root: string) => Html | undefined | Promise<Html | undefined> };
 
-function pageFor(pathname: string, params: URLSearchParams, history: ViewDeps["history"]): Page | undefined {
-  if (pathname === "/") return { title: "Overview", nav: "overview", body: (v) => overviewPage(v) };
-  if (pathname === "/resources")
-    return { title: "Resources", nav: "resources", body: (v, root) => resourcesPage(v.rows, filterFrom(params), root, refusedCommitOf(v)) };
-  if (pathname === "/runs") return { title: "Runs", nav: "runs", body: async (v) => runsPage(await v.history.rows()) };
-  if (pathname === "/plan") return { title: "Plan of the next run", nav: "plan", body: (v, root) => planPage(v.preview, root) };
-  const m = /^\/resources\/([^/]+)\/([^/]+)$/.exec(pathname);
-  if (m === null) return undefined;
+/** The pages, each a row of the route table (http/route-table.ts), which alone knows their paths. */
+export type PageName = "overview" | "resources" | "resource" | "runs" | "plan" | "events" | "app.js" | "app.css";
+
+/** What a page's route hands it: which page, and the URL below the environment as sent (its links are relative to it). */
+export interface PageAsk {
+  readonly page: PageName;
+  /** The path below `/environments/NAME` and the query, e.g. `/resources?status=failed`. */
+  readonly url: string;
+  /** The route's parameters (`kind`, `name` of a resource), still percent-encoded. */
+  readonly params: Readonly<Record<string, string>>;
+}
+
+function pageFor(ask: PageAsk, search: URLSearchParams, history: ViewDeps["history"]): Page | undefined {
+  if (ask.page === "overview") return { title: "Overview", nav: "overview", body: (v) => overviewPage(v) };
+  if (ask.page === "resources")
+    return { title: "Resources", nav: "resources", body: (v, root) => resourcesPage(v.rows, filterFrom(search), root, refusedCommitOf(v)) };
+  if (ask.page === "runs") return { title: "Runs", nav: "runs", body: async (v) => runsPage(await v.history.rows()) };
+  if (ask.page === "plan") return { title: "Plan of the next run", nav: "plan", body: (v, root) => planPage(v.preview, root) };
+  if (ask.page !== "resource") return undefined;
   let id: string;
   try {
-    id = `${decodeURIComponent(m[1]!)}/${decodeURIComponent(m[2]!)}`;
+    id = `${decodeURIComponent(ask.params.kind!)}/${decodeURIComponent(ask.params.name!)}`;
   } catch {
     return undefined;
   }
@@ -112,15 +123,8 @@ function send(req: IncomingMessage, res: ServerResponse, status: number, type: s
  * A page, drawn from the shared snapshot of the state and the plan preview — once per snapshot,
  * preview and finished run, whatever the number of clients asking (page-cache.ts).
  */
-async function renderPage(
-  opts: StatusPageOptions,
-  pages: RenderedPages,
-  req: IncomingMessage,
-  res: ServerResponse,
-  page: Page,
-  pathname: string,
-): Promise<void> {
-  const root = rootOf(pathname);
+async function renderPage(opts: StatusPageOptions, pages: RenderedPages, req: IncomingMessage, res: ServerResponse, page: Page, url: string): Promise<void> {
+  const root = rootOf(new URL(url, "http://x").pathname);
   // a standby draws the leader's runs, read again when its copy is more than a moment old
   await opts.history.fresh();
   // the hold read once for the page: its banner and the promotion panel say the same
@@ -132,7 +136,7 @@ async function renderPage(
     const seq = opts.history.live.seq;
     // the newest run as an object: a quiet run folded into it draws the page again too
     // the hold by its message: a new object at each look, the same page while it says the same
-    rendered = await pages.get(req.url ?? pathname, [state, preview, seq, opts.history.newest(), promotion, hold?.message], async () => {
+    rendered = await pages.get(url, [state, preview, seq, opts.history.newest(), promotion, hold?.message], async () => {
       const body = await page.body(viewOf(opts, state, preview, promotion, hold), root);
       const ctx: PageContext = {
         root,
@@ -189,23 +193,16 @@ function live(opts: StatusPageOptions, res: ServerResponse): void {
 export function statusPage(opts: StatusPageOptions): StatusPage {
   const pages = new RenderedPages(opts.maxRenders ?? 2);
   return {
-    handle(req, res) {
-      const url = new URL(req.url ?? "/", "http://x");
-      const pathname = url.pathname.length > 1 ? url.pathname.replace(/\/+$/, "") : url.pathname;
-      const asset = assets[pathname];
-      const page = asset === undefined && pathname !== "/ui/events" ? pageFor(pathname, url.searchParams, opts.history) : undefined;
-      if (asset === undefined && page === undefined && pathname !== "/ui/events") return false;
-      if (req.method !== "GET" && req.method !== "HEAD") {
-        send(req, res, 405, "text/plain; charset=utf-8", "the status page is read-only\n");
-        return true;
-      }
-      if (asset !== undefined) send(req, res, 200, asset.type, asset.body);
-      else if (page === undefined) live(opts, res);
-      else
-        renderPage(opts, pages, req, res, page, url.pathname).catch((err: unknown) => {
-          opts.onError?.(err);
-          send(req, res, 500, "text/plain; charset=utf-8", "the page could not be drawn; see the daemon's log\n");
-        });
+    serve(req, res, ask) {
+      const asset = assets[ask.page];
+      if (asset !== undefined) return (send(req, res, 200, asset.type, asset.body), true);
+      if (ask.page === "events") return (live(opts, res), true);
+      const page = pageFor(ask, new URL(ask.url, "http://x").searchParams, opts.history);
+      if (page === undefined) return false;
+      renderPage(opts, pages, req, res, page, ask.url).catch((err: unknown) => {
+        opts.onError?.(err);
+        send(req, res, 500, "text/plain; charset=utf-8", "the page could not be drawn; see the daemon's log\n");
+      });
       return true;
     },
   };

@@ -6,7 +6,7 @@
 import type { Action, PlannedChange } from "../../plan/plan-change.js";
 import type { ResourceRecord, StateSnapshot } from "../../record/state.js";
 import type { Reconciler } from "../loop/reconciler.js";
-import type { PlanPreview, Preview } from "./plan-preview.js";
+import type { PlanPreview, Preview } from "../views/plan-preview.js";
 import type { RunHistory } from "../history/run-history.js";
 import type { PromotionPanel } from "../../promotion/promotion-status.js";
 import type { Hold } from "../hold/hold.js";

@@ -19,7 +19,7 @@ export interface PlanPreviewDeps {
   readonly snapshot: () => SourceSnapshot | undefined;
   /** Identifies the config in force (the daemon reloads gatesync.yaml): a new one plans anew. */
   readonly configHash: () => string;
-  /** The state as the pages read it (a shared, cached snapshot: page-cache.ts). */
+  /** The state as the pages read it (a shared, cached snapshot: cached-state.ts). */
   readonly state: { read(): Promise<StateSnapshot> };
   readonly plan: (snapshot: SourceSnapshot) => Promise<PlanRun>;
 }
