@@ -197,6 +197,21 @@ describe.each(backends)("%s backend: payloads read only for the records chosen",
       await backend.close();
     }
   });
+
+  it("reads a state written between the heads and the payloads again in full, at its new version", async () => {
+    const backend = await open();
+    const other: ResourceRecord = { ...full, id: "ApiDefinition/other", name: "other" };
+    try {
+      await writeAll(backend, [full, bare]);
+      const heads = await backend.readHeads();
+      await writeAll(backend, [other]);
+      const state = await backend.readPayloads(heads, new Set([full.id]));
+      expect(state.serial).toBe(heads.serial + 1);
+      expect([...state.resources.values()].map(plain)).toEqual([other, full, bare].map(plain));
+    } finally {
+      await backend.close();
+    }
+  });
 });
 
 describe("sqlite backend: a row that is not JSON", () => {
