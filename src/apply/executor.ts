@@ -148,10 +148,12 @@ export async function executeWith(input: ApplyInput, deps: Omit<ApplyDeps, "disp
   const halt = new AbortController();
   // removed when the apply ends: the caller's signal may outlive it (a daemon's)
   const unlinkCaller = new AbortWaiters().add(deps.signal === undefined ? [] : [deps.signal], () => halt.abort());
+  // what is sent, and what its answers are redacted of: the run's desired set and bodies
+  const sent = { desired: input.desired, bodies: input.bodies };
   const recorder = new Recorder({
     state: deps.state,
     snapshot: input.state,
-    desired: input.desired,
+    ...sent,
     hashKey: input.hashKey.key,
     commit: input.commit,
     now,
@@ -160,7 +162,7 @@ export async function executeWith(input: ApplyInput, deps: Omit<ApplyDeps, "disp
     halt,
   });
   const policy = { max: config.retries.max, baseDelayMs: config.retries.baseDelayMs, maxDelayMs: config.retries.maxDelayMs };
-  const sender = new Sender({ interfaces, recorder, desired: input.desired, policy, logger, halt: halt.signal, random: deps.random, observe: deps.observe });
+  const sender = new Sender({ interfaces, recorder, ...sent, policy, logger, halt: halt.signal, random: deps.random, observe: deps.observe });
   const batcher = interfaces.batch === undefined ? undefined : new Batcher(sender, interfaces.batch, logger);
   const guard = batcher === undefined ? undefined : batchRouteGuard(executable, input.resources, (id) => input.state.resources.get(id), config);
   if (guard !== undefined)

@@ -9,7 +9,8 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { queryString } from "../contract/operations.js";
 import { knownKind } from "../kinds/registry.js";
 import type { Logger } from "../logger.js";
-import type { DesiredSet } from "../plan/desired.js";
+import type { DesiredSet, OutgoingRequests } from "../plan/desired.js";
+import { outgoingOrThrow } from "../plan/desired.js";
 import type { PlannedChange } from "../plan/plan-change.js";
 import type { Interfaces } from "./clients.js";
 import type { CallOutcome, CallRequest } from "./http-client.js";
@@ -21,7 +22,6 @@ import { repeatable } from "./records/recorder.js";
 import type { RetryPolicy, Verdict } from "./pace/retry.js";
 import { judge, throttlePauseMs } from "./pace/retry.js";
 import type { CallEvent } from "./types.js";
-import { outgoingOrThrow } from "../plan/outgoing.js";
 import { directCallSpan } from "./call-spans.js";
 import type { CallSpan } from "./call-spans.js";
 
@@ -29,6 +29,8 @@ export interface SenderOptions {
   readonly interfaces: Interfaces;
   readonly recorder: Recorder;
   readonly desired: DesiredSet;
+  /** The bodies to send, made as each is sent (the run's: ApplyInput.bodies). */
+  readonly bodies: OutgoingRequests;
   readonly policy: RetryPolicy;
   readonly logger: Logger;
   readonly halt: AbortSignal;
@@ -47,7 +49,7 @@ export class Sender {
 
   /** The request of one change: its operation, query and body (an orphan's from its last applied request). */
   requestOf(c: PlannedChange): CallRequest & { readonly method: string; readonly path: string } {
-    const out = outgoingOrThrow(this.opts.desired.outgoing.read(c.id));
+    const out = outgoingOrThrow(this.opts.bodies.read(c.id));
     const op = c.operation!;
     if (c.action === "orphan")
       return {

@@ -50,6 +50,13 @@ export interface OutgoingRequests {
   secretsOf(id: string): ReadonlySet<string>;
 }
 
+/** The body of a read, or its failure thrown (for callers that stop on it). */
+export function outgoingOrThrow(read: OutgoingRead | undefined): Outgoing | undefined {
+  if (read === undefined) return undefined;
+  if (!read.ok) throw read.error;
+  return read.value;
+}
+
 export interface DesiredSet {
   readonly desired: Desired[];
   /** The desired resource of an id (one index for the whole set, shared by every reader). */

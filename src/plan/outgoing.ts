@@ -21,7 +21,7 @@ import { redact } from "../secrets/markers.js";
 import { resolveSecrets } from "../secrets/resolver.js";
 import type { FoundSecrets, SecretResolver } from "../secrets/resolver.js";
 import type { Sealing } from "../secrets/sealed-values.js";
-import type { Desired, Outgoing, OutgoingRead, OutgoingRequests } from "./desired.js";
+import type { Desired, OutgoingRead, OutgoingRequests } from "./desired.js";
 
 /** A spec with its secret references resolved, the values they resolved to, and whether documents held by reference were read for it. */
 export interface ResolvedSpec {
@@ -182,11 +182,4 @@ export class BodiesToSend implements OutgoingRequests {
     const r = this.sources[i]!;
     return this.recent.get(r)?.secrets ?? makeRequest(r, this.making).secrets;
   }
-}
-
-/** The body of a read, or its failure thrown (for callers that stop on it). */
-export function outgoingOrThrow(read: OutgoingRead | undefined): Outgoing | undefined {
-  if (read === undefined) return undefined;
-  if (!read.ok) throw read.error;
-  return read.value;
 }

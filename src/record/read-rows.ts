@@ -1,8 +1,8 @@
 /**
  * What both backends do with the rows they read: each record's head (the record without its
  * payloads) checked and joined with its payloads as lazily parsed JSON text (lazy-record.ts),
- * and, when the reader chooses whose payloads to read (ReadOptions.payloadsFor), the snapshot
- * of heads it chooses from and the records completed with the payloads read for them.
+ * and, when the reader reads the heads first (StateBackend.readHeads), the records it chose
+ * completed with the payloads read for them (readPayloads).
  */
 import type { StateError } from "../errors.js";
 import { headOf, lazyRecord, payloadFields, unreadPayload } from "./wrappers/lazy-record.js";
@@ -44,13 +44,13 @@ export function recordsOf(rows: readonly HeadRow[], corrupt: (what: string) => S
 }
 
 /** `heads` with the records whose payloads were read (`loaded`, by id) completed with them. */
-export function withPayloads(heads: StateSnapshot, rows: readonly HeadRow[], loaded: ReadonlyMap<string, PayloadTexts>): StateSnapshot {
+export function withPayloads(heads: StateSnapshot, loaded: ReadonlyMap<string, PayloadTexts>): StateSnapshot {
   if (loaded.size === 0) return heads;
   const resources = new Map(heads.resources);
-  for (const row of rows) {
-    const texts = loaded.get(row.id);
+  for (const [id, texts] of loaded) {
+    const record = heads.resources.get(id);
     // the row's head became the record without payloads: the record with them gets a copy
-    if (texts !== undefined) resources.set(row.id, lazyRecord(headOf(heads.resources.get(row.id)!), texts));
+    if (record !== undefined) resources.set(id, lazyRecord(headOf(record), texts));
   }
   return { ...heads, resources };
 }

@@ -92,20 +92,22 @@ export interface StateLock {
   check(): void;
 }
 
-export interface ReadOptions {
-  /**
-   * Chooses, from the records as read without their payloads (`applied`, `attempted`,
-   * `response`, `health`; see lazy-record.ts), the records whose payloads are read, in the same
-   * transaction: the others' are not read at all, and reading one of those is an InternalError.
-   * It must not throw. Without it, every payload is read (and parsed when first accessed).
-   */
-  readonly payloadsFor?: (heads: StateSnapshot) => ReadonlySet<string>;
-}
-
 /** A state store. Writes are per resource, durable when the promise resolves. The environment's history lives beside the records (history.ts). */
 export interface StateBackend extends HistoryStore {
-  /** Everything, as of now (payloads as `options` choose). Needs no lock. */
-  read(options?: ReadOptions): Promise<StateSnapshot>;
+  /** Everything, as of now, every payload read (and parsed when first accessed). Needs no lock. */
+  read(): Promise<StateSnapshot>;
+  /**
+   * The records without their payloads (`applied`, `attempted`, `response`, `health`; see
+   * lazy-record.ts): each is known to be there, none is read, and reading one is an
+   * InternalError. What a reader that chooses whose payloads it needs reads first. Needs no lock.
+   */
+  readHeads(): Promise<StateSnapshot>;
+  /**
+   * `heads` (readHeads' answer) with the payloads of the records `ids` names, read in one
+   * transaction that finds the state still at the heads' version. A state written since is read
+   * again in full, every payload read: the answer's lineage or serial then differs from the heads'.
+   */
+  readPayloads(heads: StateSnapshot, ids: ReadonlySet<string>): Promise<StateSnapshot>;
   /** The lineage and serial alone, no record read (cheap: the daemon asks before each run). Needs no lock. */
   readVersion(): Promise<StateVersion>;
   /**
@@ -124,6 +126,11 @@ export interface StateBackend extends HistoryStore {
   /** Where the state lives, for messages. */
   readonly description: string;
   close(): Promise<void>;
+}
+
+/** Whether `read` is of another version of the state than `heads` (readPayloads read it again in full). */
+export function movedSince(heads: StateVersion, read: StateVersion): boolean {
+  return read.lineage !== heads.lineage || read.serial !== heads.serial;
 }
 
 export function emptySnapshot(lineage: string): StateSnapshot {

@@ -78,6 +78,8 @@ class MemoryState {
       description: "memory",
       kill: () => (dead = true),
       read: () => Promise.resolve(this.snapshot()),
+      readHeads: () => Promise.resolve(this.snapshot()),
+      readPayloads: (heads) => Promise.resolve(heads),
       readVersion: () => Promise.resolve({ lineage: "l", serial: this.serial }),
       lock: () => Promise.resolve({ release: () => Promise.resolve(), check: () => undefined }),
       write: (record) => change(() => this.set(record)),
@@ -164,7 +166,7 @@ class Real {
       { listenPath: "/lb/", loopbackKey: "l", adminKey: "a", maxSize: 3 },
       logger,
     );
-    const input = { plan, desired, resources: [], hashKey: { key: "h", store: undefined }, state: snapshot };
+    const input = { plan, desired, bodies: desired.outgoing, resources: [], hashKey: { key: "h", store: undefined }, state: snapshot };
     // a killed process's apply ends with its failed state write, or not at all: either way it is over
     await executeWith(input, { config, state, logger, random: () => 0.5 }, interfaces).catch((err: Error) => expect(err.message).toMatch(/killed/));
     this.server.kill();

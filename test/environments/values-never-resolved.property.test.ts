@@ -8,7 +8,7 @@ import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
-import { outgoingOrThrow } from "../../src/plan/outgoing.js";
+import { outgoingOrThrow } from "../../src/plan/desired.js";
 import { prepareDesired } from "../../src/plan/prepare-desired.js";
 import type { SecretLookup, SecretSource } from "../../src/secrets/resolver.js";
 import type { SecretRef } from "../../src/secrets/references.js";

@@ -3,7 +3,7 @@ import { EnvFileSecretSource } from "../../src/secrets/env-file-source.js";
 import { newDesiredMemo } from "../../src/plan/desired.js";
 import { prepareDesired } from "../../src/plan/prepare-desired.js";
 import type { Desired } from "../../src/plan/desired.js";
-import { outgoingOrThrow } from "../../src/plan/outgoing.js";
+import { outgoingOrThrow } from "../../src/plan/desired.js";
 import { RepositoryValidator } from "../../src/validate/repository/repository-validator.js";
 import { doc, petstore } from "../helpers/plan.js";
 import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";

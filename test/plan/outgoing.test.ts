@@ -3,7 +3,7 @@ import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { JsonText } from "../../src/deferred.js";
 import { prepareDesired } from "../../src/plan/prepare-desired.js";
-import { outgoingOrThrow } from "../../src/plan/outgoing.js";
+import { outgoingOrThrow } from "../../src/plan/desired.js";
 import { EnvFileSecretSource } from "../../src/secrets/env-file-source.js";
 import { SecretResolver } from "../../src/secrets/resolver.js";
 import { RepositoryValidator } from "../../src/validate/repository/repository-validator.js";

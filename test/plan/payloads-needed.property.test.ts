@@ -46,7 +46,7 @@ const edit = fc.record({
   adopt: fc.boolean(),
 });
 
-/** The state as read with `payloadsFor: payloadsNeeded`: the others' payloads held but not read. */
+/** The state as read with `readHeads`, then `readPayloads` of what `payloadsNeeded` names: the others' payloads held but not read. */
 function leanState(state: StateSnapshot, needed: ReadonlySet<string>): StateSnapshot {
   const resources = new Map<string, ResourceRecord>();
   for (const [id, r] of state.resources) {

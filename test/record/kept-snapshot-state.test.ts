@@ -123,7 +123,7 @@ describe.each(handles)("a kept snapshot, %s", (_name, open) => {
     try {
       await written(other, record("f", 1), record("g", 2));
       await kept.read();
-      const chosen = await kept.read({ payloadsFor: () => new Set(["OrgKey/f"]) });
+      const chosen = await kept.readPayloads(await kept.readHeads(), new Set(["OrgKey/f"]));
       expect(kept.servedKept).toBe(0);
       expect(rateOf(chosen.resources.get("OrgKey/f"))).toBe(1);
       expect(() => rateOf(chosen.resources.get("OrgKey/g"))).toThrow(/not read from the state/);

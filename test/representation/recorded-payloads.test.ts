@@ -177,12 +177,10 @@ describe.each(backends)("%s backend: payloads read only for the records chosen",
     try {
       await writeAll(backend, [full, bare, other]);
       const seen: string[][] = [];
-      const state = await redactingState(backend).read({
-        payloadsFor: (heads) => {
-          seen.push([...heads.resources.values()].map((r) => `${r.id} ${unreadPayloads(r).join(",")}`));
-          return new Set([full.id]);
-        },
-      });
+      const redacting = redactingState(backend);
+      const heads = await redacting.readHeads();
+      seen.push([...heads.resources.values()].map((r) => `${r.id} ${unreadPayloads(r).join(",")}`));
+      const state = await redacting.readPayloads(heads, new Set([full.id]));
       expect(seen).toEqual([
         ["ApiDefinition/other applied,attempted,response,health", "ApiDefinition/petstore applied,attempted,response,health", "OrgKey/k "],
       ]);
@@ -195,6 +193,21 @@ describe.each(backends)("%s backend: payloads read only for the records chosen",
       for (const f of payloadFields) expect(() => copy[f]?.read()).toThrow(InternalError);
       expect(() => unread.applied?.read()).toThrow(/ApiDefinition\/other: its applied was not read/);
       expect(() => JSON.stringify(unread)).toThrow(InternalError);
+    } finally {
+      await backend.close();
+    }
+  });
+
+  it("reads a state written between the heads and the payloads again in full, at its new version", async () => {
+    const backend = await open();
+    const other: ResourceRecord = { ...full, id: "ApiDefinition/other", name: "other" };
+    try {
+      await writeAll(backend, [full, bare]);
+      const heads = await backend.readHeads();
+      await writeAll(backend, [other]);
+      const state = await backend.readPayloads(heads, new Set([full.id]));
+      expect(state.serial).toBe(heads.serial + 1);
+      expect([...state.resources.values()].map(plain)).toEqual([other, full, bare].map(plain));
     } finally {
       await backend.close();
     }
@@ -263,7 +276,8 @@ describe("a plan against a state read from storage", () => {
       await writeAll(backend, records);
       const next = await desiredFrom({ ...files, "gone.yaml": "", "keys.yaml": files["keys.yaml"].replace("rate: 3", "rate: 30") });
       for (const orphans of ["report", "deactivate"] as const) {
-        const lean = await backend.read({ payloadsFor: (heads) => payloadsNeeded(next.desired, heads) });
+        const heads = await backend.readHeads();
+        const lean = await backend.readPayloads(heads, payloadsNeeded(next.desired, heads));
         const read = [...lean.resources.values()].filter((r) => unreadPayloads(r).length === 0).map((r) => r.id);
         expect(read).toEqual(["OrgKey/gone", "OrgKey/k2", "OrgKey/k3", "OrgKey/k4"]);
         expect(planFor(next, lean, { orphans })).toEqual(planFor(next, await backend.read(), { orphans }));

@@ -15,7 +15,7 @@ import { ErrorCode, GatesyncError, StateError } from "../../errors.js";
 import type { HealthResult } from "../../kinds/kind.js";
 import { knownKind } from "../../kinds/registry.js";
 import type { Logger } from "../../logger.js";
-import type { DesiredSet } from "../../plan/desired.js";
+import type { DesiredSet, OutgoingRequests } from "../../plan/desired.js";
 import type { PlannedChange } from "../../plan/plan-change.js";
 import { redact } from "../../secrets/markers.js";
 import { appliedRecord } from "./applied-record.js";
@@ -33,6 +33,8 @@ export interface RecorderOptions {
   readonly state: StateBackend;
   readonly snapshot: StateSnapshot;
   readonly desired: DesiredSet;
+  /** The bodies sent (ApplyInput.bodies): an answer is redacted of the secrets its body held. */
+  readonly bodies: OutgoingRequests;
   readonly hashKey: string;
   readonly commit: string | undefined;
   readonly now: () => Date;
@@ -170,7 +172,7 @@ export class Recorder {
       now: t,
       ...(serverId === undefined ? {} : { serverId }),
       // the secrets of the body sent (not resolved again: an ApiDefinition's document read again)
-      response: redact(body, this.opts.hashKey, kind?.secretFields ?? [], this.opts.desired.outgoing.secretsOf(c.id)),
+      response: redact(body, this.opts.hashKey, kind?.secretFields ?? [], this.opts.bodies.secretsOf(c.id)),
       ...(this.opts.commit === undefined ? {} : { commit: this.opts.commit }),
       // the reset was sent with this call, or with the write in doubt this one settles (never again)
       quotaReset: c.quotaReset === true || this.resetSpent(c),

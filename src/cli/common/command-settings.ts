@@ -13,7 +13,7 @@
  *   own flags and environment (`OTEL_*`).
  */
 import type { GatesyncConfig } from "../../config/config.js";
-import { effectiveSettings } from "../../plan/effective-settings.js";
+import { effectiveSettings } from "../../run/effective-settings.js";
 import { ErrorCode } from "../../errors.js";
 import type { Diagnostic } from "../../errors.js";
 import { defaultTargets } from "../../config/target-settings-view.js";

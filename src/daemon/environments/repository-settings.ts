@@ -1,18 +1,18 @@
 /**
  * The team settings of the commit a daemon run applies, read through the one function every
- * reader of a commit uses (`effectiveSettings`, plan/effective-settings.ts); what the
+ * reader of a commit uses (`effectiveSettings`, run/effective-settings.ts); what the
  * repository's file writes that the daemon ignores is logged once per commit.
  */
 import type { GatesyncConfig } from "../../config/config.js";
 import { teamSettingsIn } from "../../config/settings-owners.js";
 import { formatDiagnostic } from "../../errors.js";
 import type { Logger } from "../../logger.js";
-import { effectiveSettings } from "../../plan/effective-settings.js";
-import type { RepositorySettings } from "../../plan/effective-settings.js";
+import { effectiveSettings } from "../../run/effective-settings.js";
+import type { RepositorySettings } from "../../run/effective-settings.js";
 import type { SourceSnapshot } from "../../source/source.js";
 
-export { effectiveSettings, readRepositorySettings, settingsFingerprint, withTeamSettings } from "../../plan/effective-settings.js";
-export type { RepositorySettings } from "../../plan/effective-settings.js";
+export { effectiveSettings, readRepositorySettings, settingsFingerprint, withTeamSettings } from "../../run/effective-settings.js";
+export type { RepositorySettings } from "../../run/effective-settings.js";
 
 /**
  * The team settings of each run, shared by the environments of a daemon: the file is read at

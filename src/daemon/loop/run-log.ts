@@ -46,7 +46,7 @@ export function refusedCommitFields(diagnostics: readonly Diagnostic[]): Record<
 
 /**
  * `blocked` (the first blocked changes: resource, file from the repository's root, why and what
- * to do) and `blockedNotLogged`; the plan names files from the repository's root already (run-plan.ts).
+ * to do) and `blockedNotLogged`; the plan names files from the repository's root already (run/plan-shown.ts `asShown`).
  */
 export function blockedFields(plan: Plan): Record<string, unknown> {
   const blocked = plan.changes

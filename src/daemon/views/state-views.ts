@@ -7,7 +7,7 @@ import { runPlan } from "../../run/run-plan.js";
 import type { StateBackend } from "../../record/state.js";
 import type { RepositoryValidator } from "../../validate/repository/repository-validator.js";
 import type { Reconciler } from "../loop/reconciler.js";
-import { effectiveSettings } from "../../plan/effective-settings.js";
+import { effectiveSettings } from "../../run/effective-settings.js";
 import { CachedState } from "./cached-state.js";
 import { PlanPreview } from "./plan-preview.js";
 import type { RunHistory } from "../history/run-history.js";

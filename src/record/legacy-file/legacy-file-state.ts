@@ -43,6 +43,15 @@ export class LegacyFileState implements StateBackend {
     return { lineage, serial };
   }
 
+  /** The file is read whole: its heads are whole records, every payload read already. */
+  readHeads(): Promise<StateSnapshot> {
+    return this.read();
+  }
+
+  readPayloads(heads: StateSnapshot): Promise<StateSnapshot> {
+    return Promise.resolve(heads);
+  }
+
   async read(): Promise<StateSnapshot> {
     const base = (await this.parse(this.file)) ??
       (await this.parse(`${this.file}.bak`)) ?? { formatVersion: stateFormatVersion, lineage: "", serial: 0, resources: {} };

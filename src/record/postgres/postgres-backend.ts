@@ -13,13 +13,13 @@ import { createRequire } from "node:module";
 import type pg from "pg";
 import { ConfigError, ErrorCode, InternalError, StateError } from "../../errors.js";
 import { boundRecord } from "../bound-record.js";
-import type { ReadOptions, ResourceRecord, StateBackend, StateLock, StateSnapshot, StateVersion } from "../state.js";
+import type { ResourceRecord, StateBackend, StateLock, StateSnapshot, StateVersion } from "../state.js";
 import { recordProblem, stateFormatVersion } from "../state.js";
 import type { HistoryBound } from "../../config/history-section.js";
 import type { HistoryDraft, HistoryEntry, HistoryQuery } from "../history/history.js";
 import { appendPostgresHistory, readPostgresHistory } from "./postgres-history.js";
 import { lockKeys, migratePostgres } from "./postgres-schema.js";
-import { readSnapshotIn } from "./postgres-read.js";
+import { readPayloadsIn, readSnapshotIn } from "./postgres-read.js";
 
 const require = createRequire(import.meta.url);
 let pgLoaded: typeof pg | undefined;
@@ -94,13 +94,21 @@ export class PostgresStateBackend implements StateBackend {
     return { lineage: meta.lineage, serial: Number(meta.serial) };
   }
 
-  async read(options?: ReadOptions): Promise<StateSnapshot> {
+  read(): Promise<StateSnapshot> {
+    return this.readIn((client) => readSnapshotIn(client, this.s, "full", (what) => this.corrupt(what)));
+  }
+
+  readHeads(): Promise<StateSnapshot> {
+    return this.readIn((client) => readSnapshotIn(client, this.s, "heads", (what) => this.corrupt(what)));
+  }
+
+  readPayloads(heads: StateSnapshot, ids: ReadonlySet<string>): Promise<StateSnapshot> {
+    return this.readIn((client) => readPayloadsIn(client, this.s, { heads, ids }, (what) => this.corrupt(what)));
+  }
+
+  private async readIn(work: (client: pg.PoolClient) => Promise<StateSnapshot>): Promise<StateSnapshot> {
     await this.migrate();
-    return this.inTransaction(
-      "cannot read the state",
-      (client) => readSnapshotIn(client, this.s, options?.payloadsFor, (what) => this.corrupt(what)),
-      "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
-    );
+    return this.inTransaction("cannot read the state", work, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
   }
 
   async lock(owner: string): Promise<StateLock> {

@@ -28,8 +28,8 @@ import { assertHolder, fenceLock, refreshLock, releaseLock, takeLock } from "./s
 import { checkSqliteHeader, retryWhileBusy } from "./sqlite-open.js";
 import { appendSqliteHistory, readSqliteHistory } from "./sqlite-history.js";
 import { migrateSqlite } from "./sqlite-schema.js";
-import type { ReadOptions, ResourceRecord, StateBackend, StateLock, StateSnapshot, StateVersion } from "../state.js";
-import { emptySnapshot, recordProblem, stateFormatVersion } from "../state.js";
+import type { ResourceRecord, StateBackend, StateLock, StateSnapshot, StateVersion } from "../state.js";
+import { emptySnapshot, movedSince, recordProblem, stateFormatVersion } from "../state.js";
 import { busyError, stateIoError } from "../state-io.js";
 
 export interface SqliteBackendOptions {
@@ -126,8 +126,26 @@ export class SqliteStateBackend implements StateBackend {
 
   // async: a failure is a rejected promise, as with PostgreSQL
   // eslint-disable-next-line @typescript-eslint/require-await
-  async read(options?: ReadOptions): Promise<StateSnapshot> {
-    return this.guard("cannot read the state", () => this.readNow(options));
+  async read(): Promise<StateSnapshot> {
+    return this.guard("cannot read the state", () => this.readNow(selectRows));
+  }
+
+  // eslint-disable-next-line @typescript-eslint/require-await
+  async readHeads(): Promise<StateSnapshot> {
+    return this.guard("cannot read the state", () => this.readNow(selectHeads));
+  }
+
+  // eslint-disable-next-line @typescript-eslint/require-await
+  async readPayloads(heads: StateSnapshot, ids: ReadonlySet<string>): Promise<StateSnapshot> {
+    return this.guard("cannot read the state", () => {
+      const db = this.connection(false);
+      if (db === undefined) return emptySnapshot("");
+      return db.transaction(() => {
+        const meta = this.checkedMeta(db.prepare("SELECT format_version, lineage, serial, hash_key FROM meta WHERE id = 1").get() as Meta | undefined);
+        if (movedSince(heads, meta)) return this.snapshotIn(db, selectRows);
+        return withPayloads(heads, new Map((db.prepare(selectPayloads).all(JSON.stringify([...ids])) as Row[]).map((r) => [r.id, payloadTexts(r)])));
+      })();
+    });
   }
 
   // eslint-disable-next-line @typescript-eslint/require-await
@@ -140,27 +158,18 @@ export class SqliteStateBackend implements StateBackend {
     });
   }
 
-  private readNow(options: ReadOptions | undefined): StateSnapshot {
+  private readNow(sql: string): StateSnapshot {
     const db = this.connection(false);
     if (db === undefined) return emptySnapshot("");
-    const chooser = options?.payloadsFor;
-    return db.transaction(() => {
-      const meta = this.checkedMeta(db.prepare("SELECT format_version, lineage, serial, hash_key FROM meta WHERE id = 1").get() as Meta | undefined);
-      const snapshot = (rows: readonly HeadRow[]): StateSnapshot => ({
-        lineage: meta.lineage,
-        serial: meta.serial,
-        hashKey: meta.hash_key ?? undefined,
-        resources: recordsOf(rows, (what) => this.corrupt(what)),
-      });
-      // row by row: the rows' texts are not all held at once beside the records made of them
-      const read = (sql: string): HeadRow[] => Array.from(db.prepare(sql).iterate() as IterableIterator<Row>, headRow);
-      if (chooser === undefined) return snapshot(read(selectRows));
-      const rows = read(selectHeads);
-      const heads = snapshot(rows);
-      const chosen = chooser(heads);
-      const loaded = new Map((db.prepare(selectPayloads).all(JSON.stringify([...chosen])) as Row[]).map((r) => [r.id, payloadTexts(r)]));
-      return withPayloads(heads, rows, loaded);
-    })();
+    return db.transaction(() => this.snapshotIn(db, sql))();
+  }
+
+  /** The snapshot `sql` selects (every payload's text, or only whether each is there), in the caller's transaction. */
+  private snapshotIn(db: Database.Database, sql: string): StateSnapshot {
+    const meta = this.checkedMeta(db.prepare("SELECT format_version, lineage, serial, hash_key FROM meta WHERE id = 1").get() as Meta | undefined);
+    // row by row: the rows' texts are not all held at once beside the records made of them
+    const rows = Array.from(db.prepare(sql).iterate() as IterableIterator<Row>, headRow);
+    return { lineage: meta.lineage, serial: meta.serial, hashKey: meta.hash_key ?? undefined, resources: recordsOf(rows, (what) => this.corrupt(what)) };
   }
 
   private checkedMeta(meta: Meta | undefined): Meta {

@@ -12,14 +12,14 @@
  *
  * Records are immutable values (every change makes a new record, a snapshot's map is read-only),
  * and a payload held as text is parsed afresh on each `read()` (lazy-record.ts), so one snapshot
- * may serve many runs. A read that chooses its payloads (`ReadOptions.payloadsFor`) is not
- * served from here: its chooser must see the records without theirs. The heads were scrubbed with
+ * may serve many runs. A read of the heads and then of chosen payloads (readHeads, readPayloads)
+ * is not served from here: its reader must see the records without theirs. The heads were scrubbed with
  * the secrets known when they were read: a secret registered since makes the next read a full one.
  */
 import type { HistoryBound } from "../../config/history-section.js";
 import { redactor } from "../../secrets/redaction.js";
 import type { HistoryDraft, HistoryEntry, HistoryQuery } from "../history/history.js";
-import type { ReadOptions, ResourceRecord, StateBackend, StateLock, StateSnapshot, StateVersion } from "../state.js";
+import type { ResourceRecord, StateBackend, StateLock, StateSnapshot, StateVersion } from "../state.js";
 
 interface Kept {
   readonly snapshot: StateSnapshot;
@@ -38,8 +38,15 @@ export class KeptSnapshotState implements StateBackend {
     return this.backend.description;
   }
 
-  async read(options?: ReadOptions): Promise<StateSnapshot> {
-    if (options?.payloadsFor !== undefined) return this.backend.read(options);
+  readHeads(): Promise<StateSnapshot> {
+    return this.backend.readHeads();
+  }
+
+  readPayloads(heads: StateSnapshot, ids: ReadonlySet<string>): Promise<StateSnapshot> {
+    return this.backend.readPayloads(heads, ids);
+  }
+
+  async read(): Promise<StateSnapshot> {
     const kept = this.kept;
     if (kept !== undefined && kept.secretsKnown === redactor.size) {
       // a version that cannot be read is no match: the full read meets the error and reports it

@@ -8,7 +8,7 @@
  * The types say where parsing happens: a reader calls `record.applied?.read()`. Serialised, a
  * payload is its value (`toJSON`), so `JSON.stringify(record)` — the state written back, a
  * pulled state — is the record as stored. A payload that storage was not asked for
- * (`ReadOptions.payloadsFor`) is an `UnreadPayload`: its `read()` throws `InternalError`.
+ * (a record read by `readHeads`, its payloads not read since) is an `UnreadPayload`: its `read()` throws `InternalError`.
  */
 import { HeldValue } from "../../deferred.js";
 import { InternalError } from "../../errors.js";
@@ -23,7 +23,7 @@ export type RecordHead = Omit<ResourceRecord, PayloadField>;
 /** The value a payload field holds (the `T` of its `RecordPayload<T>`). */
 export type PayloadValue<F extends PayloadField> = NonNullable<ResourceRecord[F]> extends RecordPayload<infer T> ? T : never;
 
-/** Stands for a payload the record holds but that was not read from storage (see ReadOptions). */
+/** Stands for a payload the record holds but that was not read from storage (see StateBackend.readHeads). */
 export const unreadPayload: unique symbol = Symbol("payload not read");
 
 /** The payloads of one record as JSON text (or unreadPayload), absent ones left out. */

@@ -12,12 +12,14 @@ import { redactor, scrubDeep } from "../../secrets/redaction.js";
 import { mapLazyRecord, withReadPayloads } from "./lazy-record.js";
 import type { HistoryBound } from "../../config/history-section.js";
 import type { HistoryDraft, HistoryEntry, HistoryQuery } from "../history/history.js";
-import type { ReadOptions, ResourceRecord, StateBackend, StateLock, StateSnapshot, StateVersion } from "../state.js";
+import type { ResourceRecord, StateBackend, StateLock, StateSnapshot, StateVersion } from "../state.js";
+import { movedSince } from "../state.js";
 
 /** The snapshot with every record scrubbed, payloads held as text included (when they are read). */
-function scrubbedSnapshot(snapshot: StateSnapshot): StateSnapshot {
+function scrubbedSnapshot(snapshot: StateSnapshot, only?: ReadonlySet<string>): StateSnapshot {
   if (redactor.size === 0) return snapshot;
-  return { ...snapshot, resources: new Map([...snapshot.resources].map(([id, r]) => [id, mapLazyRecord(r, scrubDeep, scrubDeep)])) };
+  const scrubbed = (id: string, r: ResourceRecord): ResourceRecord => (only === undefined || only.has(id) ? mapLazyRecord(r, scrubDeep, scrubDeep) : r);
+  return { ...snapshot, resources: new Map([...snapshot.resources].map(([id, r]) => [id, scrubbed(id, r)])) };
 }
 
 /**
@@ -35,8 +37,18 @@ export class RedactingState implements StateBackend {
     return this.backend.description;
   }
 
-  async read(options?: ReadOptions): Promise<StateSnapshot> {
-    return scrubbedSnapshot(await this.backend.read(options));
+  async read(): Promise<StateSnapshot> {
+    return scrubbedSnapshot(await this.backend.read());
+  }
+
+  async readHeads(): Promise<StateSnapshot> {
+    return scrubbedSnapshot(await this.backend.readHeads());
+  }
+
+  /** The heads were scrubbed when read: only the records read again are scrubbed now (all of them, when the state was read afresh). */
+  async readPayloads(heads: StateSnapshot, ids: ReadonlySet<string>): Promise<StateSnapshot> {
+    const read = await this.backend.readPayloads(heads, ids);
+    return movedSince(heads, read) ? scrubbedSnapshot(read) : scrubbedSnapshot(read, ids);
   }
 
   readVersion(): Promise<StateVersion> {

@@ -100,7 +100,7 @@ export async function applyAction(opts: ApplyFlags, io: CliIo): Promise<void> {
   const interrupt = stopOnSignals(io, { progress, dispatcher, timeoutMs: config.retries.timeoutMs });
   try {
     const result = await runApply({
-      // the commit's team settings, as the daemon applies it (plan/effective-settings.ts)
+      // the commit's team settings, as the daemon applies it (run/effective-settings.ts)
       config: (await commandSettings(config, resources.input, { fromSource: opts.dir === undefined, mergeRequest: false })).config,
       ...resources.input,
       validator: RepositoryValidator.oneShot(),

@@ -28,7 +28,7 @@ export interface ApplyPlace {
   readonly stateDescription: string;
 }
 
-/** The review runApply calls with its plan (run-apply.ts `review`). */
+/** The review runApply calls with its plan (ApplyPart `review`, run/run-types.ts; called by the stage `reviewAndConfirm`). */
 export function applyReview(place: ApplyPlace, flags: StateTrustFlags, io: CliIo, show: { readonly plan: boolean; readonly color: boolean }) {
   return async (run: PlanRun): Promise<void> => {
     const { plan } = run;

@@ -118,7 +118,9 @@ async function forget(config: GatesyncConfig, backend: StateBackend, ids: readon
     const former = formerHolders(heads);
     return new Set(ids.filter((id) => !heads.resources.has(id)).flatMap((id) => (former.get(id) ?? []).map((r) => r.id)));
   };
-  const snapshot = await backend.read({ payloadsFor: rewritten });
+  const heads = await backend.readHeads();
+  // read under the state's lock: nothing is written between the two reads
+  const snapshot = await backend.readPayloads(heads, rewritten(heads));
   const records = snapshot.resources;
   const holders = formerHolders(snapshot);
   const missing = ids.filter((id) => !records.has(id) && !holders.has(id));
@@ -174,7 +176,7 @@ async function forgetOrphans(config: GatesyncConfig, opts: ResolveOptions, io: C
     });
   const declared = repository.declared;
   await withLockedState(config, io, "gatesync state resolve", async (backend) => {
-    const orphans = [...(await backend.read({ payloadsFor: () => new Set() })).resources.keys()].filter((id) => !declared.has(id)).sort();
+    const orphans = [...(await backend.readHeads()).resources.keys()].filter((id) => !declared.has(id)).sort();
     if (orphans.length === 0) {
       io.stdout("no orphaned records: nothing forgotten\n");
       return;
