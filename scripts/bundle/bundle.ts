@@ -111,7 +111,7 @@ const packagesAsScripts: Plugin = {
 const lazyYamlAsScript: Plugin = {
   name: "lazy-yaml-as-script",
   setup(b) {
-    b.onResolve({ filter: /^\.\.\/yaml-library\.js$/ }, (args) =>
+    b.onResolve({ filter: /(^|\/)yaml-library\.js$/ }, (args) =>
       path.resolve(args.resolveDir, args.path) === path.join(root, "dist/yaml/yaml-library.js")
         ? { path: "yaml", namespace: "lazy-package-script" }
         : undefined,
