@@ -17,6 +17,7 @@ import type { Dispatcher } from "undici";
 import { Agent, request } from "undici";
 import type { InterfaceName } from "../contract/interfaces.js";
 import { InternalError } from "../errors.js";
+import { AnswerTooLarge, readBoundedAnswer } from "../http/bounded-answer.js";
 
 /** The dispatcher for the management interfaces: kept-alive connections, enough for every queue. */
 export function managementDispatcher(): Agent {
@@ -56,22 +57,6 @@ export interface InterfaceClientOptions {
 
 /** The reason a call's deadline aborts it with. */
 class DeadlineExceeded extends Error {}
-
-/** An answer cut off at the size limit. */
-class TooLarge extends Error {}
-
-/** Reads a body up to `limit` bytes; throws TooLarge beyond it, having stopped reading. */
-async function readLimited(body: Dispatcher.ResponseData["body"], declared: string | string[] | undefined, limit: number): Promise<string> {
-  if (Number(Array.isArray(declared) ? declared[0] : (declared ?? 0)) > limit) throw new TooLarge();
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    size += (chunk as Buffer).length;
-    if (size > limit) throw new TooLarge();
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks).toString("utf8");
-}
 
 function mib(bytes: number): string {
   return bytes >= 1024 * 1024 ? `${Math.round((bytes / 1024 / 1024) * 10) / 10} MiB` : `${bytes} bytes`;
@@ -136,7 +121,7 @@ export class InterfaceClient implements Caller {
         headersTimeout: this.opts.timeoutMs,
         bodyTimeout: this.opts.timeoutMs,
       });
-      const text = await readLimited(res.body, res.headers["content-length"], this.opts.maxResponseBytes);
+      const text = await readBoundedAnswer(res.body, this.opts.maxResponseBytes, res.headers["content-length"]);
       let body: unknown = text;
       try {
         body = text === "" ? undefined : JSON.parse(text);
@@ -156,7 +141,7 @@ export class InterfaceClient implements Caller {
 
   private failure(err: unknown, status: number | undefined): CallOutcome {
     const answered = status === undefined ? "" : ` (status ${status} arrived; its body did not)`;
-    if (err instanceof TooLarge) {
+    if (err instanceof AnswerTooLarge) {
       return {
         kind: "unknown",
         error: `the answer${status === undefined ? "" : ` (status ${status})`} is larger than limits.maxResponseBytes (${mib(this.opts.maxResponseBytes)}): reading stopped; outcome unknown`,

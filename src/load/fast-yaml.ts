@@ -12,8 +12,8 @@
  * reports every problem located as before. Equivalence is tested property by property
  * (test/load/fast-yaml.test.ts).
  */
-import { Schema, Type, loadAll } from "js-yaml";
-import type { LoadOptions, State } from "js-yaml";
+import { Schema, Type, loadAll } from "../yaml/js-yaml-library.js";
+import type { LoadOptions, State } from "../yaml/js-yaml-library.js";
 import { defaultReadLimits } from "./parsed-yaml.js";
 import type { ParsedDocument, ReadLimits } from "./parsed-yaml.js";
 import { implicitKeyLimit, needsFullParse } from "./fast-yaml-guards.js";

@@ -2,7 +2,7 @@
  * Positions of findings: a member's line and column in one document of a file, from `yaml`'s
  * syntax trees (made again from the text on the error path, or the reader's own).
  */
-import type { Node as YamlNode } from "yaml";
+import type { YamlNode } from "../yaml/yaml-library.js";
 import type { PathSegment } from "../text/field-path.js";
 import { yaml } from "./yaml-reader.js";
 import type { SyntaxTrees } from "./yaml-reader.js";

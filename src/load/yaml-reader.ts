@@ -6,14 +6,13 @@
  * aliases are capped (alias bombs), nesting depth is capped (both during parsing, where a
  * stack overflow is caught, and after), bytes must be UTF-8 text without NUL.
  */
-import type * as YamlLibrary from "yaml";
-import type { Document, LineCounter, Node as YamlNode } from "yaml";
 import { ErrorCode } from "../errors.js";
 import type { Diagnostic } from "../errors.js";
 import { parseFast } from "./fast-yaml.js";
 import type { ParsedDocument, ReadLimits } from "./parsed-yaml.js";
 import { defaultReadLimits } from "./parsed-yaml.js";
 import { loadYamlLibrary } from "../yaml/yaml-library.js";
+import type { Document, LineCounter, YamlLibrary, YamlNode } from "../yaml/yaml-library.js";
 import { duplicateKeys } from "../yaml/yaml-unique-keys.js";
 
 /**
@@ -21,8 +20,8 @@ import { duplicateKeys } from "../yaml/yaml-unique-keys.js";
  * run whose files all pass it and have no finding to locate never loads it (~36 ms of a small
  * command's start). Required rather than imported: the parse is synchronous (yaml-library.ts).
  */
-let library: typeof YamlLibrary | undefined;
-export const yaml = (): typeof YamlLibrary => (library ??= loadYamlLibrary());
+let library: YamlLibrary | undefined;
+export const yaml = (): YamlLibrary => (library ??= loadYamlLibrary());
 
 export interface ParsedFile {
   readonly documents: readonly ParsedDocument[];

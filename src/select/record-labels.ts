@@ -7,7 +7,8 @@
  */
 import type { Resource } from "../kinds/resource.js";
 import { resourceId } from "../kinds/resource.js";
-import type { ResourceRecord, StateBackend, StateSnapshot } from "../record/state.js";
+import type { HistoryDraft, HistoryEntry, HistoryQuery } from "../record/history/history.js";
+import type { ReadOptions, ResourceRecord, StateBackend, StateLock, StateSnapshot, StateVersion } from "../record/state.js";
 
 export type LabelsById = ReadonlyMap<string, Readonly<Record<string, string>>>;
 
@@ -47,20 +48,66 @@ export function stampRecord(record: ResourceRecord, labels: LabelsById, previous
  * copy of every record an apply writes.
  */
 export function labellingState(backend: StateBackend, labels: LabelsById, before: StateSnapshot): StateBackend {
-  const written = new Map<string, Stamp>();
-  const write = async (record: ResourceRecord): Promise<void> => {
-    const stamped = stampRecord(record, labels, written.get(record.id) ?? before.resources.get(record.id));
-    await backend.write(stamped);
-    if (stamped.adopted !== undefined || !labels.has(record.id)) written.set(record.id, stampOf(stamped));
-    else written.delete(record.id);
-  };
-  return new Proxy(backend, {
-    get(target, prop) {
-      if (prop === "write") return write;
-      const value: unknown = Reflect.get(target, prop, target);
-      return typeof value === "function" ? (value as (...args: unknown[]) => unknown).bind(target) : value;
-    },
-  });
+  return new LabellingState(backend, labels, before);
+}
+
+/** The stamping wrapper: `write` stamps; each other member delegates explicitly (a member added to `StateBackend` must be written here too). */
+class LabellingState implements StateBackend {
+  private readonly written = new Map<string, Stamp>();
+
+  constructor(
+    private readonly backend: StateBackend,
+    private readonly labels: LabelsById,
+    private readonly before: StateSnapshot,
+  ) {}
+
+  get description(): string {
+    return this.backend.description;
+  }
+
+  async write(record: ResourceRecord): Promise<void> {
+    const stamped = stampRecord(record, this.labels, this.written.get(record.id) ?? this.before.resources.get(record.id));
+    await this.backend.write(stamped);
+    if (stamped.adopted !== undefined || !this.labels.has(record.id)) this.written.set(record.id, stampOf(stamped));
+    else this.written.delete(record.id);
+  }
+
+  read(options?: ReadOptions): Promise<StateSnapshot> {
+    return this.backend.read(options);
+  }
+
+  readVersion(): Promise<StateVersion> {
+    return this.backend.readVersion();
+  }
+
+  lock(owner: string): Promise<StateLock> {
+    return this.backend.lock(owner);
+  }
+
+  remove(id: string): Promise<void> {
+    return this.backend.remove(id);
+  }
+
+  initialise(hashKey: string | undefined): Promise<void> {
+    return this.backend.initialise(hashKey);
+  }
+
+  replaceAll(snapshot: StateSnapshot): Promise<void> {
+    return this.backend.replaceAll(snapshot);
+  }
+
+  // the bound's type is the backend's own: select/ reads no config
+  appendHistory(draft: HistoryDraft, bound: Parameters<StateBackend["appendHistory"]>[1]): Promise<HistoryEntry> {
+    return this.backend.appendHistory(draft, bound);
+  }
+
+  readHistory(query: HistoryQuery): Promise<HistoryEntry[]> {
+    return this.backend.readHistory(query);
+  }
+
+  close(): Promise<void> {
+    return this.backend.close();
+  }
 }
 
 /** Records of unchanged resources whose labels changed (or were never recorded): rewritten with the current ones. */

@@ -6,8 +6,7 @@
  * `uniqueKeys: false`, the same answer comes from a set per mapping: two scalar keys are
  * duplicates where their values are `===` (what `yaml` compares), any other key never is.
  */
-import type { Document, Node as YamlNode } from "yaml";
-import type * as YamlLibrary from "yaml";
+import type { Document, YamlLibrary, YamlNode } from "./yaml-library.js";
 
 /** One duplicate key: the offset of the repeated key (where `yaml` reports it). */
 export interface DuplicateKey {
@@ -15,7 +14,7 @@ export interface DuplicateKey {
 }
 
 /** Every repeated key of the document's mappings, in the order of the text; the walk is iterative (no stack risk). */
-export function duplicateKeys(yaml: typeof YamlLibrary, doc: Document.Parsed): DuplicateKey[] {
+export function duplicateKeys(yaml: YamlLibrary, doc: Document.Parsed): DuplicateKey[] {
   const out: DuplicateKey[] = [];
   const stack: unknown[] = [doc.contents];
   while (stack.length > 0) {

@@ -8,6 +8,7 @@
  */
 import { ErrorCode, StateError, UsageError } from "../../errors.js";
 import { registerSecret } from "../../secrets/redaction.js";
+import { AnswerTooLarge, readBoundedAnswer } from "../../http/bounded-answer.js";
 
 export interface DaemonRequest {
   readonly token: string;
@@ -64,22 +65,12 @@ export async function askDaemon(url: URL, request: DaemonRequest): Promise<Daemo
   } catch (err) {
     throw request.unreachable(deadline.aborted ? late : (err as Error).message);
   }
-  const chunks: Buffer[] = [];
-  let size = 0;
   try {
-    for await (const chunk of res.body as AsyncIterable<Buffer>) {
-      size += chunk.length;
-      if (size > request.maxBytes) {
-        res.body.destroy();
-        throw request.unreachable(`its answer is larger than the ${request.maxBytes} bytes read`);
-      }
-      chunks.push(chunk);
-    }
+    return { status: res.statusCode, text: await readBoundedAnswer(res.body, request.maxBytes) };
   } catch (err) {
-    if (err instanceof StateError) throw err;
+    if (err instanceof AnswerTooLarge) throw request.unreachable(`its answer is larger than the ${request.maxBytes} bytes read`);
     throw request.unreachable(deadline.aborted ? late : `its answer broke off: ${(err as Error).message}`);
   }
-  return { status: res.statusCode, text: Buffer.concat(chunks).toString("utf8") };
 }
 
 /** STATE_UNREACHABLE: `what` failed, why, and what to check. */

@@ -15,7 +15,8 @@ import type { Notifier } from "../../notify/notifier.js";
 import type { Plan } from "../../plan/plan.js";
 import { keptSnapshotState } from "../../record/wrappers/kept-snapshot-state.js";
 import { openStateBackend } from "../../record/open-backend.js";
-import type { StateBackend, StateLock } from "../../record/state.js";
+import type { StateBackend } from "../../record/state.js";
+import { LeaseFencedState } from "../../record/wrappers/lease-fenced-state.js";
 import type { RepositoryValidator } from "../../validate/repository/repository-validator.js";
 import type { TeamSettingsReader } from "./repository-settings.js";
 import type { DaemonMetrics, RunMetrics } from "../metrics/metrics.js";
@@ -100,24 +101,7 @@ function fencedState(environment: EnvironmentConfig, shared: SharedParts): State
   const state = keptSnapshotState(openStateBackend(environment.config, shared.env, leases === undefined ? {} : { applicationName: leases.applicationName }));
   if (leases === undefined) return state;
   const name = environment.name;
-  const lock = async (owner: string): Promise<StateLock> => {
-    leases.check(name);
-    const held = await state.lock(`${owner} for environment ${name}`);
-    return {
-      release: () => held.release(),
-      check: () => {
-        leases.check(name);
-        held.check();
-      },
-    };
-  };
-  return new Proxy(state, {
-    get(target, key, receiver) {
-      if (key === "lock") return lock;
-      const value: unknown = Reflect.get(target, key, receiver);
-      return typeof value === "function" ? (value as (...args: unknown[]) => unknown).bind(target) : value;
-    },
-  });
+  return new LeaseFencedState(state, { environment: name, check: () => leases.check(name) });
 }
 
 /** Who applies the environment here: the test seams, else its lease, else (no shared state) always this daemon. */

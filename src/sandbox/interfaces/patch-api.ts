@@ -3,10 +3,9 @@
  * OpenAPI schema, the API's existence, the extension's id; then the query flags, which rebuild
  * the extension's defaults only when at least one is given.
  */
-import { parse as parseYamlText } from "yaml";
 import { BodyTooLarge, isObject } from "../../http/http-io.js";
 import type { Reply } from "../../http/http-io.js";
-import { nestingDepth } from "../../load/yaml-reader.js";
+import { nestingDepth, yaml } from "../../load/yaml-reader.js";
 import type { HandlerContext, SandboxDeps } from "../context.js";
 import { apiExtension } from "../interface-description.js";
 import { errorReply } from "../routes.js";
@@ -111,7 +110,7 @@ async function readDocument(ctx: HandlerContext, deps: SandboxDeps): Promise<{ d
   const text = (await ctx.body()).toString("utf8");
   try {
     // JSON is YAML: JSON.parse reads the usual body many times faster than the YAML parser
-    doc = jsonOrUndefined(text) ?? parseYamlText(text, { maxAliasCount: 100 });
+    doc = jsonOrUndefined(text) ?? yaml().parse(text, { maxAliasCount: 100 });
   } catch (e) {
     if (e instanceof RangeError) throw new BodyTooLarge();
     return { reply: gatewayError(400, "request malformed") };

@@ -6,8 +6,8 @@
  * Located while the file is parsed for its values (sops-tree.ts: one parse), described when
  * validate asks; never a value in a message.
  */
-import type { LineCounter, Node as YamlNode } from "yaml";
 import { loadYamlLibrary } from "../../yaml/yaml-library.js";
+import type { LineCounter, YamlNode } from "../../yaml/yaml-library.js";
 import { looksEncrypted, shouldBeEncrypted } from "./sops-format.js";
 import type { SopsMetadata } from "./sops-format.js";
 import { namesASecret } from "../secret-names.js";

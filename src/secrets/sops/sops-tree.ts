@@ -6,9 +6,9 @@
  * path is its additional data); a changed order, key or unencrypted value fails the MAC.
  */
 import { createDecipheriv, createHash } from "node:crypto";
-import type { Node as YamlNode } from "yaml";
 import { duplicateKeys } from "../../yaml/yaml-unique-keys.js";
 import { loadYamlLibrary } from "../../yaml/yaml-library.js";
+import type { YamlNode } from "../../yaml/yaml-library.js";
 import { looksEncrypted, macAdditionalData, parseEncrypted, readMetadata, shouldBeEncrypted, SopsProblem } from "./sops-format.js";
 import type { SopsMetadata } from "./sops-format.js";
 import { findingOf, locateFindings } from "./sops-findings.js";

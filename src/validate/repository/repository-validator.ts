@@ -7,13 +7,13 @@ import type { SourceFile } from "../../load/list-files.js";
 import type { FileCheckContext, FileVerdict } from "../file/check-file.js";
 import { LocalFileChecker, PooledFileChecker, defaultThreads, defaultWorkerOptions } from "../file/file-pool.js";
 import type { WorkerOptions } from "../file/file-pool.js";
-import { ValidationRun } from "./validate-once.js";
+import { ValidationRun } from "./validation-run.js";
 import { KeptVerdicts, keysOf } from "./kept-verdicts.js";
 import { ErrorCode } from "../../errors.js";
 import { defaultBudget } from "../../rules/rule-thread.js";
-import type { RepositoryResult, RunHost, ValidateOptions } from "./validate-once.js";
+import type { RepositoryResult, RunHost, ValidateOptions } from "./validation-run.js";
 
-export type { RepositoryResult, ValidateOptions } from "./validate-once.js";
+export type { RepositoryResult, ValidateOptions } from "./validation-run.js";
 
 /** An attached document merged into its spec: the same object while both are unchanged. */
 type MergedSpecs = WeakMap<object, { readonly definition: unknown; readonly spec: Spec }>;

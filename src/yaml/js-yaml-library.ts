@@ -1,0 +1,7 @@
+/**
+ * The door to `js-yaml` (the value-only parse of load/fast-yaml.ts): no module outside src/yaml/
+ * imports it (test/architecture/yaml-door.test.ts). A plain re-export: js-yaml is small and
+ * bundled, and the value-only parse runs for nearly every file, so it loads with its importer.
+ */
+export { Schema, Type, loadAll } from "js-yaml";
+export type { LoadOptions, State } from "js-yaml";
