@@ -8,7 +8,7 @@
 import type { Resource } from "../kinds/resource.js";
 import { resourceId } from "../kinds/resource.js";
 import type { HistoryDraft, HistoryEntry, HistoryQuery } from "../record/history/history.js";
-import type { ReadOptions, ResourceRecord, StateBackend, StateLock, StateSnapshot, StateVersion } from "../record/state.js";
+import type { ResourceRecord, StateBackend, StateLock, StateSnapshot, StateVersion } from "../record/state.js";
 
 export type LabelsById = ReadonlyMap<string, Readonly<Record<string, string>>>;
 
@@ -72,8 +72,16 @@ class LabellingState implements StateBackend {
     else this.written.delete(record.id);
   }
 
-  read(options?: ReadOptions): Promise<StateSnapshot> {
-    return this.backend.read(options);
+  read(): Promise<StateSnapshot> {
+    return this.backend.read();
+  }
+
+  readHeads(): Promise<StateSnapshot> {
+    return this.backend.readHeads();
+  }
+
+  readPayloads(heads: StateSnapshot, ids: ReadonlySet<string>): Promise<StateSnapshot> {
+    return this.backend.readPayloads(heads, ids);
   }
 
   readVersion(): Promise<StateVersion> {

@@ -8,7 +8,7 @@
  */
 import type { HistoryBound } from "../../config/history-section.js";
 import type { HistoryDraft, HistoryEntry, HistoryQuery } from "../history/history.js";
-import type { ReadOptions, ResourceRecord, StateBackend, StateLock, StateSnapshot, StateVersion } from "../state.js";
+import type { ResourceRecord, StateBackend, StateLock, StateSnapshot, StateVersion } from "../state.js";
 
 /** The lease of one environment, as the fence sees it: `check` throws once this replica no longer holds it. */
 export interface LeaseFence {
@@ -27,8 +27,16 @@ export class LeaseFencedState implements StateBackend {
     return this.backend.description;
   }
 
-  read(options?: ReadOptions): Promise<StateSnapshot> {
-    return this.backend.read(options);
+  read(): Promise<StateSnapshot> {
+    return this.backend.read();
+  }
+
+  readHeads(): Promise<StateSnapshot> {
+    return this.backend.readHeads();
+  }
+
+  readPayloads(heads: StateSnapshot, ids: ReadonlySet<string>): Promise<StateSnapshot> {
+    return this.backend.readPayloads(heads, ids);
   }
 
   readVersion(): Promise<StateVersion> {
