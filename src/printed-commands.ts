@@ -7,6 +7,8 @@
  * config source's spec instead of the checkout's.
  */
 import path from "node:path";
+import type { Command } from "commander";
+import { buildProgram } from "./cli.js";
 
 /**
  * The flags a printed command needs: the environment, the config file unless it is
@@ -18,11 +20,28 @@ export interface Invocation {
   readonly dir?: string;
 }
 
-/** The subcommands that take `-c` and `--env` (others, e.g. `state migrate`, are printed whole). */
-const takesFlags = /^gatesync (?:apply|plan|validate|state (?:resolve|list|pull|push|adopt))(?= |$)/;
+/**
+ * The CLI's own command tree (cli.ts's buildProgram), built once on first use and never run:
+ * which options a printed command takes is read from commander's definitions, so a printed
+ * command can carry only what the command accepts. The entry point is imported, not a folder:
+ * its declarations load no action (test/cli/startup-modules.test.ts).
+ */
+let tree: Command | undefined;
+const silent = { stdout: () => undefined, drained: () => Promise.resolve(), stderr: () => undefined, reveal: () => undefined, env: {}, isTty: false };
 
-/** The daemon's commands (promote-command.ts): they take `-c` (where the promotion token's variable is named), never `--env`. */
-const takesConfigOnly = /^gatesync (?:promote|rollback|history|freeze|unfreeze)(?= |$)/;
+/** The (sub)command a printed command names: `gatesync state resolve X --accept` → `state resolve`. */
+function commandNamed(command: string): Command | undefined {
+  tree ??= buildProgram(silent);
+  let found: Command | undefined;
+  for (const word of command.split(" ").slice(1)) {
+    const sub = (found ?? tree).commands.find((c) => c.name() === word);
+    if (sub === undefined) break;
+    found = sub;
+  }
+  return found;
+}
+
+const takes = (command: Command, flag: string): boolean => command.options.some((o) => o.long === flag || o.short === flag);
 
 /** A word as a POSIX shell reads it: quoted unless it is plain. */
 function shellWord(word: string): string {
@@ -54,16 +73,15 @@ export function printedCommand(...words: readonly string[]): string {
   return ["gatesync", ...words].map(shellWord).join(" ");
 }
 
-/** One command with the flags it lacks appended (a command that takes none is left as it is). */
+/** One command with the flags it lacks appended, of those its definition takes (a command that takes none is left as it is). */
 export function commandFor(command: string, inv: Invocation): string {
-  if (takesConfigOnly.test(command))
-    return inv.config === undefined || / (?:-c|--config)[ =]/.test(command) ? command : `${command} -c ${shellWord(inv.config)}`;
-  if (!takesFlags.test(command)) return command;
+  const named = commandNamed(command);
+  if (named === undefined) return command;
   let out = command;
-  if (inv.config !== undefined && !/ (?:-c|--config)[ =]/.test(command)) out += ` -c ${shellWord(inv.config)}`;
-  if (inv.env !== undefined && !/ --env[ =]/.test(command)) out += ` --env ${inv.env}`;
-  // what reads the resources reads the same checkout: plan, apply, and resolve --accept
-  const readsResources = /^gatesync (?:plan|apply)(?= |$)/.test(command) || (/^gatesync state resolve /.test(command) && / --accept(?= |$)/.test(command));
+  if (inv.config !== undefined && takes(named, "-c") && !/ (?:-c|--config)[ =]/.test(command)) out += ` -c ${shellWord(inv.config)}`;
+  if (inv.env !== undefined && takes(named, "--env") && !/ --env[ =]/.test(command)) out += ` --env ${inv.env}`;
+  // `state resolve` reads the resources (and so takes --dir) only with --accept
+  const readsResources = takes(named, "--dir") && (named.name() !== "resolve" || / --accept(?= |$)/.test(command));
   if (inv.dir !== undefined && readsResources && !/ --dir[ =]/.test(command)) out += ` --dir ${shellWord(inv.dir)}`;
   return out;
 }

@@ -217,9 +217,30 @@ export function configFromDocument(doc: Raw, file: string | undefined, baseDir: 
   };
 }
 
+/** A settings file as loaded: its bytes, the typed config, and where a path of it is in the text. */
+export interface LoadedSettings {
+  readonly bytes: Buffer;
+  readonly config: GatesyncConfig;
+  readonly locate: ReturnType<typeof checkConfigText>["locate"];
+}
+
+/**
+ * The one loader of a settings file: its bytes read, its text checked (schema, selectors,
+ * environments, rulesets; `complete` as checkConfigText takes it), the typed config built.
+ * `file` is the name problems are located in, `absolute` where it is read from.
+ */
+export async function loadSettingsFile(
+  file: string,
+  absolute: string,
+  schemas: SchemaRegistry,
+  complete?: Parameters<typeof checkConfigText>[4],
+): Promise<LoadedSettings> {
+  const bytes = await readConfigFile(file, absolute);
+  const { document, locate } = checkConfigText(bytes, file, absolute, schemas, complete);
+  return { bytes, config: configFromDocument(document, absolute, path.dirname(absolute)), locate };
+}
+
 /** Reads and validates gatesync.yaml; every problem is reported with its position. */
 export async function loadConfig(file: string, schemas: SchemaRegistry = new SchemaRegistry()): Promise<GatesyncConfig> {
-  const absolute = path.resolve(file);
-  const { document } = checkConfigText(await readConfigFile(file, absolute), file, absolute, schemas);
-  return configFromDocument(document, absolute, path.dirname(absolute));
+  return (await loadSettingsFile(file, path.resolve(file), schemas)).config;
 }

@@ -28,7 +28,7 @@ import { promotionChoice, rollbackChoice } from "./rollback-choice.js";
 import type { RollbackAsk, RollbackChoice } from "./rollback-choice.js";
 import { lineageIn, verificationRows } from "./rollback-targets.js";
 import { cannotUndo } from "./rollback-limits.js";
-import { printedCommand } from "../printed-commands.js";
+import { commandFor, printedCommand } from "../printed-commands.js";
 
 export interface PromotionAsk {
   /** A commit id or its prefix; absent: the newest candidate (a rollback: `steps` back). */
@@ -160,7 +160,9 @@ export async function promote(parts: PromotionParts, name: string, ask: Promotio
   const revision = choice.revision;
   const refusal = gateRefusal(revision, view, Date.now());
   if (refusal !== undefined)
-    throw new PromotionError(`${name} cannot take ${shortRevision(revision)}: ${refusal}`, { hint: `see gatesync history --env ${from.name}` });
+    throw new PromotionError(`${name} cannot take ${shortRevision(revision)}: ${refusal}`, {
+      hint: `see ${commandFor(printedCommand("history"), { env: from.name })}`,
+    });
   const hold = await parts.hold?.(name);
   if (hold !== undefined && !ask.dryRun && ask.overrideFreeze !== true) throw heldRefusal(name, hold, rollback, choice);
   const { plan, state } = await planOf(parts, unit, revision);
@@ -168,7 +170,7 @@ export async function promote(parts: PromotionParts, name: string, ask: Promotio
   const escaped = rollback ? undefined : await escapedSource(parts, from, plan, revision);
   if (escaped !== undefined)
     throw new PromotionError(`${name} cannot take ${shortRevision(revision)}: ${escaped}`, {
-      hint: `see gatesync history --env ${from.name}, and the selector ${from.name}'s gatesync.yaml sets at ${shortRevision(revision)}`,
+      hint: `see ${commandFor(printedCommand("history"), { env: from.name })}, and the selector ${from.name}'s gatesync.yaml sets at ${shortRevision(revision)}`,
     });
   const answer: PromotionAnswer = {
     ...(hold === undefined ? {} : { held: hold.message }),

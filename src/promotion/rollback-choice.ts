@@ -7,7 +7,7 @@
  * says when a newer one is soaking, and refuses to quietly take back what a rollback left.
  */
 import { ErrorCode, PromotionError } from "../errors.js";
-import { printedCommand } from "../printed-commands.js";
+import { commandFor, printedCommand } from "../printed-commands.js";
 import { gateRefusal, newestCandidate, shortRevision } from "./gates.js";
 import type { SourceView } from "./gates.js";
 import { placeOf, rollbackTargets } from "./rollback.js";
@@ -62,7 +62,7 @@ function stepsBack(name: string, lineage: Lineage, view: SourceView, steps: numb
   if (target === undefined)
     throw new PromotionError(
       `${name} has ${plural(targets.length, "earlier revision")} it applied and verified before the one in force: cannot go ${steps} back`,
-      { hint: `see where each --steps goes: \`${printedCommand("history", "--env", name)}\`` },
+      { hint: `see where each --steps goes: \`${commandFor(printedCommand("history"), { env: name })}\`` },
     );
   return { revision: target.revision, restores: target.seq };
 }

@@ -9,8 +9,8 @@ import { createHash } from "node:crypto";
 import { existsSync, realpathSync } from "node:fs";
 import { readFile, stat } from "node:fs/promises";
 import path from "node:path";
-import { configFromDocument } from "../config/config.js";
-import { checkConfigText, readConfigFile } from "../config/config-text.js";
+import { loadSettingsFile } from "../config/config.js";
+import { checkConfigText } from "../config/config-text.js";
 import type { GatesyncConfig } from "../config/config.js";
 import { ignoredSettings, teamDocumentOf, withoutPath } from "../config/settings-owners.js";
 import { ErrorCode, ValidationFailed } from "../errors.js";
@@ -107,17 +107,15 @@ export async function readRepositorySettings(
       },
     ]);
   }
-  const bytes = await readConfigFile(shown, at.file);
   const written: { doc?: Record<string, unknown> } = {};
-  const checked = checkConfigText(bytes, shown, at.file, schemas, (doc) => {
+  const { bytes, config, locate } = await loadSettingsFile(shown, at.file, schemas, (doc) => {
     written.doc = doc;
     return completedForSchema(teamDocumentOf(doc));
   });
-  const config = configFromDocument(checked.document, at.file, path.dirname(at.file));
   const raw = written.doc ?? {};
   const ignored = ignoredSettings(raw, operator.document ?? {}, {
     file: shown,
-    locate: checked.locate,
+    locate,
     removable: removableIn(bytes, shown, at.file, schemas),
   });
   return { from: { file: at.file, config }, hash: await settingsFingerprint(bytes, config), ignored };

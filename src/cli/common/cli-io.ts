@@ -68,6 +68,9 @@ export const stateSpecHelp = "sqlite:PATH, file:PATH (old format, read only), po
 /** `--env NAME` (environment-option.ts): plan and validate cover every environment without it. */
 export const envOptionHelp = "the environment of gatesync.yaml to work on (`environments:`); without it, every one";
 /** `--env NAME` of the commands that write: apply and the state commands work on one environment. */
+/** `--daemon` of the commands sent to the daemon: promote, rollback, freeze, unfreeze. */
+export const daemonOptionHelp = "the daemon's address (default: GATESYNC_DAEMON_URL)";
+
 export const envOptionHelpOne = "the environment of gatesync.yaml to work on (`environments:`); required when it has several";
 
 /** The variable `plan --state-url` defaults to (plan-state.ts). */

@@ -9,6 +9,7 @@ import type { GatesyncConfig } from "../../config/config.js";
 import { environmentNamed, environmentNames, environmentsOf, selectEnvironments } from "../../config/environments.js";
 import type { EnvironmentConfig } from "../../config/environments.js";
 import { UsageError } from "../../errors.js";
+import { commandFor, printedCommand } from "../../printed-commands.js";
 
 /** The environments `--env` names: one, or all of them when it is absent. */
 export function environmentsForFlag(config: GatesyncConfig, env: string | undefined): EnvironmentConfig[] {
@@ -22,7 +23,7 @@ export function oneEnvironment(config: GatesyncConfig, env: string | undefined, 
   if (all.length === 1) return all[0]!;
   const names = environmentNames(config);
   throw new UsageError(`gatesync.yaml has ${names.length} environments (${names.join(", ")}): ${command} works on one at a time`, {
-    hint: `pass --env, e.g. \`gatesync ${command} --env ${names[0]}\``,
+    hint: `pass --env, e.g. \`${commandFor(printedCommand(...command.split(" ")), { env: names[0]! })}\``,
   });
 }
 
@@ -39,6 +40,6 @@ export async function environmentConfig(file: string | undefined, env: string | 
 export function unmovedStateHint(top: GatesyncConfig, environment: EnvironmentConfig): string | undefined {
   if (environment.implicit || top.state.backend !== "sqlite" || environment.config.state.backend !== "sqlite") return undefined;
   if (!existsSync(top.state.path) || existsSync(environment.config.state.path)) return undefined;
-  const config = top.file === undefined ? "" : ` -c ${top.file}`;
-  return `the state of this repository's single-environment days (${top.state.path}) belongs to no environment yet, and environment ${environment.name}'s state (${environment.config.state.path}) does not exist: if ${environment.name} is where that state was applied, move it first with \`gatesync state move-to-env ${environment.name}${config}\``;
+  const move = commandFor(printedCommand("state", "move-to-env", environment.name), top.file === undefined ? {} : { config: top.file });
+  return `the state of this repository's single-environment days (${top.state.path}) belongs to no environment yet, and environment ${environment.name}'s state (${environment.config.state.path}) does not exist: if ${environment.name} is where that state was applied, move it first with \`${move}\``;
 }

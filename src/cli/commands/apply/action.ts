@@ -6,7 +6,7 @@ import { runApply } from "../../../run/run-apply.js";
 import type { Progress } from "../../../apply/types.js";
 import type { ApplyRunResult } from "../../../run/run-apply.js";
 import { applySucceeded, renderSummary } from "../../../apply/summary.js";
-import { invocationWith, withInvocation } from "../../../printed-commands.js";
+import { commandFor, invocationWith, printedCommand, withInvocation } from "../../../printed-commands.js";
 import type { Invocation } from "../../../printed-commands.js";
 import { ErrorCode, UsageError, ValidationFailed } from "../../../errors.js";
 import { createLogger } from "../../../logger.js";
@@ -63,7 +63,7 @@ async function readSavedPlan(file: string): Promise<Plan> {
     const names = Object.keys((value as { environments: object }).environments);
     throw new UsageError(
       `${file} holds the plans of environments ${names.join(", ")}: apply takes one environment's plan`,
-      `save it with \`gatesync plan --env ${names[0] ?? "NAME"} --out FILE\` and apply that file with the same --env`,
+      `save it with \`${commandFor(printedCommand("plan"), { env: names[0] ?? "NAME" })} --out FILE\` and apply that file with the same --env`,
     );
   }
   const issues = new SchemaRegistry().validate("plan.schema.json", value);

@@ -23,6 +23,7 @@ import type { GatesyncConfig } from "../../../config/config.js";
 import { followedRef } from "../../../config/track-section.js";
 import type { FollowedRef } from "../../../config/track-section.js";
 import { mergeReach, targetBranchOf } from "../../../plan/render/merge-reach.js";
+import { commandFor, printedCommand } from "../../../printed-commands.js";
 
 /** Exit codes from best to worst: the worst environment decides. */
 const severity = [0, 2, 3, 4, 1] as const;
@@ -38,7 +39,7 @@ export async function planEnvironments(
 ): Promise<void> {
   if (daemon === undefined && (opts.state !== undefined || opts.stateUrl !== undefined)) {
     throw new UsageError("--state and --state-url name one environment's state: plan one environment with them", {
-      hint: `add --env, e.g. \`gatesync plan --env ${environments[0]!.name} --state …\``,
+      hint: `add --env, e.g. \`${commandFor(printedCommand("plan"), { env: environments[0]!.name })} --state …\``,
     });
   }
   // with the daemon's environments, each is planned against its own state there

@@ -10,7 +10,7 @@ import { examplesText } from "../../common/help-examples.js";
 
 type StateActions = typeof StateActionsModule;
 
-/** The actions, loaded when one runs (state-actions.ts). */
+/** The actions, loaded when one runs (actions.ts). */
 const actions = async (): Promise<StateActions> => import("./actions.js");
 
 function addList(state: Command, io: CliIo): void {

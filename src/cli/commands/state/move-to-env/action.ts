@@ -5,6 +5,7 @@ import { UsageError } from "../../../../errors.js";
 import { openStateBackend } from "../../../../record/open-backend.js";
 import type { CliIo } from "../../../common/cli-io.js";
 import { migrateState } from "../migrate.js";
+import { commandFor, printedCommand } from "../../../../printed-commands.js";
 
 /** Copies the top-level state into environment `name`'s, under both locks. */
 export async function moveToEnvAction(name: string, opts: { config: string; force?: boolean }, io: CliIo): Promise<void> {
@@ -20,7 +21,7 @@ export async function moveToEnvAction(name: string, opts: { config: string; forc
   try {
     await migrateState(from, to, opts.force === true, io);
     io.stdout(
-      `${describeState(environment.config.state)} is now environment ${name}'s state; ${describeState(config.state)} is left as it was and no environment reads it: delete it once \`gatesync plan --env ${name}\` shows what you expect\n`,
+      `${describeState(environment.config.state)} is now environment ${name}'s state; ${describeState(config.state)} is left as it was and no environment reads it: delete it once \`${commandFor(printedCommand("plan"), { env: name })}\` shows what you expect\n`,
     );
   } finally {
     await from.close();
