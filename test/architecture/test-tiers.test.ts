@@ -16,7 +16,7 @@ const importsHelper = (file: string, helper: string): boolean => new RegExp(`fro
 
 /** Calls that start a process, connect to PostgreSQL or launch a browser, as a test file writes them. */
 const startsSomething =
-  /\b(spawn|spawnSync|execFile|execFileSync|execSync|fork|spawnCli|spawnReplica|startDaemon|launchBrowser)\(|\bnew pg\.(Client|Pool)\b|chromium\.launch/;
+  /\b(spawn|spawnSync|execFile|execFileSync|execSync|fork|spawnCli|spawnReplica|spawnDaemon|launchBrowser)\(|\bnew pg\.(Client|Pool)\b|chromium\.launch/;
 
 /** Helpers of test/ whose every importer is a service file. */
 const serviceHelpers = ["postgres", "daemon-process", "browser", "replica", "git-remote", "git-repo", "promotion-daemon", "sops-file"];
