@@ -12,7 +12,7 @@ import { afterAll, afterEach, describe, expect, it } from "vitest";
 import type { Harness } from "../helpers/apply.js";
 import { harness } from "../helpers/apply.js";
 import { cliArgs } from "../helpers/cli.js";
-import { eventually } from "../helpers/daemon-process.js";
+import { eventually } from "../helpers/eventually.js";
 import { doc } from "../helpers/plan.js";
 import { removeTempRepos } from "../helpers/temp-repo.js";
 

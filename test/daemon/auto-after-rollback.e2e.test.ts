@@ -6,7 +6,7 @@
  * promoted by itself.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { eventually } from "../helpers/daemon-process.js";
+import { eventually } from "../helpers/eventually.js";
 import { git } from "../helpers/git-repo.js";
 import { acmeKey, acmeRate, pagesReader, promotionProcess, untilAcmeRate } from "../helpers/promotion-daemon.js";
 import { call } from "../helpers/sandbox.js";

@@ -9,7 +9,7 @@ import { silentLogger } from "../../src/logger.js";
 import type { Harness } from "../helpers/apply.js";
 import { harness } from "../helpers/apply.js";
 import { cliArgs } from "../helpers/cli.js";
-import { eventually } from "../helpers/daemon-process.js";
+import { eventually } from "../helpers/eventually.js";
 import { doc } from "../helpers/plan.js";
 import { call } from "../helpers/sandbox.js";
 import { positionOf, projectRoot, removeTempRepos } from "../helpers/temp-repo.js";

@@ -15,7 +15,7 @@ import { openStateBackend } from "../../src/record/open-backend.js";
 import { readPromotions } from "../../src/record/history/promotion-history.js";
 import { readFreezes } from "../../src/record/history/freeze-history.js";
 import { runCli } from "../helpers/cli.js";
-import { eventually } from "../helpers/daemon-process.js";
+import { eventually } from "../helpers/eventually.js";
 import { acmeKey, acmeRate, promoteToken, promotionDaemon, untilAcmeRate } from "../helpers/promotion-daemon.js";
 import type { PromotionDaemon } from "../helpers/promotion-daemon.js";
 import { call } from "../helpers/sandbox.js";

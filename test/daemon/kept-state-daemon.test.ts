@@ -16,7 +16,7 @@ import { silentLogger } from "../../src/logger.js";
 import { heldPayload, payloadOf } from "../../src/record/wrappers/lazy-record.js";
 import { SqliteStateBackend } from "../../src/record/sqlite/sqlite-backend.js";
 import type { SandboxHandle } from "../../src/sandbox/sandbox.js";
-import { eventually } from "../helpers/daemon-process.js";
+import { eventually } from "../helpers/eventually.js";
 import { doc } from "../helpers/plan.js";
 import { testCredentials, testSandbox } from "../helpers/sandbox.js";
 import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";

@@ -11,35 +11,24 @@ import { doc } from "../helpers/plan.js";
 import { dropTestSchemas, pgUrl, testSchema } from "../helpers/postgres.js";
 import { call, testCredentials, testSandbox } from "../helpers/sandbox.js";
 import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
-import { spawnReplica } from "../helpers/replica.js";
+import { startReplica } from "../helpers/replica.js";
 import type { Replica } from "../helpers/replica.js";
+import { eventually } from "../helpers/eventually.js";
 
 let sandbox: SandboxHandle;
 let dir: string;
 const replicas: Replica[] = [];
 
-async function until<T>(read: () => Promise<T> | T, ok: (v: T) => boolean, ms = 15_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await read();
-    if (ok(v)) return v;
-    if (Date.now() > end)
-      throw new Error(`timed out; last: ${JSON.stringify(v).slice(0, 300)}\n${replicas.map((r) => `--- ${r.name}\n${r.log.slice(-3000)}`).join("\n")}`);
-    await sleep(100);
-  }
-}
+const until = <T>(read: () => Promise<T> | T, ok: (v: T) => boolean, ms = 15_000): Promise<T> =>
+  eventually(read, ok, ms, () => `\n${replicas.map((r) => `--- ${r.name}\n${r.log.slice(-3000)}`).join("\n")}`);
 
-function startReplica(name: string): Replica {
-  const r = spawnReplica(name, path.join(dir, "gatesync.yaml"), dir, {
-    GW_KEY: testCredentials.gatewayKey,
-    PORTAL_KEY: testCredentials.portalKey,
-    DASH_TOKEN: testCredentials.dashboardToken,
-    LLM_KEY: testCredentials.llmKey,
-    DATABASE_URL: pgUrl,
-  });
-  replicas.push(r);
-  return r;
-}
+const replicaEnv = (): Record<string, string> => ({
+  GW_KEY: testCredentials.gatewayKey,
+  PORTAL_KEY: testCredentials.portalKey,
+  DASH_TOKEN: testCredentials.dashboardToken,
+  LLM_KEY: testCredentials.llmKey,
+  DATABASE_URL: pgUrl,
+});
 
 const role = async (r: Replica): Promise<string> => ((await call(`${r.url}/status`)).body as { role: string }).role;
 
@@ -72,8 +61,8 @@ afterAll(async () => {
 
 describe("replicas on a shared PostgreSQL state", () => {
   it("elect one leader; only it applies; the standby serves status from the shared state", async () => {
-    const a = startReplica("a");
-    const b = startReplica("b");
+    const a = startReplica(replicas, "a", dir, replicaEnv());
+    const b = startReplica(replicas, "b", dir, replicaEnv());
     await until(
       () => a.url !== undefined && b.url !== undefined,
       (ok) => ok,

@@ -6,7 +6,7 @@
  * resource staging never ran. A commit after it that staging runs in full is promoted.
  */
 import { afterAll, describe, expect, it } from "vitest";
-import { eventually } from "../helpers/daemon-process.js";
+import { eventually } from "../helpers/eventually.js";
 import { promotionDaemon } from "../helpers/promotion-daemon.js";
 import type { PromotionDaemon } from "../helpers/promotion-daemon.js";
 import { call } from "../helpers/sandbox.js";

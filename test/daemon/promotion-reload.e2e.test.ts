@@ -8,7 +8,7 @@
  */
 import { readFile, writeFile } from "node:fs/promises";
 import { afterAll, describe, expect, it } from "vitest";
-import { eventually } from "../helpers/daemon-process.js";
+import { eventually } from "../helpers/eventually.js";
 import { acmeKey, acmeRate, promotionDaemon, untilAcmeRate } from "../helpers/promotion-daemon.js";
 import type { PromotionDaemon } from "../helpers/promotion-daemon.js";
 import { loadConfig } from "../../src/config/config.js";

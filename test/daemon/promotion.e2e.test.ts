@@ -8,7 +8,7 @@
  * verified revision by itself.
  */
 import { afterAll, describe, expect, it } from "vitest";
-import { eventually } from "../helpers/daemon-process.js";
+import { eventually } from "../helpers/eventually.js";
 import { doc } from "../helpers/plan.js";
 import { acmeKey, acmeRate, promotionDaemon, stateToken, syncToken, untilAcmeRate } from "../helpers/promotion-daemon.js";
 import type { PromotionDaemon } from "../helpers/promotion-daemon.js";

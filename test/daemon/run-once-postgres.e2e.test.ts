@@ -8,7 +8,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { SandboxHandle } from "../../src/sandbox/sandbox.js";
 import { runCli } from "../helpers/cli.js";
-import { eventually } from "../helpers/daemon-process.js";
+import { eventually } from "../helpers/eventually.js";
 import { doc } from "../helpers/plan.js";
 import { dropTestSchemas, pgUrl, testSchema } from "../helpers/postgres.js";
 import { spawnReplica } from "../helpers/replica.js";

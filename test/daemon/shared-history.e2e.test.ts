@@ -9,7 +9,6 @@
 import { writeFile } from "node:fs/promises";
 import { execFileSync } from "node:child_process";
 import path from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { SandboxHandle } from "../../src/sandbox/sandbox.js";
 import { runCli } from "../helpers/cli.js";
@@ -20,6 +19,7 @@ import { spawnReplica } from "../helpers/replica.js";
 import type { Replica } from "../helpers/replica.js";
 import { call, testCredentials, testSandbox } from "../helpers/sandbox.js";
 import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
+import { eventually } from "../helpers/eventually.js";
 
 let sandbox: SandboxHandle;
 let dir: string;
@@ -31,17 +31,17 @@ const subject = "raise the acme rate to 10";
 
 const dump = (): string => replicas.map((r) => `--- ${r.name}\n${r.log.slice(-2500)}`).join("\n");
 
-async function until<T>(read: () => Promise<T> | T, ok: (v: T) => boolean, ms = 30_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await Promise.resolve()
-      .then(read)
-      .catch((err: unknown) => err as T);
-    if (ok(v)) return v;
-    if (Date.now() > end) throw new Error(`timed out; last: ${JSON.stringify(v).slice(0, 400)}\n${dump()}`);
-    await sleep(100);
-  }
-}
+/** A read that throws counts as its error (a replica not up yet), and the error ends with dump(). */
+const until = <T>(read: () => Promise<T> | T, ok: (v: T) => boolean, ms = 30_000): Promise<T> =>
+  eventually(
+    () =>
+      Promise.resolve()
+        .then(read)
+        .catch((err: unknown) => err as T),
+    ok,
+    ms,
+    () => `\n${dump()}`,
+  );
 
 interface LastRun {
   readonly result: string;

@@ -16,7 +16,7 @@ import { doc } from "../helpers/plan.js";
 import { dropTestSchemas, pgUrl, testSchema } from "../helpers/postgres.js";
 import { call, testCredentials, testSandbox } from "../helpers/sandbox.js";
 import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
-import { spawnReplica, untilWithLogs } from "../helpers/replica.js";
+import { startReplica, untilWithLogs } from "../helpers/replica.js";
 import type { Replica } from "../helpers/replica.js";
 
 /** The lease's time and its renewal (FleetLeases' defaults). */
@@ -36,15 +36,11 @@ const until = untilWithLogs(replicas, 50);
 const keys = (rate: number): string => Array.from({ length: keyCount }, (_, i) => doc("OrgKey", `k${i}`, `keyId: k${i}\nrate: ${rate}`)).join("---\n");
 const writeKeys = (rate: number): Promise<void> => writeFile(path.join(dir, "config/keys.yaml"), keys(rate));
 
-function startReplica(name: string): Replica {
-  const r = spawnReplica(name, path.join(dir, "gatesync.yaml"), dir, {
-    GATESYNC_LOG_LEVEL: "info",
-    GW_KEY: testCredentials.gatewayKey,
-    DATABASE_URL: pgUrl,
-  });
-  replicas.push(r);
-  return r;
-}
+const replicaEnv = (): Record<string, string> => ({
+  GATESYNC_LOG_LEVEL: "info",
+  GW_KEY: testCredentials.gatewayKey,
+  DATABASE_URL: pgUrl,
+});
 
 const role = async (r: Replica): Promise<string | undefined> =>
   ((await call(`${r.url}/status`).catch(() => undefined))?.body as { role?: string } | undefined)?.role;
@@ -83,8 +79,8 @@ server: { listen: "127.0.0.1:0" }
 retries: { max: 2, baseDelayMs: 20, maxDelayMs: 100, timeoutMs: 5000 }
 `,
   });
-  startReplica("a");
-  startReplica("b");
+  startReplica(replicas, "a", dir, replicaEnv());
+  startReplica(replicas, "b", dir, replicaEnv());
   await until(() => replicas.every((r) => r.url !== undefined), Boolean, 60_000, "for both to listen");
   await until(() => allAt(10), Boolean, 60_000, "for the first apply");
 }, 90_000);

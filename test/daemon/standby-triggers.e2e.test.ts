@@ -21,8 +21,9 @@ import { doc } from "../helpers/plan.js";
 import { dropTestSchemas, pgUrl, sql, testSchema } from "../helpers/postgres.js";
 import { call, testCredentials, testSandbox } from "../helpers/sandbox.js";
 import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
-import { listening, spawnReplica } from "../helpers/replica.js";
+import { listening, startReplica } from "../helpers/replica.js";
 import type { Replica } from "../helpers/replica.js";
+import { eventually } from "../helpers/eventually.js";
 
 const secret = "standby-hook-secret";
 const syncToken = "standby-sync-token";
@@ -35,17 +36,10 @@ const replicas: Replica[] = [];
 
 const dump = (): string => replicas.map((r) => `--- ${r.name}\n${r.log.slice(-2500)}`).join("\n");
 
-async function until<T>(read: () => Promise<T> | T, ok: (v: T) => boolean, ms = 20_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await read();
-    if (ok(v)) return v;
-    if (Date.now() > end) throw new Error(`timed out; last: ${JSON.stringify(v).slice(0, 300)}\n${dump()}`);
-    await sleep(50);
-  }
-}
+const until = <T>(read: () => Promise<T> | T, ok: (v: T) => boolean, ms = 20_000): Promise<T> => eventually(read, ok, ms, () => `\n${dump()}`, 50);
 
-async function startReplica(name: string): Promise<Replica> {
+/** A replica on a config of its own (its own git cache), once it listens. */
+async function startListening(name: string): Promise<Replica> {
   const config = path.join(dir, `${name}.yaml`);
   await writeFile(
     config,
@@ -62,15 +56,20 @@ server: { listen: "127.0.0.1:0", webhookSecretEnv: HOOK_SECRET, syncTokenEnv: SY
 retries: { max: 2, baseDelayMs: 20, maxDelayMs: 100, timeoutMs: 5000 }
 `,
   );
-  const r = spawnReplica(name, config, dir, {
-    GATESYNC_LOG_LEVEL: "info",
-    GW_KEY: testCredentials.gatewayKey,
-    PORTAL_KEY: testCredentials.portalKey,
-    DATABASE_URL: pgUrl,
-    HOOK_SECRET: secret,
-    SYNC_TOKEN: syncToken,
-  });
-  replicas.push(r);
+  const r = startReplica(
+    replicas,
+    name,
+    dir,
+    {
+      GATESYNC_LOG_LEVEL: "info",
+      GW_KEY: testCredentials.gatewayKey,
+      PORTAL_KEY: testCredentials.portalKey,
+      DATABASE_URL: pgUrl,
+      HOOK_SECRET: secret,
+      SYNC_TOKEN: syncToken,
+    },
+    config,
+  );
   await until(
     () => r.url,
     (u) => u !== undefined,
@@ -124,7 +123,7 @@ beforeAll(async () => {
   git(work, "add", "-A");
   git(work, "commit", "-qm", "initial");
   git(work, "push", "-q", "origin", "HEAD:main");
-  await Promise.all(["a", "b", "c"].map(startReplica));
+  await Promise.all(["a", "b", "c"].map(startListening));
 }, 60_000);
 
 afterAll(async () => {
@@ -248,7 +247,7 @@ describe("triggers received by a standby replica", () => {
       await holder.query(
         `UPDATE ${lease} SET holder = 'outsider', holder_name = 'outsider', expires_at = now() + interval '1 hour' WHERE environment = 'default'`,
       );
-      const lone = await startReplica("d");
+      const lone = await startListening("d");
       await until(
         () => status(lone),
         (s) => s.role === "standby",

@@ -14,8 +14,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { SandboxHandle } from "../../src/sandbox/sandbox.js";
 import { exampleSecrets } from "../helpers/apply.js";
 import { launchBrowser, pageProblems, screenshotDir } from "../helpers/browser.js";
-import { eventually as poll, sandboxTargets, spawnDaemon } from "../helpers/daemon-process.js";
+import { sandboxTargets, spawnDaemon } from "../helpers/daemon-process.js";
 import type { DaemonProcess } from "../helpers/daemon-process.js";
+import { eventually as poll } from "../helpers/eventually.js";
 import { call, testSandbox } from "../helpers/sandbox.js";
 import { projectRoot, removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
 

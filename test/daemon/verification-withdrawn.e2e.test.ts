@@ -13,7 +13,7 @@ import { createServer } from "node:http";
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { eventually } from "../helpers/daemon-process.js";
+import { eventually } from "../helpers/eventually.js";
 import { runCli } from "../helpers/cli.js";
 import { doc } from "../helpers/plan.js";
 import { promotionDaemon } from "../helpers/promotion-daemon.js";

@@ -6,7 +6,7 @@
  * asked in between. On the old code the hold changed silently (only the freeze endpoint told it).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { eventually } from "../helpers/daemon-process.js";
+import { eventually } from "../helpers/eventually.js";
 import { acmeKey, promoteToken, promotionDaemon } from "../helpers/promotion-daemon.js";
 import { call } from "../helpers/sandbox.js";
 import type { PromotionDaemon } from "../helpers/promotion-daemon.js";

@@ -12,7 +12,7 @@ import { startDaemon } from "../../src/daemon/daemon.js";
 import { silentLogger } from "../../src/logger.js";
 import type { SandboxHandle } from "../../src/sandbox/sandbox.js";
 import { spawnCli } from "../helpers/cli.js";
-import { eventually } from "../helpers/daemon-process.js";
+import { eventually } from "../helpers/eventually.js";
 import { doc } from "../helpers/plan.js";
 import { call, testCredentials, testSandbox } from "../helpers/sandbox.js";
 import { projectRoot, removeTempRepos, tempRepo } from "../helpers/temp-repo.js";

@@ -17,7 +17,7 @@ import { startDaemon } from "../../src/daemon/daemon.js";
 import type { Daemon } from "../../src/daemon/daemon.js";
 import { silentLogger } from "../../src/logger.js";
 import type { SandboxHandle } from "../../src/sandbox/sandbox.js";
-import { eventually } from "../helpers/daemon-process.js";
+import { eventually } from "../helpers/eventually.js";
 import { gitRemote, trackedEnvironmentsConfig } from "../helpers/git-remote.js";
 import { doc } from "../helpers/plan.js";
 import { call, testCredentials, testSandbox } from "../helpers/sandbox.js";

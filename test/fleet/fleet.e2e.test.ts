@@ -14,7 +14,7 @@ import { doc } from "../helpers/plan.js";
 import { dropTestSchemas, pgUrl, sql, testSchema } from "../helpers/postgres.js";
 import { call, testCredentials, testSandbox } from "../helpers/sandbox.js";
 import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
-import { spawnReplica, untilWithLogs } from "../helpers/replica.js";
+import { startReplica, untilWithLogs } from "../helpers/replica.js";
 import type { Replica } from "../helpers/replica.js";
 
 interface FleetStatus {
@@ -68,16 +68,12 @@ retries: { max: 2, baseDelayMs: 20, maxDelayMs: 100, timeoutMs: 5000 }
   return { dir, schema };
 }
 
-function startReplica(name: string, dir: string): Replica {
-  const r = spawnReplica(name, path.join(dir, "gatesync.yaml"), dir, {
-    GATESYNC_LOG_LEVEL: "info",
-    GW_KEY: testCredentials.gatewayKey,
-    DATABASE_URL: pgUrl,
-    SYNC_TOKEN: syncToken,
-  });
-  replicas.push(r);
-  return r;
-}
+const replicaEnv = (): Record<string, string> => ({
+  GATESYNC_LOG_LEVEL: "info",
+  GW_KEY: testCredentials.gatewayKey,
+  DATABASE_URL: pgUrl,
+  SYNC_TOKEN: syncToken,
+});
 
 const syncToken = "fleet-sync-token";
 
@@ -135,8 +131,8 @@ describe("a fleet of two replicas", () => {
 
   it("splits the environments between them and applies each exactly once per change, never by both at once", async () => {
     ({ dir } = await fleetRepo(envs, "{ concurrency: 8, requestsPerSecond: 1000 }", 2));
-    a = startReplica("a", dir);
-    b = startReplica("b", dir);
+    a = startReplica(replicas, "a", dir, replicaEnv());
+    b = startReplica(replicas, "b", dir, replicaEnv());
     await until(() => a.url !== undefined && b.url !== undefined, Boolean, 60_000, "for both to listen");
     const watch = watchForTwoLeaders([a, b]);
     const split = await until(
@@ -215,7 +211,7 @@ describe("a fleet of three replicas", () => {
     // 4 requests per second, one at a time: an apply of 8 keys takes 2 s, long enough to pause it midway
     ({ dir } = await fleetRepo(envs, "{ concurrency: 1, requestsPerSecond: 4 }", keyCount));
     boxes = sandboxes.slice(-3);
-    fleet = [startReplica("p", dir), startReplica("q", dir), startReplica("r", dir)];
+    fleet = [startReplica(replicas, "p", dir, replicaEnv()), startReplica(replicas, "q", dir, replicaEnv()), startReplica(replicas, "r", dir, replicaEnv())];
     await until(() => fleet.every((r) => r.url !== undefined), Boolean, 60_000, "for three to listen");
     const watch = watchForTwoLeaders(fleet);
     await until(

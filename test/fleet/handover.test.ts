@@ -8,7 +8,7 @@ import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { leaseDefaults } from "../../src/config/lease-section.js";
 import { FleetLeases } from "../../src/fleet/leases.js";
 import { createLogger } from "../../src/logger.js";
-import { eventually } from "../helpers/daemon-process.js";
+import { eventually } from "../helpers/eventually.js";
 import { dropTestSchemas, pgUrl, testSchema } from "../helpers/postgres.js";
 
 const environments = ["e1", "e2", "e3", "e4"];

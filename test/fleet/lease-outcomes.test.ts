@@ -11,7 +11,7 @@ import pg from "pg";
 import { endSessions, leaseClientConfig, leaseTiming } from "../../src/fleet/lease-session.js";
 import { LeaseTable } from "../../src/fleet/lease-table.js";
 import type { FleetLeases } from "../../src/fleet/leases.js";
-import { eventually } from "../helpers/daemon-process.js";
+import { eventually } from "../helpers/eventually.js";
 import { leadersOf, replica } from "../helpers/fleet-leases.js";
 import { dropTestSchemas, pgUrl, sql, testSchema } from "../helpers/postgres.js";
 

@@ -23,7 +23,7 @@ import type { SandboxHandle } from "../../src/sandbox/sandbox.js";
 import { LeaseTable } from "../../src/fleet/lease-table.js";
 import { doc } from "../helpers/plan.js";
 import { dropTestSchemas, pgUrl, sql, testSchema } from "../helpers/postgres.js";
-import { spawnReplica, untilWithLogs } from "../helpers/replica.js";
+import { startReplica, untilWithLogs } from "../helpers/replica.js";
 import type { Replica } from "../helpers/replica.js";
 import { call, testCredentials, testSandbox } from "../helpers/sandbox.js";
 import { tcpProxy } from "../helpers/tcp-proxy.js";
@@ -79,15 +79,11 @@ retries: { max: 2, baseDelayMs: 20, maxDelayMs: 100, timeoutMs: 5000 }
   return { dir, schema, box };
 }
 
-function startReplica(name: string, dir: string, databaseUrl = pgUrl): Replica {
-  const r = spawnReplica(name, path.join(dir, "gatesync.yaml"), dir, {
-    GATESYNC_LOG_LEVEL: "info",
-    GW_KEY: testCredentials.gatewayKey,
-    DATABASE_URL: databaseUrl,
-  });
-  replicas.push(r);
-  return r;
-}
+const replicaEnv = (databaseUrl = pgUrl): Record<string, string> => ({
+  GATESYNC_LOG_LEVEL: "info",
+  GW_KEY: testCredentials.gatewayKey,
+  DATABASE_URL: databaseUrl,
+});
 
 interface FleetStatus {
   fleet: { leads: string[]; replicas: number; leases: Array<{ environment: string; leader: string | null }> };
@@ -108,11 +104,11 @@ const rate = (box: SandboxHandle, key: string): unknown => box.inspect.store.org
 
 /** Two replicas of `dir`, `first` started (and leading, its first commit applied) before the second. */
 async function twoReplicas(dir: string, box: SandboxHandle, firstUrl = pgUrl): Promise<[Replica, Replica]> {
-  const first = startReplica("first", dir, firstUrl);
+  const first = startReplica(replicas, "first", dir, replicaEnv(firstUrl));
   await until(() => first.url, Boolean, 60_000, "for the first to listen");
   await until(() => leads(first), Boolean, 30_000, "for the first to lead");
   await until(() => rate(box, "k1") === 10, Boolean, 30_000, "for the first apply");
-  const second = startReplica("second", dir);
+  const second = startReplica(replicas, "second", dir, replicaEnv());
   await until(() => second.url, Boolean, 60_000, "for the second to listen");
   await until(
     async () => (await status(second)).fleet.replicas,
@@ -171,7 +167,7 @@ describe("leases that cannot orphan an environment", () => {
     await setup.connect();
     await new LeaseTable(schema, lease.durationMs).prepare(setup, ["solo"]).finally(() => setup.end());
     const lock = await lockLeaseRow(schema);
-    const r = startReplica("only", dir);
+    const r = startReplica(replicas, "only", dir, replicaEnv());
     await takeWaiting(r);
     await sleep(lease.durationMs / 2 + 200); // past the client's timeout of that take
     await lock.release();

@@ -1,24 +1,13 @@
 /**
- * `gatesync run` as a child process, and polling until something holds: what the daemon's
- * end-to-end tests share.
+ * `gatesync run` as a child process: what the daemon's end-to-end tests share (polling is
+ * ./eventually.ts's).
  */
 import { spawn } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
-import { setTimeout as sleep } from "node:timers/promises";
 import type { SandboxHandle } from "../../src/sandbox/sandbox.js";
 import { sandboxEnv } from "./apply.js";
 import { cliArgs } from "./cli.js";
-
-/** Polls `read` until `check` holds (at most `ms`); the error says what was read last, and `context()`. */
-export async function eventually<T>(read: () => Promise<T> | T, check: (v: T) => boolean, ms = 20_000, context: () => string = () => ""): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await read();
-    if (check(v)) return v;
-    if (Date.now() > end) throw new Error(`timed out; last: ${JSON.stringify(v)?.slice(0, 800)}${context()}`);
-    await sleep(100);
-  }
-}
+import { eventually } from "./eventually.js";
 
 /** The `targets:` of a gatesync.yaml pointing at a sandbox, credentials from the variables `daemonEnv` sets. */
 export function sandboxTargets(sandbox: SandboxHandle): string {

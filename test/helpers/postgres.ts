@@ -1,9 +1,10 @@
 import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { PostgresStateBackend } from "../../src/record/postgres/postgres-backend.js";
+import { testPostgresUrl } from "./postgres-probe.js";
 
 /** The PostgreSQL of this machine (`.ci/run` checks it is up). */
-export const pgUrl = process.env.GATESYNC_TEST_PG_URL ?? "postgresql://postgres@127.0.0.1:5432/test";
+export const pgUrl = testPostgresUrl;
 
 const schemas: string[] = [];
 

@@ -1,8 +1,9 @@
 /** One replica of `gatesync run` as a child process: what the replica and fleet tests share. */
 import { spawn } from "node:child_process";
-import { setTimeout as sleep } from "node:timers/promises";
+import path from "node:path";
 import type { ChildProcess } from "node:child_process";
 import { cliArgs } from "./cli.js";
+import { eventually } from "./eventually.js";
 
 export interface Replica {
   readonly name: string;
@@ -27,6 +28,22 @@ export function spawnReplica(name: string, config: string, cwd: string, env: Rea
 }
 
 /**
+ * Starts a replica on `config` (DIR/gatesync.yaml unless given) in `dir`, with `env`, and adds it
+ * to `replicas`, the list a test stops at its end: the one replica starter of the tests.
+ */
+export function startReplica(
+  replicas: Replica[],
+  name: string,
+  dir: string,
+  env: Readonly<Record<string, string>>,
+  config = path.join(dir, "gatesync.yaml"),
+): Replica {
+  const r = spawnReplica(name, config, dir, env);
+  replicas.push(r);
+  return r;
+}
+
+/**
  * Whether the replica's lease connection is up and listening for triggers (its log says so): a
  * replica that does not lead says `standby` on /status before then, and cannot carry a trigger yet.
  */
@@ -37,16 +54,6 @@ export const listening = (r: Replica): boolean => r.log.includes("fleet: connect
  * for and the end of each replica's log (what a failed multi-process test needs to be read).
  */
 export function untilWithLogs(replicas: readonly Replica[], pauseMs = 100) {
-  return async <T>(read: () => Promise<T> | T, ok: (v: T) => boolean, ms = 30_000, what = ""): Promise<T> => {
-    const end = Date.now() + ms;
-    for (;;) {
-      const v = await read();
-      if (ok(v)) return v;
-      if (Date.now() > end)
-        throw new Error(
-          `timed out ${what}; last: ${JSON.stringify(v).slice(0, 400)}\n${replicas.map((r) => `--- ${r.name}\n${r.log.slice(-2500)}`).join("\n")}`,
-        );
-      await sleep(pauseMs);
-    }
-  };
+  return async <T>(read: () => Promise<T> | T, ok: (v: T) => boolean, ms = 30_000, what = ""): Promise<T> =>
+    eventually(read, ok, ms, () => ` (waiting ${what})\n${replicas.map((r) => `--- ${r.name}\n${r.log.slice(-2500)}`).join("\n")}`, pauseMs);
 }

@@ -12,7 +12,7 @@ import type { Daemon } from "../../src/daemon/daemon.js";
 import type { Logger } from "../../src/logger.js";
 import { silentLogger } from "../../src/logger.js";
 import type { SandboxHandle } from "../../src/sandbox/sandbox.js";
-import { eventually } from "./daemon-process.js";
+import { eventually } from "./eventually.js";
 import { gitRemote, pushFiles } from "./git-remote.js";
 import { call, testCredentials, testSandbox } from "./sandbox.js";
 import { tempRepo } from "./temp-repo.js";

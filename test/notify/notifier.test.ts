@@ -11,6 +11,7 @@ import { Notifier } from "../../src/notify/notifier.js";
 import { registerSecret, redactor } from "../../src/secrets/redaction.js";
 import type { Receiver } from "../helpers/receiver.js";
 import { startReceiver } from "../helpers/receiver.js";
+import { eventually } from "../helpers/eventually.js";
 
 const dispatcher = new Agent();
 const receivers: Receiver[] = [];
@@ -45,13 +46,9 @@ function make(config: Partial<NotificationsConfig> & Pick<NotificationsConfig, "
   return notifier;
 }
 
-async function until(check: () => boolean, ms = 5000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) throw new Error("timed out");
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+const until = async (check: () => boolean, ms = 5000): Promise<void> => {
+  await eventually(check, (held) => held, ms, undefined, 20);
+};
 
 describe("events of runs", () => {
   it("reports a failure once while it stays the same, and its recovery", () => {

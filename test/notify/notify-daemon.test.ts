@@ -21,6 +21,7 @@ import type { Receiver } from "../helpers/receiver.js";
 import { startReceiver } from "../helpers/receiver.js";
 import { call, testCredentials, testSandbox } from "../helpers/sandbox.js";
 import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
+import { eventually } from "../helpers/eventually.js";
 
 afterAll(removeTempRepos);
 
@@ -36,15 +37,7 @@ const env = {
 
 const product = doc("ApiProduct", "shop", "Name: shop\nProviderID: 1");
 
-async function until<T>(read: () => T, check: (v: T) => boolean, ms = 15_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = read();
-    if (check(v)) return v;
-    if (Date.now() > end) throw new Error(`timed out; last: ${JSON.stringify(v).slice(0, 400)}`);
-    await sleep(25);
-  }
-}
+const until = <T>(read: () => T, check: (v: T) => boolean, ms = 15_000): Promise<T> => eventually(read, check, ms, undefined, 25);
 
 describe("notifications from the daemon", () => {
   let sandbox: SandboxHandle | undefined;

@@ -9,7 +9,7 @@ import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { SharedSource } from "../../src/daemon/environments/shared-source.js";
 import { GitSource } from "../../src/source/git-source.js";
-import { eventually } from "../helpers/daemon-process.js";
+import { eventually } from "../helpers/eventually.js";
 import { git } from "../helpers/git-repo.js";
 import { gitRemote } from "../helpers/git-remote.js";
 import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";

@@ -12,7 +12,7 @@ import { GitSource } from "../../src/source/git-source.js";
 import type { SourceSnapshot } from "../../src/source/source.js";
 import { RepositoryValidator } from "../../src/validate/repository/repository-validator.js";
 import type { RepositoryResult, ValidateOptions } from "../../src/validate/repository/repository-validator.js";
-import { eventually } from "../helpers/daemon-process.js";
+import { eventually } from "../helpers/eventually.js";
 import { gitRemote, pushFiles } from "../helpers/git-remote.js";
 import { petstoreOpenapi } from "../helpers/petstore-openapi.js";
 import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
