@@ -10,7 +10,6 @@ import { afterAll, describe, expect, it } from "vitest";
 import { Agent } from "undici";
 import { configFromDocument } from "../../src/config/config.js";
 import { DaemonMetrics } from "../../src/daemon/metrics/metrics.js";
-import { sharedRunHistory } from "../../src/daemon/history/shared-history.js";
 import { Reconciler } from "../../src/daemon/loop/reconciler.js";
 import { parseListen, startDaemonServer } from "../../src/daemon/http/server.js";
 import { implicitEnvironment } from "../helpers/served-environment.js";
@@ -63,19 +62,7 @@ describe("the daemon server's address", () => {
       const err = await startDaemonServer({
         listen: taken,
         reconciler,
-        environments: implicitEnvironment({
-          reconciler,
-          runs: sharedRunHistory({
-            state,
-            config: () => config,
-            synced: () => reconciler.synced,
-            metrics: new DaemonMetrics(),
-            leads: () => true,
-            logger: silentLogger(),
-          }),
-          state,
-          sourceDescription: "test",
-        }),
+        environments: implicitEnvironment({ reconciler, state, config }),
         metrics: new DaemonMetrics(),
         logger: silentLogger(),
       }).catch((e: unknown) => e);

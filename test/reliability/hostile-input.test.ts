@@ -12,7 +12,6 @@ import { stringify } from "yaml";
 import { afterAll, describe, expect, it } from "vitest";
 import { Agent } from "undici";
 import { DaemonMetrics } from "../../src/daemon/metrics/metrics.js";
-import { sharedRunHistory } from "../../src/daemon/history/shared-history.js";
 import { Reconciler } from "../../src/daemon/loop/reconciler.js";
 import { startDaemonServer } from "../../src/daemon/http/server.js";
 import { implicitEnvironment } from "../helpers/served-environment.js";
@@ -194,19 +193,7 @@ describe("the webhook receiver", () => {
     const server = await startDaemonServer({
       listen: "127.0.0.1:0",
       reconciler,
-      environments: implicitEnvironment({
-        reconciler,
-        runs: sharedRunHistory({
-          state,
-          config: () => config,
-          synced: () => reconciler.synced,
-          metrics: new DaemonMetrics(),
-          leads: () => true,
-          logger: silentLogger(),
-        }),
-        state,
-        sourceDescription: "test",
-      }),
+      environments: implicitEnvironment({ reconciler, state, config }),
       metrics: new DaemonMetrics(),
       logger: silentLogger(),
       webhookSecret: "s",
