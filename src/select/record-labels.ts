@@ -7,8 +7,8 @@
  */
 import type { Resource } from "../kinds/resource.js";
 import { resourceId } from "../kinds/resource.js";
-import type { HistoryDraft, HistoryEntry, HistoryQuery } from "../record/history/history.js";
-import type { ResourceRecord, StateBackend, StateLock, StateSnapshot, StateVersion } from "../record/state.js";
+import type { ResourceRecord, StateBackend, StateSnapshot } from "../record/state.js";
+import { DelegatingState } from "../record/wrappers/delegating-state.js";
 
 export type LabelsById = ReadonlyMap<string, Readonly<Record<string, string>>>;
 
@@ -51,70 +51,23 @@ export function labellingState(backend: StateBackend, labels: LabelsById, before
   return new LabellingState(backend, labels, before);
 }
 
-/** The stamping wrapper: `write` stamps; each other member delegates explicitly (a member added to `StateBackend` must be written here too). */
-class LabellingState implements StateBackend {
+/** The stamping wrapper: `write` stamps; every other member passes through (record/wrappers/delegating-state.ts). */
+class LabellingState extends DelegatingState {
   private readonly written = new Map<string, Stamp>();
 
   constructor(
-    private readonly backend: StateBackend,
+    backend: StateBackend,
     private readonly labels: LabelsById,
     private readonly before: StateSnapshot,
-  ) {}
-
-  get description(): string {
-    return this.backend.description;
+  ) {
+    super(backend);
   }
 
-  async write(record: ResourceRecord): Promise<void> {
+  override async write(record: ResourceRecord): Promise<void> {
     const stamped = stampRecord(record, this.labels, this.written.get(record.id) ?? this.before.resources.get(record.id));
     await this.backend.write(stamped);
     if (stamped.adopted !== undefined || !this.labels.has(record.id)) this.written.set(record.id, stampOf(stamped));
     else this.written.delete(record.id);
-  }
-
-  read(): Promise<StateSnapshot> {
-    return this.backend.read();
-  }
-
-  readHeads(): Promise<StateSnapshot> {
-    return this.backend.readHeads();
-  }
-
-  readPayloads(heads: StateSnapshot, ids: ReadonlySet<string>): Promise<StateSnapshot> {
-    return this.backend.readPayloads(heads, ids);
-  }
-
-  readVersion(): Promise<StateVersion> {
-    return this.backend.readVersion();
-  }
-
-  lock(owner: string): Promise<StateLock> {
-    return this.backend.lock(owner);
-  }
-
-  remove(id: string): Promise<void> {
-    return this.backend.remove(id);
-  }
-
-  initialise(hashKey: string | undefined): Promise<void> {
-    return this.backend.initialise(hashKey);
-  }
-
-  replaceAll(snapshot: StateSnapshot): Promise<void> {
-    return this.backend.replaceAll(snapshot);
-  }
-
-  // the bound's type is the backend's own: select/ reads no config
-  appendHistory(draft: HistoryDraft, bound: Parameters<StateBackend["appendHistory"]>[1]): Promise<HistoryEntry> {
-    return this.backend.appendHistory(draft, bound);
-  }
-
-  readHistory(query: HistoryQuery): Promise<HistoryEntry[]> {
-    return this.backend.readHistory(query);
-  }
-
-  close(): Promise<void> {
-    return this.backend.close();
   }
 }
 

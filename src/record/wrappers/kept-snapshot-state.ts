@@ -16,10 +16,9 @@
  * is not served from here: its reader must see the records without theirs. The heads were scrubbed with
  * the secrets known when they were read: a secret registered since makes the next read a full one.
  */
-import type { HistoryBound } from "../../config/history-section.js";
 import { redactor } from "../../secrets/redaction.js";
-import type { HistoryDraft, HistoryEntry, HistoryQuery } from "../history/history.js";
-import type { ResourceRecord, StateBackend, StateLock, StateSnapshot, StateVersion } from "../state.js";
+import type { ResourceRecord, StateBackend, StateSnapshot } from "../state.js";
+import { DelegatingState } from "./delegating-state.js";
 
 interface Kept {
   readonly snapshot: StateSnapshot;
@@ -27,26 +26,12 @@ interface Kept {
   readonly secretsKnown: number;
 }
 
-export class KeptSnapshotState implements StateBackend {
+export class KeptSnapshotState extends DelegatingState {
   private kept: Kept | undefined;
   /** How many reads were served from the kept snapshot (its tests read it). */
   servedKept = 0;
 
-  constructor(readonly backend: StateBackend) {}
-
-  get description(): string {
-    return this.backend.description;
-  }
-
-  readHeads(): Promise<StateSnapshot> {
-    return this.backend.readHeads();
-  }
-
-  readPayloads(heads: StateSnapshot, ids: ReadonlySet<string>): Promise<StateSnapshot> {
-    return this.backend.readPayloads(heads, ids);
-  }
-
-  async read(): Promise<StateSnapshot> {
+  override async read(): Promise<StateSnapshot> {
     const kept = this.kept;
     if (kept !== undefined && kept.secretsKnown === redactor.size) {
       // a version that cannot be read is no match: the full read meets the error and reports it
@@ -63,44 +48,28 @@ export class KeptSnapshotState implements StateBackend {
     return snapshot;
   }
 
-  readVersion(): Promise<StateVersion> {
-    return this.backend.readVersion();
-  }
-
-  lock(owner: string): Promise<StateLock> {
-    return this.backend.lock(owner);
-  }
-
-  write(record: ResourceRecord): Promise<void> {
+  override write(record: ResourceRecord): Promise<void> {
     // the serial moves on: the kept snapshot would not be served again, and need not be held meanwhile
     this.kept = undefined;
     return this.backend.write(record);
   }
 
-  remove(id: string): Promise<void> {
+  override remove(id: string): Promise<void> {
     this.kept = undefined;
     return this.backend.remove(id);
   }
 
-  initialise(hashKey: string | undefined): Promise<void> {
+  override initialise(hashKey: string | undefined): Promise<void> {
     this.kept = undefined;
     return this.backend.initialise(hashKey);
   }
 
-  replaceAll(snapshot: StateSnapshot): Promise<void> {
+  override replaceAll(snapshot: StateSnapshot): Promise<void> {
     this.kept = undefined;
     return this.backend.replaceAll(snapshot);
   }
 
-  appendHistory(draft: HistoryDraft, bound: HistoryBound): Promise<HistoryEntry> {
-    return this.backend.appendHistory(draft, bound);
-  }
-
-  readHistory(query: HistoryQuery): Promise<HistoryEntry[]> {
-    return this.backend.readHistory(query);
-  }
-
-  close(): Promise<void> {
+  override close(): Promise<void> {
     this.kept = undefined;
     return this.backend.close();
   }
