@@ -13,9 +13,9 @@ import type { DaemonProcess } from "../helpers/daemon-process.js";
 import { sandboxTargets, spawnDaemon } from "../helpers/daemon-process.js";
 import { eventually } from "../helpers/eventually.js";
 import { git } from "../helpers/git-repo.js";
-import { doc } from "../helpers/plan.js";
 import { call, testSandbox } from "../helpers/sandbox.js";
 import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
+import { doc, product } from "../helpers/resources.js";
 
 const syncToken = "sync-token-for-log-tests";
 let sandbox: SandboxHandle;
@@ -62,7 +62,6 @@ async function pushAndSync(files: Record<string, string>, message: string): Prom
   return seen;
 }
 
-const product = (name: string): string => doc("ApiProduct", "shop", `Name: ${name}\nProviderID: 1`);
 const key = (name: string, rate: string): string => doc("OrgKey", name, `keyId: ${name}\nrate: ${rate}`);
 
 beforeAll(async () => {
@@ -70,7 +69,7 @@ beforeAll(async () => {
   dir = await tempRepo();
   work = gitRemote(dir);
   execFileSync("mkdir", ["-p", path.join(work, "config")]);
-  await writeFile(path.join(work, "config/p.yaml"), product("Shop"));
+  await writeFile(path.join(work, "config/p.yaml"), product({ name: "shop", title: "Shop" }));
   await writeFile(path.join(work, "config/k.yaml"), key("k", "5"));
   git(work, "add", "-A");
   git(work, "commit", "-q", "-m", "initial");
@@ -133,7 +132,7 @@ describe("the daemon's log", () => {
   });
 
   it("names the blocked changes, where they are and what to do, and counts them in `run finished`", async () => {
-    const seen = await pushAndSync({ "p.yaml": product("Shop renamed") }, "rename the product");
+    const seen = await pushAndSync({ "p.yaml": product({ name: "shop", title: "Shop renamed" }) }, "rename the product");
     const blocked = await lineAfter(seen, "changes blocked: not applied until a person acts");
     expect(blocked.level).toBe(40);
     expect(blocked.blocked).toEqual([
