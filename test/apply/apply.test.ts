@@ -10,7 +10,7 @@ import type { Harness } from "../helpers/apply.js";
 import { exampleSecrets, harness } from "../helpers/apply.js";
 import { rawStateText } from "../helpers/state-file.js";
 import { removeTempRepos } from "../helpers/temp-repo.js";
-import { doc, numberedOrgKeys, product } from "../helpers/resources.js";
+import { apiDefinition, doc, numberedOrgKeys, product } from "../helpers/resources.js";
 
 afterAll(removeTempRepos);
 let h: Harness | undefined;
@@ -18,13 +18,6 @@ afterEach(async () => {
   await h?.stop();
   h = undefined;
 });
-
-const apiDef = (name: string, id: string): string =>
-  doc(
-    "ApiDefinition",
-    name,
-    `apiId: ${id}\ndefinition:\n  openapi: 3.1.0\n  info: { title: ${name}, version: "1" }\n  servers: [{ url: "http://up" }]\n  paths: {}`,
-  );
 
 describe("apply of the examples", () => {
   it("applies every kind, records server ids, and leaves a second plan empty", async () => {
@@ -161,7 +154,10 @@ describe("batching", () => {
 
   it("retries sub-requests whose outcome is unknown (code 0 items)", async () => {
     h = await harness({
-      files: { ...numberedOrgKeys(12), "a.yaml": apiDef("pets", "petstore-v1") },
+      files: {
+        ...numberedOrgKeys(12),
+        "a.yaml": apiDefinition({ name: "pets", apiId: "petstore-v1", definition: { title: "pets", server: "http://up", openapi: "3.1.0" } }),
+      },
       sandbox: { seed: 3, faults: { resetRate: 0.4, scope: "internal", interfaces: ["gateway"] } },
     });
     const { summary } = await h.apply();
@@ -218,7 +214,7 @@ describe("rate limits and retries", () => {
   it("retries 5xx answers of idempotent operations until they apply", async () => {
     const files = {
       ...numberedOrgKeys(8),
-      "a.yaml": apiDef("pets", "petstore-v1"),
+      "a.yaml": apiDefinition({ name: "pets", apiId: "petstore-v1", definition: { title: "pets", server: "http://up", openapi: "3.1.0" } }),
       "c.yaml": doc("ClientType", "web", "providerId: 1\nclientTypeId: 10\nName: Web\nResponseTypes: code\nGrantType: pkce"),
     };
     h = await harness({ files, batch: false, sandbox: { seed: 11, faults: { errorRate: 0.3, interfaces: ["gateway", "portal"] } }, configExtra: "" });

@@ -12,7 +12,7 @@ import { harness } from "../helpers/apply.js";
 import { runCli } from "../helpers/cli.js";
 import { call } from "../helpers/sandbox.js";
 import { removeTempRepos } from "../helpers/temp-repo.js";
-import { doc, product } from "../helpers/resources.js";
+import { apiDefinition, doc, orgKey, product } from "../helpers/resources.js";
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -26,13 +26,10 @@ const file = (name: string): string => path.join(h!.dir, "config", name);
 const withAnnotation = (text: string, annotation: string): string => text.replace(/(metadata:\n {2}name: .+\n)/, `$1  annotations:\n    ${annotation}\n`);
 
 const hook = (name: string): string => doc("DashboardWebhook", name, "name: alerts\nmethod: POST\ntarget_path: https://chat.example.com/x");
+/** The one API here, under the name `name` (what a rename changes). */
 const api = (name: string): string =>
-  doc(
-    "ApiDefinition",
-    name,
-    `apiId: petstore-v1\nquery: { listenPath: /petstore/ }\ndefinition:\n  openapi: 3.0.3\n  info: { title: Petstore, version: "1" }\n  servers: [{ url: "http://petstore.internal:8080" }]\n  paths: {}`,
-  );
-const key = doc("OrgKey", "acme", "keyId: org-acme\nrate: 10");
+  apiDefinition({ name, apiId: "petstore-v1", listenPath: "/petstore/", definition: { title: "Petstore", server: "http://petstore.internal:8080" } });
+const key = orgKey({ name: "acme", keyId: "org-acme", rate: 10 });
 
 describe("renaming a created object (it cannot be updated)", () => {
   it("ApiProduct: undeclared, blocked (exit 3, no second product); declared with gatesync.dev/moved-from, `~ moved` and no call", async () => {

@@ -65,13 +65,41 @@ export const product = ({ name, title = name, providerId = 1, spec }: ProductOpt
     ),
   );
 
+/** An OpenAPI document written inline under `definition:`, with no paths: what an API needs to be created and deactivated. */
+export interface InlineOpenApi {
+  readonly title: string;
+  /** The upstream, the document's one server. */
+  readonly server: string;
+  /** `3.0.3` unless told. */
+  readonly openapi?: string;
+}
+
 export interface ApiDefinitionOptions {
   readonly name: string;
   /** The API's id on the gateway; `<name>-id` when left out. */
   readonly apiId?: string;
+  /** Written as `query: { listenPath: … }`, after `apiId`. */
+  readonly listenPath?: string;
+  readonly definition?: InlineOpenApi;
   readonly spec?: string;
 }
 
-/** An ApiDefinition: `apiId`, then `spec` (its definition, definitionFile, query …). */
-export const apiDefinition = ({ name, apiId = `${name}-id`, spec }: ApiDefinitionOptions): string =>
-  doc("ApiDefinition", name, specLines([["apiId", apiId]], spec));
+const inlineDefinition = ({ title, server, openapi = "3.0.3" }: InlineOpenApi): string =>
+  `definition:\n  openapi: ${openapi}\n  info: { title: ${title}, version: "1" }\n  servers: [{ url: "${server}" }]\n  paths: {}`;
+
+/** An ApiDefinition: `apiId`, its listen path and inline definition when given, then `spec` (a definitionFile, verify …). */
+export function apiDefinition({ name, apiId = `${name}-id`, listenPath, definition, spec }: ApiDefinitionOptions): string {
+  const rest = [...(definition === undefined ? [] : [inlineDefinition(definition)]), ...(spec === undefined ? [] : [spec])];
+  const query = listenPath === undefined ? undefined : `{ listenPath: ${listenPath} }`;
+  return doc(
+    "ApiDefinition",
+    name,
+    specLines(
+      [
+        ["apiId", apiId],
+        ["query", query],
+      ],
+      rest.length === 0 ? undefined : rest.join("\n"),
+    ),
+  );
+}
