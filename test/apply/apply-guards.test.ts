@@ -10,9 +10,9 @@ import { ConfigError, StateError } from "../../src/errors.js";
 import type { Harness } from "../helpers/apply.js";
 import { harness } from "../helpers/apply.js";
 import { runCli } from "../helpers/cli.js";
-import { doc } from "../helpers/plan.js";
 import { removeTempRepos } from "../helpers/temp-repo.js";
 import { asJson } from "../helpers/record-json.js";
+import { doc, numberedOrgKeys, product } from "../helpers/resources.js";
 
 afterAll(removeTempRepos);
 let h: Harness | undefined;
@@ -21,13 +21,9 @@ afterEach(async () => {
   h = undefined;
 });
 
-const orgKeys = (n: number, extra = ""): Record<string, string> =>
-  Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}.yaml`, doc("OrgKey", `k${i}`, `keyId: key-${i}\nrate: ${i}${extra}`)]));
-const product = (name: string): string => doc("ApiProduct", name, `Name: ${name}\nProviderID: 1`);
-
 describe("creates are never duplicated", () => {
   it("leaves a create that timed out in doubt, refuses to create it again, and settles with state resolve", async () => {
-    h = await harness({ files: { "p.yaml": product("shop") }, sandbox: { faults: { latencyMs: 1500, interfaces: ["portal"] } } });
+    h = await harness({ files: { "p.yaml": product({ name: "shop" }) }, sandbox: { faults: { latencyMs: 1500, interfaces: ["portal"] } } });
     const cfg = path.join(h.dir, "gatesync.yaml");
     await writeFile(cfg, (await readFile(cfg, "utf8")).replace("timeoutMs: 5000", "timeoutMs: 300"));
     const { summary } = await h.apply();
@@ -96,7 +92,7 @@ describe("orphans", () => {
         "orders.yaml": orders,
         "globex.yaml": doc("OrgKey", "globex", "keyId: globex\norg_id: globex\nrate: 100"),
         "acme.yaml": doc("OrgKey", "acme", "keyId: acme\nhmac_enabled: true\nhmac_string: literal-hmac-value"),
-        "p.yaml": product("kept"),
+        "p.yaml": product({ name: "kept" }),
       },
       // two of the three keys and APIs leave at once: past the guard's share, allowed here
       configExtra: "orphans: deactivate\ndeactivationGuard: { allow: true }\n",
@@ -135,7 +131,7 @@ describe("orphans", () => {
 
 describe("guards", () => {
   it("refuses a saved plan once the state changed", async () => {
-    h = await harness({ files: orgKeys(2) });
+    h = await harness({ files: numberedOrgKeys(2) });
     const saved = await h.plan();
     await h.apply();
     await expect(h.apply({ savedPlan: saved })).rejects.toBeInstanceOf(StateError);
@@ -143,7 +139,7 @@ describe("guards", () => {
   });
 
   it("applies a saved plan when nothing changed, and refuses one whose files changed", async () => {
-    h = await harness({ files: orgKeys(2) });
+    h = await harness({ files: numberedOrgKeys(2) });
     const saved = await h.plan();
     await writeFile(path.join(h.dir, "config/k0.yaml"), doc("OrgKey", "k0", "keyId: key-0\nrate: 99"));
     await expect(h.apply({ savedPlan: saved })).rejects.toMatchObject({ code: "STATE_CHANGED", message: expect.stringMatching(/no longer matches/) as string });
@@ -153,7 +149,7 @@ describe("guards", () => {
   });
 
   it("stops before any call when a credential is missing, naming the variable", async () => {
-    h = await harness({ files: orgKeys(1) });
+    h = await harness({ files: numberedOrgKeys(1) });
     delete h.env.GW_KEY;
     const err = await h.apply().catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ConfigError);

@@ -9,8 +9,8 @@ import { afterAll, afterEach, describe, expect, it } from "vitest";
 import type { Harness } from "../helpers/apply.js";
 import { exampleSecrets, harness } from "../helpers/apply.js";
 import { rawStateText } from "../helpers/state-file.js";
-import { doc } from "../helpers/plan.js";
 import { removeTempRepos } from "../helpers/temp-repo.js";
+import { apiDefinition, doc, numberedOrgKeys, product } from "../helpers/resources.js";
 
 afterAll(removeTempRepos);
 let h: Harness | undefined;
@@ -18,16 +18,6 @@ afterEach(async () => {
   await h?.stop();
   h = undefined;
 });
-
-const orgKeys = (n: number, extra = ""): Record<string, string> =>
-  Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}.yaml`, doc("OrgKey", `k${i}`, `keyId: key-${i}\nrate: ${i}${extra}`)]));
-const product = (name: string): string => doc("ApiProduct", name, `Name: ${name}\nProviderID: 1`);
-const apiDef = (name: string, id: string): string =>
-  doc(
-    "ApiDefinition",
-    name,
-    `apiId: ${id}\ndefinition:\n  openapi: 3.1.0\n  info: { title: ${name}, version: "1" }\n  servers: [{ url: "http://up" }]\n  paths: {}`,
-  );
 
 describe("apply of the examples", () => {
   it("applies every kind, records server ids, and leaves a second plan empty", async () => {
@@ -114,7 +104,7 @@ describe("batching", () => {
   });
 
   it("packs a wave into batches as they are sent: all applied, as few batch calls as packing them all at once", async () => {
-    h = await harness({ files: orgKeys(230), rate: "{ concurrency: 1, requestsPerSecond: 1000 }" });
+    h = await harness({ files: numberedOrgKeys(230), rate: "{ concurrency: 1, requestsPerSecond: 1000 }" });
     const { summary } = await h.apply();
     expect(summary.failed).toEqual([]);
     expect(summary.applied).toHaveLength(230);
@@ -123,7 +113,7 @@ describe("batching", () => {
   });
 
   it("stopped during a batched wave: what no batch call carried is skipped, with no trace in the state", async () => {
-    h = await harness({ files: orgKeys(230), rate: "{ concurrency: 1, requestsPerSecond: 1000 }" });
+    h = await harness({ files: numberedOrgKeys(230), rate: "{ concurrency: 1, requestsPerSecond: 1000 }" });
     const stop = new AbortController();
     const { summary } = await h.apply({ signal: stop.signal, observe: (call) => call.operation === "batch" && stop.abort() });
     // the call after the first may have left the queue before the stop (a started call is sent)
@@ -139,7 +129,7 @@ describe("batching", () => {
   });
 
   it("sends a wave's direct calls by a few workers per interface: its queue holds at most twice its concurrency", async () => {
-    h = await harness({ files: orgKeys(60), batch: false, rate: "{ concurrency: 2, requestsPerSecond: 1000 }" });
+    h = await harness({ files: numberedOrgKeys(60), batch: false, rate: "{ concurrency: 2, requestsPerSecond: 1000 }" });
     const depths: number[] = [];
     const { summary } = await h.apply({ observe: (call) => depths.push(call.queueDepth) });
     expect(summary.failed).toEqual([]);
@@ -150,7 +140,7 @@ describe("batching", () => {
   });
 
   it("stopped during a wave of direct calls: what was not sent is skipped, with no trace in the state", async () => {
-    h = await harness({ files: orgKeys(60), batch: false, rate: "{ concurrency: 1, requestsPerSecond: 1000 }" });
+    h = await harness({ files: numberedOrgKeys(60), batch: false, rate: "{ concurrency: 1, requestsPerSecond: 1000 }" });
     const stop = new AbortController();
     const { summary } = await h.apply({ signal: stop.signal, observe: () => stop.abort() });
     expect(summary.applied.length).toBeGreaterThanOrEqual(1);
@@ -164,7 +154,10 @@ describe("batching", () => {
 
   it("retries sub-requests whose outcome is unknown (code 0 items)", async () => {
     h = await harness({
-      files: { ...orgKeys(12), "a.yaml": apiDef("pets", "petstore-v1") },
+      files: {
+        ...numberedOrgKeys(12),
+        "a.yaml": apiDefinition({ name: "pets", apiId: "petstore-v1", definition: { title: "pets", server: "http://up", openapi: "3.1.0" } }),
+      },
       sandbox: { seed: 3, faults: { resetRate: 0.4, scope: "internal", interfaces: ["gateway"] } },
     });
     const { summary } = await h.apply();
@@ -179,7 +172,7 @@ describe("batching", () => {
 
 describe("rate limits and retries", () => {
   it("pauses the whole interface for Retry-After: no call before the time, nothing created twice", async () => {
-    const files = Object.fromEntries(Array.from({ length: 8 }, (_, i) => [`p${i}.yaml`, product(`p${i}`)]));
+    const files = Object.fromEntries(Array.from({ length: 8 }, (_, i) => [`p${i}.yaml`, product({ name: `p${i}` })]));
     h = await harness({ files, batch: false, sandbox: { faults: { rateLimit: { requestsPerSecond: 3, burst: 3 }, interfaces: ["portal"] } } });
     const { summary } = await h.apply();
     expect(summary.failed).toEqual([]);
@@ -196,7 +189,7 @@ describe("rate limits and retries", () => {
   });
 
   it("pauses for Retry-After even when the throttled call gives up", async () => {
-    const files = Object.fromEntries(Array.from({ length: 4 }, (_, i) => [`p${i}.yaml`, product(`p${i}`)]));
+    const files = Object.fromEntries(Array.from({ length: 4 }, (_, i) => [`p${i}.yaml`, product({ name: `p${i}` })]));
     h = await harness({
       files,
       batch: false,
@@ -220,8 +213,8 @@ describe("rate limits and retries", () => {
 
   it("retries 5xx answers of idempotent operations until they apply", async () => {
     const files = {
-      ...orgKeys(8),
-      "a.yaml": apiDef("pets", "petstore-v1"),
+      ...numberedOrgKeys(8),
+      "a.yaml": apiDefinition({ name: "pets", apiId: "petstore-v1", definition: { title: "pets", server: "http://up", openapi: "3.1.0" } }),
       "c.yaml": doc("ClientType", "web", "providerId: 1\nclientTypeId: 10\nName: Web\nResponseTypes: code\nGrantType: pkce"),
     };
     h = await harness({ files, batch: false, sandbox: { seed: 11, faults: { errorRate: 0.3, interfaces: ["gateway", "portal"] } }, configExtra: "" });
@@ -238,7 +231,7 @@ describe("rate limits and retries", () => {
 
   it("retries a create only when it certainly did not arrive (503 with Retry-After)", async () => {
     h = await harness({
-      files: { "p1.yaml": product("one"), "p2.yaml": product("two") },
+      files: { "p1.yaml": product({ name: "one" }), "p2.yaml": product({ name: "two" }) },
       batch: false,
       sandbox: { seed: 5, faults: { unavailableRate: 0.5, interfaces: ["portal"] } },
     });

@@ -13,8 +13,8 @@ import type { Harness } from "../helpers/apply.js";
 import { throughProxy } from "../helpers/apply.js";
 import type { MisbehavingProxy, Rule } from "../helpers/misbehaving-proxy.js";
 import { cliArgs } from "../helpers/cli.js";
-import { doc } from "../helpers/plan.js";
 import { removeTempRepos } from "../helpers/temp-repo.js";
+import { doc, orgKey, product } from "../helpers/resources.js";
 
 afterAll(removeTempRepos);
 let h: Harness | undefined;
@@ -25,9 +25,7 @@ afterEach(async () => {
   h = proxy = undefined;
 });
 
-const product = (name: string): string => doc("ApiProduct", name, `Name: ${name}\nProviderID: 1`);
 const clientType = doc("ClientType", "web", "providerId: 1\nclientTypeId: 10\nName: Web\nResponseTypes: code\nGrantType: pkce");
-const orgKey = (name: string, extra = ""): string => doc("OrgKey", name, `keyId: ${name}\nrate: 5${extra}`);
 
 const timed = async <T>(f: () => Promise<T>): Promise<{ value: T; ms: number }> => {
   const t0 = performance.now();
@@ -37,7 +35,7 @@ const timed = async <T>(f: () => Promise<T>): Promise<{ value: T; ms: number }> 
 
 describe("a Retry-After over the cap", () => {
   it("fails the interface's remaining calls as throttled (not sent, not in doubt) and ends the apply", async () => {
-    const files = { ...Object.fromEntries(["a", "b", "c"].map((n) => [`${n}.yaml`, product(n)])), "k.yaml": orgKey("k1") };
+    const files = { ...Object.fromEntries(["a", "b", "c"].map((n) => [`${n}.yaml`, product({ name: n })])), "k.yaml": orgKey({ name: "k1", rate: 5 }) };
     ({ h, proxy } = await throughProxy(
       "portal",
       [{ method: "POST", path: /\/products$/, then: { kind: "answer", status: 429, headers: { "retry-after": "86400" }, body: '{"errors":["slow down"]}' } }],
@@ -65,7 +63,7 @@ describe("a Retry-After over the cap", () => {
 
 describe("SIGTERM during a pause", () => {
   it("ends the daemon within its graceful window while an interface waits out a Retry-After", async () => {
-    const files = { "a.yaml": product("a"), "b.yaml": product("b") };
+    const files = { "a.yaml": product({ name: "a" }), "b.yaml": product({ name: "b" }) };
     ({ h, proxy } = await throughProxy(
       "portal",
       [{ method: "POST", path: /\/products$/, then: { kind: "answer", status: 429, headers: { "retry-after": "120" }, body: '{"errors":["slow down"]}' } }],
@@ -107,7 +105,7 @@ describe("one deadline per call", () => {
     ({ h, proxy } = await throughProxy(
       "portal",
       [{ path: /\/products$|\/client-types\//, then: drip }],
-      { files: { "p.yaml": product("shop"), "c.yaml": clientType }, batch: false },
+      { files: { "p.yaml": product({ name: "shop" }), "c.yaml": clientType }, batch: false },
       (y) => y.replace("retries: { max: 4,", "retries: { max: 1,").replace("timeoutMs: 5000", "timeoutMs: 1000"),
     ));
     const { value, ms } = await timed(() => h!.apply());
@@ -138,7 +136,7 @@ describe("limits.maxResponseBytes", () => {
     ({ h, proxy } = await throughProxy(
       "portal",
       [{ path: /\/products$|\/client-types\//, then: huge }],
-      { files: { "p.yaml": product("shop"), "c.yaml": clientType }, batch: false },
+      { files: { "p.yaml": product({ name: "shop" }), "c.yaml": clientType }, batch: false },
       (y) => y.replace("retries: { max: 4,", "retries: { max: 1,"),
     ));
     global.gc?.();
@@ -173,7 +171,7 @@ describe("limits.maxResponseBytes", () => {
 describe("an oversized answer and the state", () => {
   it("a 3 MiB 2xx that parses (under the response limit) is recorded capped: the state grows by less than 1 MB and stays readable", async () => {
     ({ h, proxy } = await throughProxy("portal", [{ method: "POST", path: /\/products$/, then: { kind: "bloat", bytes: 3 * 1024 * 1024 } }], {
-      files: { "p.yaml": product("shop"), "q.yaml": product("shop2") },
+      files: { "p.yaml": product({ name: "shop" }), "q.yaml": product({ name: "shop2" }) },
       batch: false,
     }));
     const files = ["state.db", "state.db-wal"].map((f) => path.join(h!.dir, "state", f));
@@ -207,9 +205,9 @@ describe("an oversized answer and the state", () => {
 describe("batch outcomes", () => {
   it("takes a 2xx that is not the list of results as 'outcome unknown': the quota reset in doubt and never sent again, nothing sent directly", async () => {
     const files = {
-      "r.yaml": orgKey("reset", '\nquota_max: 10\nquota_renewal_rate: 60\nquotaResetTrigger: "2026-11"'),
-      "a.yaml": orgKey("a"),
-      "b.yaml": orgKey("b"),
+      "r.yaml": orgKey({ name: "reset", rate: 5, spec: 'quota_max: 10\nquota_renewal_rate: 60\nquotaResetTrigger: "2026-11"' }),
+      "a.yaml": orgKey({ name: "a", rate: 5 }),
+      "b.yaml": orgKey({ name: "b", rate: 5 }),
     };
     ({ h, proxy } = await throughProxy("gateway", [{ method: "POST", path: /\/gw\/batch\/?$/, then: { kind: "garbage" } }], { files }, (y) =>
       y.replace("retries: { max: 4,", "retries: { max: 2,"),
@@ -233,7 +231,7 @@ describe("batch outcomes", () => {
 
 describe("adaptive rate", () => {
   it("halves an interface's rate on a 429 without Retry-After and grows it back step by step", async () => {
-    const files = Object.fromEntries(Array.from({ length: 8 }, (_, i) => [`k${i}.yaml`, orgKey(`k${i}`)]));
+    const files = Object.fromEntries(Array.from({ length: 8 }, (_, i) => [`k${i}.yaml`, orgKey({ name: `k${i}`, rate: 5 })]));
     const busy: Rule = { path: /\/gw\/org\/keys\//, times: 2, then: { kind: "answer", status: 429, body: '{"status":"error","message":"busy"}' } };
     ({ h, proxy } = await throughProxy("gateway", [busy], { files, batch: false, rate: "{ concurrency: 1, requestsPerSecond: 40 }" }));
     const events: CallEvent[] = [];

@@ -9,10 +9,10 @@ import path from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import type { Harness } from "../helpers/apply.js";
 import { harness } from "../helpers/apply.js";
-import { doc } from "../helpers/plan.js";
 import { call } from "../helpers/sandbox.js";
 import { removeTempRepos } from "../helpers/temp-repo.js";
 import { asJson } from "../helpers/record-json.js";
+import { doc, orgKey } from "../helpers/resources.js";
 
 afterAll(removeTempRepos);
 let h: Harness | undefined;
@@ -24,15 +24,14 @@ afterEach(async () => {
 /** An API answering GET /pets with its document's example (mock responses on). */
 const api = (name: string, apiId: string, listenPath: string, verify = ""): string =>
   `${doc("ApiDefinition", name, `apiId: ${apiId}\ndefinition:\n  openapi: 3.0.3\n  info: { title: ${name}, version: "1" }\n  servers: [{ url: "http://up.internal:8080" }]\n  paths:\n    /pets:\n      get:\n        responses:\n          "200": { description: ok, content: { application/json: { example: [] } } }`)}  query: { listenPath: ${listenPath}, mockResponse: true }\n${verify}`;
-const orgKey = (name: string, rate: number): string => doc("OrgKey", name, `keyId: ${name}\nrate: ${rate}`);
 
 describe("records kept after their verdict", () => {
   it("checks run on the applied record and are written onto it whole; orphans are deactivated from their record; the state holds every record", async () => {
     const files = {
       "a.yaml": api("petstore", "petstore-v1", "/petstore/", "  verify:\n    - path: pets\n      expectStatus: 200\n"),
       "b.yaml": api("orders", "orders-api", "/orders/"),
-      "k1.yaml": orgKey("k1", 1),
-      "k2.yaml": orgKey("k2", 2),
+      "k1.yaml": orgKey({ name: "k1", rate: 1 }),
+      "k2.yaml": orgKey({ name: "k2", rate: 2 }),
     };
     h = await harness({ files, configExtra: "orphans: deactivate\n" });
     const first = await h.apply();
@@ -54,7 +53,7 @@ describe("records kept after their verdict", () => {
 
     // the next apply: an orphan API, one key changed, the checked API unchanged
     await rm(path.join(h.dir, "config/b.yaml"));
-    await writeFile(path.join(h.dir, "config/k1.yaml"), orgKey("k1", 10));
+    await writeFile(path.join(h.dir, "config/k1.yaml"), orgKey({ name: "k1", rate: 10 }));
     const second = await h.apply();
     expect(second.summary.failed).toEqual([]);
     expect([...second.summary.applied].sort()).toEqual(["ApiDefinition/orders", "OrgKey/k1"]);

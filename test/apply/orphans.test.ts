@@ -3,9 +3,9 @@ import path from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import type { Harness } from "../helpers/apply.js";
 import { harness } from "../helpers/apply.js";
-import { doc } from "../helpers/plan.js";
 import { call } from "../helpers/sandbox.js";
 import { removeTempRepos } from "../helpers/temp-repo.js";
+import { apiDefinition, doc } from "../helpers/resources.js";
 
 afterAll(removeTempRepos);
 let h: Harness | undefined;
@@ -14,19 +14,15 @@ afterEach(async () => {
   h = undefined;
 });
 
-const api = (name: string, apiId: string): string =>
-  doc(
-    "ApiDefinition",
-    name,
-    `apiId: ${apiId}\ndefinition:\n  openapi: 3.0.3\n  info: { title: Petstore, version: "1" }\n  servers: [{ url: "http://petstore.internal:8080" }]\n  paths: {}`,
-  );
+/** The upstream every API here is defined with. */
+const petstore = { title: "Petstore", server: "http://petstore.internal:8080" };
 
 describe("orphans: deactivate", () => {
   it("deactivates an API whose document has no x-gw-api-gateway extension: its traffic then stops", async () => {
     // the listen path gatesync applied makes the extension it sends complete (test/conformance/orphan-deactivation.test.ts);
     // the only API leaves: everything there is to switch off, which the guard lets through only when allowed
     h = await harness({
-      files: { "a.yaml": `${api("petstore", "petstore-v1")}  query: { listenPath: /petstore/ }\n` },
+      files: { "a.yaml": `${apiDefinition({ name: "petstore", apiId: "petstore-v1", definition: petstore })}  query: { listenPath: /petstore/ }\n` },
       configExtra: "orphans: deactivate\ndeactivationGuard: { allow: true }\n",
     });
     expect((await h.apply()).summary.applied).toEqual(["ApiDefinition/petstore"]);
@@ -43,7 +39,10 @@ describe("orphans: deactivate", () => {
   });
 
   it("does not report an API that failed with 404 (it never existed) as staying on the server once removed", async () => {
-    h = await harness({ files: { "a.yaml": api("ghost", "no-such-api") }, configExtra: "orphans: deactivate\n" });
+    h = await harness({
+      files: { "a.yaml": apiDefinition({ name: "ghost", apiId: "no-such-api", definition: petstore }) },
+      configExtra: "orphans: deactivate\n",
+    });
     expect((await h.apply()).summary.failed).toEqual([
       expect.objectContaining({ id: "ApiDefinition/ghost", message: expect.stringContaining("404") as string }),
     ]);
@@ -69,7 +68,9 @@ describe("orphans: deactivate", () => {
 
 describe("verify: checks", () => {
   it("run when a check is added or changed, though the definition did not change, and not again after", async () => {
-    const files = { "a.yaml": `${api("petstore", "petstore-v1")}  query: { listenPath: /petstore/, mockResponse: true }\n` };
+    const files = {
+      "a.yaml": `${apiDefinition({ name: "petstore", apiId: "petstore-v1", definition: petstore })}  query: { listenPath: /petstore/, mockResponse: true }\n`,
+    };
     h = await harness({ files });
     expect((await h.apply()).summary.health).toEqual([]);
     await writeFile(path.join(h.dir, "config/a.yaml"), `${files["a.yaml"]}  verify:\n    - path: pets\n      expectStatus: 404\n`);

@@ -13,8 +13,8 @@ import type { Harness } from "../helpers/apply.js";
 import { harness } from "../helpers/apply.js";
 import { runCli } from "../helpers/cli.js";
 import { git } from "../helpers/git-repo.js";
-import { doc } from "../helpers/plan.js";
 import { removeTempRepos } from "../helpers/temp-repo.js";
+import { doc, product } from "../helpers/resources.js";
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -105,20 +105,18 @@ describe("a renamed webhook's old commit applied again, and the rename reverted"
 });
 
 describe("a product (the portal cannot update it) coming back to its earlier name", () => {
-  const product = (name: string, title: string): string => doc("ApiProduct", name, `Name: ${title}\nProviderID: 1`);
-
   it("keeps its values and says so, creates nothing; following the hint settles it", async () => {
-    h = await harness({ files: { "p.yaml": product("shop", "Shop") } });
+    h = await harness({ files: { "p.yaml": product({ name: "shop", title: "Shop" }) } });
     git(h.dir, "init", "-q", "-b", "main");
     const first = commitConfig("shop");
     expect((await cli("apply", "--auto-approve", "--allow-empty-state")).code).toBe(0);
     const [id] = [...h.sandbox.inspect.store.products.keys()];
-    await writeFile(path.join(h.dir, "config", "p.yaml"), annotated(product("storefront", "Shop"), "shop"));
+    await writeFile(path.join(h.dir, "config", "p.yaml"), annotated(product({ name: "storefront", title: "Shop" }), "shop"));
     commitConfig("rename shop → storefront");
     expect((await cli("apply", "--auto-approve")).code).toBe(0);
     // renamed in the portal by hand, the spec set to match and recorded (the kind's own advice)
     (h.sandbox.inspect.store.products.get(id!) as Record<string, unknown>).Name = "Storefront";
-    await writeFile(path.join(h.dir, "config", "p.yaml"), product("storefront", "Storefront"));
+    await writeFile(path.join(h.dir, "config", "p.yaml"), product({ name: "storefront", title: "Storefront" }));
     commitConfig("storefront's name");
     expect((await cli("state", "resolve", "ApiProduct/storefront", "--accept")).code).toBe(0);
 

@@ -10,9 +10,9 @@ import { afterAll, afterEach, describe, expect, it } from "vitest";
 import type { Harness } from "../helpers/apply.js";
 import { harness } from "../helpers/apply.js";
 import { runCli } from "../helpers/cli.js";
-import { doc } from "../helpers/plan.js";
 import { call } from "../helpers/sandbox.js";
 import { removeTempRepos } from "../helpers/temp-repo.js";
+import { apiDefinition, doc, orgKey, product } from "../helpers/resources.js";
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -25,23 +25,19 @@ const cli = (...args: string[]): ReturnType<typeof runCli> => runCli([...args, "
 const file = (name: string): string => path.join(h!.dir, "config", name);
 const withAnnotation = (text: string, annotation: string): string => text.replace(/(metadata:\n {2}name: .+\n)/, `$1  annotations:\n    ${annotation}\n`);
 
-const product = (name: string): string => doc("ApiProduct", name, "Name: Shop\nProviderID: 1");
 const hook = (name: string): string => doc("DashboardWebhook", name, "name: alerts\nmethod: POST\ntarget_path: https://chat.example.com/x");
+/** The one API here, under the name `name` (what a rename changes). */
 const api = (name: string): string =>
-  doc(
-    "ApiDefinition",
-    name,
-    `apiId: petstore-v1\nquery: { listenPath: /petstore/ }\ndefinition:\n  openapi: 3.0.3\n  info: { title: Petstore, version: "1" }\n  servers: [{ url: "http://petstore.internal:8080" }]\n  paths: {}`,
-  );
-const key = doc("OrgKey", "acme", "keyId: org-acme\nrate: 10");
+  apiDefinition({ name, apiId: "petstore-v1", listenPath: "/petstore/", definition: { title: "Petstore", server: "http://petstore.internal:8080" } });
+const key = orgKey({ name: "acme", keyId: "org-acme", rate: 10 });
 
 describe("renaming a created object (it cannot be updated)", () => {
   it("ApiProduct: undeclared, blocked (exit 3, no second product); declared with gatesync.dev/moved-from, `~ moved` and no call", async () => {
-    h = await harness({ files: { "p.yaml": product("shop") } });
+    h = await harness({ files: { "p.yaml": product({ name: "shop", title: "Shop" }) } });
     expect((await cli("apply", "--auto-approve", "--allow-empty-state")).code).toBe(0);
     const [productId] = [...h.sandbox.inspect.store.products.keys()];
     await rm(file("p.yaml"));
-    await writeFile(file("storefront.yaml"), product("storefront"));
+    await writeFile(file("storefront.yaml"), product({ name: "storefront", title: "Shop" }));
     const blocked = await cli("apply", "--auto-approve", "--allow-empty-state");
     expect(blocked.code).toBe(3);
     expect(h.sandbox.inspect.store.products.size).toBe(1);
@@ -49,7 +45,7 @@ describe("renaming a created object (it cannot be updated)", () => {
     expect(plan.stdout).toMatch(/! ApiProduct\/storefront {2}blocked/);
     expect(plan.stdout).toContain("gatesync.dev/moved-from: shop");
     // following the hint: declare the rename
-    await writeFile(file("storefront.yaml"), withAnnotation(product("storefront"), "gatesync.dev/moved-from: shop"));
+    await writeFile(file("storefront.yaml"), withAnnotation(product({ name: "storefront", title: "Shop" }), "gatesync.dev/moved-from: shop"));
     const moved = await cli("plan", "--detailed-exitcode");
     expect(moved.code).toBe(2);
     expect(moved.stdout).toMatch(/~ ApiProduct\/storefront {2}moved {2}from ApiProduct\/shop\n/);
@@ -165,7 +161,10 @@ describe("orphans: deactivate", () => {
 
 describe("what the plan, the apply summary and `state list` say (issue 31, point 7)", () => {
   it("`state list` marks the records of resources gone from the repository as orphaned, and deactivated ones as such", async () => {
-    h = await harness({ files: { "a.yaml": api("petstore"), "k.yaml": key, "p.yaml": product("shop") }, configExtra: "orphans: deactivate\n" });
+    h = await harness({
+      files: { "a.yaml": api("petstore"), "k.yaml": key, "p.yaml": product({ name: "shop", title: "Shop" }) },
+      configExtra: "orphans: deactivate\n",
+    });
     await cli("apply", "--auto-approve", "--allow-empty-state");
     await rm(file("k.yaml"));
     await rm(file("p.yaml"));
@@ -183,7 +182,7 @@ describe("what the plan, the apply summary and `state list` say (issue 31, point
   });
 
   it("the apply summary lists adoptions", async () => {
-    h = await harness({ files: { "p.yaml": withAnnotation(product("shop"), 'gatesync.dev/adopt: "41"') } });
+    h = await harness({ files: { "p.yaml": withAnnotation(product({ name: "shop", title: "Shop" }), 'gatesync.dev/adopt: "41"') } });
     const applied = await cli("apply", "--auto-approve", "--allow-empty-state");
     expect(applied.stdout).toContain("Apply: 0 applied, 1 adopted,");
     expect(applied.stdout).toContain("Adopted (recorded under the server id the annotation or `state adopt` gave): ApiProduct/shop");

@@ -10,8 +10,8 @@ import { afterAll, afterEach, describe, expect, it } from "vitest";
 import type { Harness } from "../helpers/apply.js";
 import { harness } from "../helpers/apply.js";
 import { runCli, spawnCli } from "../helpers/cli.js";
-import { doc } from "../helpers/plan.js";
 import { removeTempRepos } from "../helpers/temp-repo.js";
+import { orgKey, product } from "../helpers/resources.js";
 import { SqliteStateBackend } from "../../src/record/sqlite/sqlite-backend.js";
 
 afterAll(removeTempRepos);
@@ -22,13 +22,12 @@ afterEach(async () => {
 });
 
 const quiet = { GATESYNC_LOG_LEVEL: "silent" };
-const product = (name: string): string => doc("ApiProduct", name, `Name: ${name}\nProviderID: 1`);
 const recorded = async (x: Harness): Promise<string[]> => [...(await x.state.read()).resources.keys()].sort();
 
 describe("gatesync state resolve", { timeout: 120_000 }, () => {
   it("the --forget printed under a create in doubt names the resource and --env, and runs as printed", async () => {
     h = await harness({
-      files: { "p.yaml": product("shop") },
+      files: { "p.yaml": product({ name: "shop" }) },
       configExtra: "environments: { staging: {} }\n",
       sandbox: { faults: { resetRate: 1, interfaces: ["portal"] } },
     });
@@ -49,7 +48,7 @@ describe("gatesync state resolve", { timeout: 120_000 }, () => {
   });
 
   it("--forget takes several records, and forgets none when one is not recorded", async () => {
-    h = await harness({ files: { "a.yaml": product("a"), "b.yaml": product("b"), "k.yaml": doc("OrgKey", "k", "keyId: k") } });
+    h = await harness({ files: { "a.yaml": product({ name: "a" }), "b.yaml": product({ name: "b" }), "k.yaml": orgKey({ name: "k" }) } });
     const cfg = path.join(h.dir, "gatesync.yaml");
     expect((await runCli(["apply", "-c", cfg, "--auto-approve", "--allow-empty-state"], { ...h.env, ...quiet })).code).toBe(0);
     const refused = await runCli(["state", "resolve", "ApiProduct/a", "ApiProduct/nope", "--forget", "-c", cfg], h.env);
@@ -65,7 +64,7 @@ describe("gatesync state resolve", { timeout: 120_000 }, () => {
   });
 
   it("--all-orphans is refused off a terminal without --yes; with it, forgets the orphans only", async () => {
-    h = await harness({ files: { "a.yaml": product("a"), "b.yaml": product("b"), "k.yaml": doc("OrgKey", "k", "keyId: k") } });
+    h = await harness({ files: { "a.yaml": product({ name: "a" }), "b.yaml": product({ name: "b" }), "k.yaml": orgKey({ name: "k" }) } });
     const cfg = path.join(h.dir, "gatesync.yaml");
     expect((await runCli(["apply", "-c", cfg, "--auto-approve", "--allow-empty-state"], { ...h.env, ...quiet })).code).toBe(0);
     await rm(path.join(h.dir, "config/a.yaml"));

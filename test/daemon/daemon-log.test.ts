@@ -13,9 +13,9 @@ import type { DaemonProcess } from "../helpers/daemon-process.js";
 import { sandboxTargets, spawnDaemon } from "../helpers/daemon-process.js";
 import { eventually } from "../helpers/eventually.js";
 import { git } from "../helpers/git-repo.js";
-import { doc } from "../helpers/plan.js";
 import { call, testSandbox } from "../helpers/sandbox.js";
 import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
+import { orgKey, product } from "../helpers/resources.js";
 
 const syncToken = "sync-token-for-log-tests";
 let sandbox: SandboxHandle;
@@ -62,16 +62,13 @@ async function pushAndSync(files: Record<string, string>, message: string): Prom
   return seen;
 }
 
-const product = (name: string): string => doc("ApiProduct", "shop", `Name: ${name}\nProviderID: 1`);
-const key = (name: string, rate: string): string => doc("OrgKey", name, `keyId: ${name}\nrate: ${rate}`);
-
 beforeAll(async () => {
   sandbox = await testSandbox();
   dir = await tempRepo();
   work = gitRemote(dir);
   execFileSync("mkdir", ["-p", path.join(work, "config")]);
-  await writeFile(path.join(work, "config/p.yaml"), product("Shop"));
-  await writeFile(path.join(work, "config/k.yaml"), key("k", "5"));
+  await writeFile(path.join(work, "config/p.yaml"), product({ name: "shop", title: "Shop" }));
+  await writeFile(path.join(work, "config/k.yaml"), orgKey({ name: "k", rate: "5" }));
   git(work, "add", "-A");
   git(work, "commit", "-q", "-m", "initial");
   git(work, "push", "-q", "origin", "HEAD:main");
@@ -115,7 +112,7 @@ describe("the daemon's log", () => {
     // the gateway answers slowly: the run that applies the new head takes seconds
     sandbox.inspect.setFaults({ latencyMs: 3000, interfaces: ["gateway"] });
     try {
-      const seen = await pushAndSync({ "k.yaml": key("k", "6") }, "raise the rate");
+      const seen = await pushAndSync({ "k.yaml": orgKey({ name: "k", rate: "6" }) }, "raise the rate");
       await lineAfter(seen, "run started");
       const during = (await call(`${daemon.url}/`)).text;
       expect(during).toContain("not applied yet");
@@ -133,7 +130,7 @@ describe("the daemon's log", () => {
   });
 
   it("names the blocked changes, where they are and what to do, and counts them in `run finished`", async () => {
-    const seen = await pushAndSync({ "p.yaml": product("Shop renamed") }, "rename the product");
+    const seen = await pushAndSync({ "p.yaml": product({ name: "shop", title: "Shop renamed" }) }, "rename the product");
     const blocked = await lineAfter(seen, "changes blocked: not applied until a person acts");
     expect(blocked.level).toBe(40);
     expect(blocked.blocked).toEqual([
@@ -162,7 +159,7 @@ describe("the daemon's log", () => {
 
   it("says why it refused a commit: each error with its code, file, line and column, bounded, with the number left out", async () => {
     // twelve keys with a rate that is no number: twelve located errors
-    const keys = Array.from({ length: 12 }, (_, i) => key(`k${i}`, "fast")).join("---\n");
+    const keys = Array.from({ length: 12 }, (_, i) => orgKey({ name: `k${i}`, rate: "fast" })).join("---\n");
     const seen = await pushAndSync({ "k.yaml": keys }, "twelve bad keys");
     const refused = await lineAfter(seen, "revision is invalid: nothing applied; the last good commit stays in force");
     expect(refused.level).toBe(50);

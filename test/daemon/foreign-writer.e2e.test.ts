@@ -14,7 +14,7 @@ import { spawnCli } from "../helpers/cli.js";
 import type { DaemonProcess } from "../helpers/daemon-process.js";
 import { daemonEnv, sandboxTargets, spawnDaemon } from "../helpers/daemon-process.js";
 import { eventually } from "../helpers/eventually.js";
-import { doc } from "../helpers/plan.js";
+import { orgKey } from "../helpers/resources.js";
 import { dropTestSchemas, pgUrl, testSchema } from "../helpers/postgres.js";
 import { exampleFixtures, testCredentials } from "../helpers/sandbox.js";
 import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
@@ -33,7 +33,6 @@ afterAll(async () => {
   await dropTestSchemas();
 });
 
-const key = (alias: string): string => doc("OrgKey", "k", `keyId: k\nalias: ${alias}`);
 const aliasOnServer = (s: SandboxHandle): unknown => (s.inspect.store.orgKeys.get("k")?.session as { alias?: unknown } | undefined)?.alias;
 
 async function json(url: string): Promise<{ synced: boolean }> {
@@ -51,7 +50,7 @@ const states = [
 describe.each(states)("the daemon and another writer of its state ($name)", ({ state, env }) => {
   it("re-asserts its commit's values at the next scheduled run after a laptop's apply, and says synced only when they are back", async () => {
     sandbox = await startSandbox({ credentials: testCredentials, fixtures: await exampleFixtures() });
-    const repo = await tempRepo({ "config/k.yaml": key("daemon") });
+    const repo = await tempRepo({ "config/k.yaml": orgKey({ name: "k", spec: "alias: daemon" }) });
     const config = (dir: string): string => `apiVersion: gatesync.dev/v1
 kind: GatesyncConfig
 source: { directory: ./config }
@@ -77,7 +76,7 @@ retries: { max: 1, baseDelayMs: 20, maxDelayMs: 100, timeoutMs: 5000 }
     const laptop = await tempRepo();
     await mkdir(path.join(laptop, "config"));
     await cp(path.join(repo, "gatesync.yaml"), path.join(laptop, "gatesync.yaml"));
-    await writeFile(path.join(laptop, "config/k.yaml"), key("laptop"));
+    await writeFile(path.join(laptop, "config/k.yaml"), orgKey({ name: "k", spec: "alias: laptop" }));
     const applied = await spawnCli(["apply", "--config", path.join(laptop, "gatesync.yaml"), "--auto-approve"], {
       env: { ...daemonEnv, ...env, GATESYNC_LOG_LEVEL: "silent" },
     });

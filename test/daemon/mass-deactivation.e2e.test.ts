@@ -15,21 +15,15 @@ import type { SandboxHandle } from "../../src/sandbox/sandbox.js";
 import { gitRemote } from "../helpers/git-remote.js";
 import { spawnCli } from "../helpers/cli.js";
 import { git } from "../helpers/git-repo.js";
-import { doc } from "../helpers/plan.js";
 import { testCredentials, testSandbox } from "../helpers/sandbox.js";
 import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
+import { apiDefinition, doc } from "../helpers/resources.js";
 
 let sandbox: SandboxHandle;
 let dir: string;
 let work: string;
 
 const env = { GW_KEY: testCredentials.gatewayKey, PORTAL_KEY: testCredentials.portalKey, GATESYNC_LOG_FORMAT: "json" };
-const api = (name: string, apiId: string): string =>
-  doc(
-    "ApiDefinition",
-    name,
-    `apiId: ${apiId}\nquery: { listenPath: /${name}/ }\ndefinition:\n  openapi: 3.0.3\n  info: { title: ${name}, version: "1" }\n  servers: [{ url: "http://${name}.internal" }]\n  paths: {}`,
-  );
 
 function push(message: string): string {
   git(work, "add", "-A");
@@ -74,8 +68,19 @@ describe("a commit that declares no resource, through the daemon", () => {
   it("switches nothing off, logs why, blocks every deactivation; lifts only for the allowed commit", async () => {
     execFileSync("mkdir", ["-p", path.join(work, "config")]);
     await writeFile(path.join(work, "config/README.md"), "gateway resources\n");
-    await writeFile(path.join(work, "config/petstore.yaml"), api("petstore", "petstore-v1"));
-    await writeFile(path.join(work, "config/orders.yaml"), api("orders", "orders-api"));
+    await writeFile(
+      path.join(work, "config/petstore.yaml"),
+      apiDefinition({
+        name: "petstore",
+        apiId: "petstore-v1",
+        listenPath: "/petstore/",
+        definition: { title: "petstore", server: "http://petstore.internal" },
+      }),
+    );
+    await writeFile(
+      path.join(work, "config/orders.yaml"),
+      apiDefinition({ name: "orders", apiId: "orders-api", listenPath: "/orders/", definition: { title: "orders", server: "http://orders.internal" } }),
+    );
     await writeFile(path.join(work, "config/key.yaml"), doc("OrgKey", "acme", "keyId: org-acme\nrate: 10"));
     push("the gateway's resources");
     const first = await runOnce();

@@ -9,9 +9,9 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { SandboxHandle } from "../../src/sandbox/sandbox.js";
 import { runCli } from "../helpers/cli.js";
-import { doc } from "../helpers/plan.js";
 import { testSandbox, testCredentials } from "../helpers/sandbox.js";
 import { positionOf, removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
+import { doc, orgKey } from "../helpers/resources.js";
 
 let staging: SandboxHandle;
 let production: SandboxHandle;
@@ -46,7 +46,7 @@ environments:
 `;
 }
 
-const orgKey = doc("OrgKey", "acme", "keyId: org-acme-env\nrate: ${var:key_rate}\nper: ${var:per}\nalias: ${var:label} of ${var:team}");
+const acmeKey = orgKey({ name: "acme", keyId: "org-acme-env", rate: "${var:key_rate}", per: "${var:per}", spec: "alias: ${var:label} of ${var:team}" });
 
 interface SandboxKey {
   readonly key_id?: string;
@@ -63,7 +63,7 @@ describe("environments on the command line", () => {
   let dir: string;
   let config: string;
   beforeAll(async () => {
-    dir = await tempRepo({ "config/key.yaml": orgKey });
+    dir = await tempRepo({ "config/key.yaml": acmeKey });
     config = path.join(dir, "gatesync.yaml");
     await writeFile(config, configText());
   });
@@ -170,7 +170,7 @@ describe("environments on the command line", () => {
   });
 
   it("leaves a config without environments as it was: one plan, no sections, values from the top level", async () => {
-    const d = await tempRepo({ "config/key.yaml": orgKey });
+    const d = await tempRepo({ "config/key.yaml": acmeKey });
     const single = path.join(d, "gatesync.yaml");
     await writeFile(
       single,

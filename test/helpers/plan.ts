@@ -9,6 +9,7 @@ import { movesRecord } from "../../src/plan/plan-change.js";
 import { renamedRecord } from "../../src/record/lineage/rename-lineage.js";
 import type { ResourceRecord, StateSnapshot } from "../../src/record/state.js";
 import { RepositoryValidator } from "../../src/validate/repository/repository-validator.js";
+import { doc } from "./resources.js";
 import { tempRepo } from "./temp-repo.js";
 
 const validator = new RepositoryValidator();
@@ -75,8 +76,8 @@ export function planFor(set: DesiredSet, state: StateSnapshot = emptyState, opti
   return computePlan(set.desired, state, { ...planOptions, ...options });
 }
 
-export const doc = (kind: string, name: string, spec: string): string =>
-  `apiVersion: gatesync.dev/v1\nkind: ${kind}\nmetadata:\n  name: ${name}\nspec:\n${spec.replace(/^/gm, "  ")}\n`;
+// `doc` lives with the other resource builders; the plan tests have always imported it from here
+export { doc };
 
 export const petstore = doc(
   "ApiDefinition",

@@ -17,7 +17,7 @@ import type { DaemonProcess } from "./daemon-process.js";
 import { runCli } from "./cli.js";
 import type { CliResult } from "./cli.js";
 import { gitRemote, pushFiles } from "./git-remote.js";
-import { doc } from "./plan.js";
+import { orgKey } from "./resources.js";
 import { call, testCredentials, testSandbox } from "./sandbox.js";
 import type { Answer } from "./sandbox.js";
 import { tempRepo } from "./temp-repo.js";
@@ -110,7 +110,7 @@ export async function promotionDaemon(
 }
 
 /** The org key `acme` at `rate`, as a commit's files. */
-export const acmeKey = (rate: number): Record<string, string> => ({ "config/keys.yaml": doc("OrgKey", "acme", `keyId: org-acme\nrate: ${rate}`) });
+export const acmeKey = (rate: number): Record<string, string> => ({ "config/keys.yaml": orgKey({ name: "acme", keyId: "org-acme", rate }) });
 
 /** acme's rate on that environment's gateway (undefined: not created there). */
 export const acmeRate = (d: Pick<PromotionDaemon, "staging" | "production">, where: "staging" | "production"): number | undefined =>

@@ -16,12 +16,12 @@ import type { RunReport } from "../../src/run/run-report.js";
 import { silentLogger } from "../../src/logger.js";
 import type { SandboxHandle } from "../../src/sandbox/sandbox.js";
 import { committedRepo, git } from "../helpers/git-repo.js";
-import { doc } from "../helpers/plan.js";
 import type { Receiver } from "../helpers/receiver.js";
 import { startReceiver } from "../helpers/receiver.js";
 import { call, testCredentials, testSandbox } from "../helpers/sandbox.js";
 import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
 import { eventually } from "../helpers/eventually.js";
+import { doc, product } from "../helpers/resources.js";
 
 afterAll(removeTempRepos);
 
@@ -35,7 +35,7 @@ const env = {
   GL_TOKEN: "gitlab-token-value-456",
 };
 
-const product = doc("ApiProduct", "shop", "Name: shop\nProviderID: 1");
+const shop = product({ name: "shop" });
 
 const until = <T>(read: () => T, check: (v: T) => boolean, ms = 15_000): Promise<T> => eventually(read, check, ms, undefined, 25);
 
@@ -111,7 +111,7 @@ notifications:
     expect((await daemon.reconciler.runOnce("sync")).result).toBe("applied");
     await until(events, (e) => e.includes("recovered"));
     // 5. a create whose answer is lost: in doubt, needs a person
-    await push("p.yaml", product);
+    await push("p.yaml", shop);
     sandbox.inspect.setFaults({ lostResponseRate: 1, interfaces: ["portal"] });
     expect((await daemon.reconciler.runOnce("sync")).summary?.inDoubt).toHaveLength(1);
     await until(events, (e) => e.includes("in-doubt"));

@@ -9,13 +9,12 @@ import { SchemaRegistry } from "../../src/validate/schema/schema-registry.js";
 import { tableCells } from "../helpers/markdown.js";
 import { corpusDocs, mutations } from "../helpers/oas-mutations.js";
 import type { Mutation } from "../helpers/oas-mutations.js";
-import { desiredFrom, doc, emptyState, planFor, recordPlan } from "../helpers/plan.js";
+import { desiredFrom, emptyState, planFor, recordPlan } from "../helpers/plan.js";
 import { removeTempRepos } from "../helpers/temp-repo.js";
+import { apiDefinition } from "../helpers/resources.js";
 
 afterAll(removeTempRepos);
 const schemas = new SchemaRegistry();
-
-const api = (i: number, definition: unknown): string => doc("ApiDefinition", `api-${i}`, `apiId: id-${i}\ndefinition: ${JSON.stringify(definition)}`);
 
 interface Expectation {
   readonly verdict: string;
@@ -40,9 +39,17 @@ async function planMutation(
     const after = mutation.apply(d);
     return after === undefined ? [] : [{ file, before: d, after }];
   });
-  const before = await desiredFrom(Object.fromEntries(pairs.map((p, i) => [`api-${i}.yaml`, api(i, p.before)])));
+  const before = await desiredFrom(
+    Object.fromEntries(
+      pairs.map((p, i) => [`api-${i}.yaml`, apiDefinition({ name: `api-${i}`, apiId: `id-${i}`, spec: `definition: ${JSON.stringify(p.before)}` })]),
+    ),
+  );
   const state = recordPlan(planFor(before), before.desired, emptyState);
-  const after = await desiredFrom(Object.fromEntries(pairs.map((p, i) => [`api-${i}.yaml`, api(i, p.after)])));
+  const after = await desiredFrom(
+    Object.fromEntries(
+      pairs.map((p, i) => [`api-${i}.yaml`, apiDefinition({ name: `api-${i}`, apiId: `id-${i}`, spec: `definition: ${JSON.stringify(p.after)}` })]),
+    ),
+  );
   const plan = planFor(after, state);
   return { plan, files: pairs.map((p) => p.file), changes: pairs.map((_p, i) => plan.changes.find((c) => c.id === `ApiDefinition/api-${i}`)!) };
 }

@@ -8,8 +8,9 @@ import fc from "fast-check";
 import type * as SmartDiff from "api-smart-diff";
 import { classifyUpdate } from "../../src/plan/breaking/classify.js";
 import { corpusDocs } from "../helpers/oas-mutations.js";
-import { desiredFrom, doc, emptyState, planFor, recordPlan } from "../helpers/plan.js";
+import { desiredFrom, emptyState, planFor, recordPlan } from "../helpers/plan.js";
 import { removeTempRepos } from "../helpers/temp-repo.js";
+import { apiDefinition } from "../helpers/resources.js";
 
 // The classifier loads the library at its first comparison, through require (kinds/breaking/openapi.ts):
 // the calls are counted on that module, which this require shares.
@@ -21,12 +22,13 @@ afterAll(() => {
   return removeTempRepos();
 });
 
-const api = (i: number, definition: unknown): string => doc("ApiDefinition", `api-${i}`, `apiId: id-${i}\ndefinition: ${JSON.stringify(definition)}`);
-
 describe("the cost of classifying", () => {
   it("compares only the API whose document changed", async () => {
     const docs = corpusDocs("3.0").map((d) => d.doc);
-    const files = (list: unknown[]): Record<string, string> => Object.fromEntries(list.map((d, i) => [`api-${i}.yaml`, api(i, d)]));
+    const files = (list: unknown[]): Record<string, string> =>
+      Object.fromEntries(
+        list.map((d, i) => [`api-${i}.yaml`, apiDefinition({ name: `api-${i}`, apiId: `id-${i}`, spec: `definition: ${JSON.stringify(d)}` })]),
+      );
     const before = await desiredFrom(files(docs));
     const state = recordPlan(planFor(before), before.desired, emptyState);
     compare.mockClear();

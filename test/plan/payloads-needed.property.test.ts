@@ -12,22 +12,20 @@ import { payloadsNeeded } from "../../src/plan/decide-change.js";
 import { lazyRecord, payloadFields, unreadPayload } from "../../src/record/wrappers/lazy-record.js";
 import type { PayloadTexts } from "../../src/record/wrappers/lazy-record.js";
 import type { ResourceRecord, StateSnapshot } from "../../src/record/state.js";
-import { desiredFrom, doc, emptyState, petstore, planFor, planOptions, recordPlan } from "../helpers/plan.js";
+import { desiredFrom, emptyState, petstore, planFor, planOptions, recordPlan } from "../helpers/plan.js";
 import { removeTempRepos } from "../helpers/temp-repo.js";
+import { orgKey } from "../helpers/resources.js";
 
 afterAll(removeTempRepos);
 
 const runs = Number(process.env.GATESYNC_FUZZ_RUNS ?? 20);
 const keys = 5;
-const orgKey = (i: number, rate: number, adopt = false): string =>
-  doc("OrgKey", `k${i}`, `keyId: org-${i}\nrate: ${rate}`).replace(
-    "metadata:\n",
-    `metadata:\n${adopt ? `  annotations: { gatesync.dev/adopt: srv-x${i} }\n` : ""}`,
-  );
+const key = (i: number, rate: number, adopt = false): string =>
+  orgKey({ name: `k${i}`, keyId: `org-${i}`, rate }).replace("metadata:\n", `metadata:\n${adopt ? `  annotations: { gatesync.dev/adopt: srv-x${i} }\n` : ""}`);
 const filesOf = (edits: readonly Edit[]): Record<string, string> => {
   const files: Record<string, string> = { "api.yaml": petstore };
   edits.forEach((e, i) => {
-    if (!e.gone) files[`k${i}.yaml`] = orgKey(i, e.rateChanged ? 100 + i : i + 1, e.adopt);
+    if (!e.gone) files[`k${i}.yaml`] = key(i, e.rateChanged ? 100 + i : i + 1, e.adopt);
   });
   return files;
 };

@@ -10,6 +10,7 @@ import { canonical } from "../../src/kinds/canonical.js";
 import { sensitiveKey } from "../../src/secrets/markers.js";
 import { desiredFrom, doc, emptyState, petstore, planFor, recordPlan, stateOf } from "../helpers/plan.js";
 import { removeTempRepos } from "../helpers/temp-repo.js";
+import { orgKey, product } from "../helpers/resources.js";
 
 afterAll(removeTempRepos);
 
@@ -19,8 +20,9 @@ const change = (plan: { changes: readonly PlannedChange[] }, id: string): Planne
   return c;
 };
 
-const orgKey = (spec: string, name = "acme"): string => doc("OrgKey", name, `keyId: org-${name}\n${spec}`);
-const product = (spec = ""): string => doc("ApiProduct", "shop", `Name: Shop\nProviderID: 1\n${spec}`);
+/** The OrgKey and the ApiProduct most tests here plan. */
+const acme = { name: "acme", keyId: "org-acme" };
+const shop = { name: "shop", title: "Shop" };
 
 describe("orphans", () => {
   const recorded = async (files: Record<string, string>): Promise<ReturnType<typeof recordPlan>> => {
@@ -29,8 +31,8 @@ describe("orphans", () => {
   };
 
   it("reports resources that left the repository and never forgets them", async () => {
-    const state = await recorded({ "a.yaml": petstore, "k.yaml": orgKey("rate: 1"), "p.yaml": product() });
-    const plan = planFor(await desiredFrom({ "k.yaml": orgKey("rate: 1") }), state);
+    const state = await recorded({ "a.yaml": petstore, "k.yaml": orgKey({ ...acme, spec: "rate: 1" }), "p.yaml": product(shop) });
+    const plan = planFor(await desiredFrom({ "k.yaml": orgKey({ ...acme, spec: "rate: 1" }) }), state);
     expect(plan.changes.filter((c) => c.action === "orphan").map((c) => [c.id, c.operation])).toEqual([
       ["ApiDefinition/petstore", undefined],
       ["ApiProduct/shop", undefined],
@@ -40,7 +42,7 @@ describe("orphans", () => {
   });
 
   it("deactivates API definitions and org keys under `orphans: deactivate`, once", async () => {
-    const state = await recorded({ "a.yaml": petstore, "k.yaml": orgKey("rate: 1"), "p.yaml": product() });
+    const state = await recorded({ "a.yaml": petstore, "k.yaml": orgKey({ ...acme, spec: "rate: 1" }), "p.yaml": product(shop) });
     const set = await desiredFrom({ "x.yaml": doc("LlmSettings", "x", "attributes: {}") });
     const plan = planFor(set, state, { orphans: "deactivate" });
     expect(change(plan, "ApiDefinition/petstore")).toMatchObject({
@@ -58,7 +60,10 @@ describe("orphans", () => {
   });
 
   it("does not deactivate when it would have to send values the state does not keep", async () => {
-    const state = await recorded({ "k.yaml": orgKey("hmac_string: s3cret-value"), "a.yaml": petstore.replace(/ {2}x-gw-api-gateway:\n.*\n/, "") });
+    const state = await recorded({
+      "k.yaml": orgKey({ ...acme, spec: "hmac_string: s3cret-value" }),
+      "a.yaml": petstore.replace(/ {2}x-gw-api-gateway:\n.*\n/, ""),
+    });
     const plan = planFor(await desiredFrom({ "x.yaml": doc("LlmSettings", "x", "attributes: {}") }), state, { orphans: "deactivate" });
     expect(change(plan, "OrgKey/acme").operation).toBeUndefined();
     expect(change(plan, "OrgKey/acme").reason).toMatch(/sensitive values/);
@@ -85,8 +90,8 @@ describe("order, dependencies and calls", () => {
     const plan = planFor(
       await desiredFrom({
         "a.yaml": petstore,
-        "k.yaml": orgKey("access_rights:\n  p: { apiRef: petstore }"),
-        "p.yaml": product("APIDetails: [{ apiRef: petstore }]"),
+        "k.yaml": orgKey({ ...acme, spec: "access_rights:\n  p: { apiRef: petstore }" }),
+        "p.yaml": product({ ...shop, spec: "APIDetails: [{ apiRef: petstore }]" }),
         "l.yaml": doc("LlmSettings", "l", "attributes: {}"),
       }),
     );
@@ -135,8 +140,8 @@ describe("order, dependencies and calls", () => {
 
   it("counts the HTTP calls, grouping gateway changes of a wave into batches", async () => {
     const files: Record<string, string> = {};
-    for (let i = 0; i < 120; i++) files[`k${i}.yaml`] = orgKey("rate: 1", `k${i}`);
-    files["p.yaml"] = product();
+    for (let i = 0; i < 120; i++) files[`k${i}.yaml`] = orgKey({ name: `k${i}`, keyId: `org-k${i}`, spec: "rate: 1" });
+    files["p.yaml"] = product(shop);
     const set = await desiredFrom(files);
     expect(planFor(set).summary.calls).toEqual({ gateway: 120, portal: 1, dashboard: 0, llm: 0, batchCalls: 0, batched: 0, total: 121 });
     const batched = planFor(set, emptyState, { batch: { maxSize: 50 } });
@@ -146,13 +151,13 @@ describe("order, dependencies and calls", () => {
   });
 
   it("records the state it was computed from", async () => {
-    const plan = planFor(await desiredFrom({ "k.yaml": orgKey("rate: 1") }), stateOf([], 7));
+    const plan = planFor(await desiredFrom({ "k.yaml": orgKey({ ...acme, spec: "rate: 1" }) }), stateOf([], 7));
     expect(plan.state).toEqual({ lineage: "lineage-1", serial: 7 });
     expect(plan.digest.read()).toMatch(/^[0-9a-f]{64}$/);
   });
 
   it("digests the canonical form of the changes, secrets hidden, the same under another hash key", async () => {
-    const files = { "k.yaml": orgKey("rate: 1\nhmac_string: s3cret"), "p.yaml": product(), "a.yaml": petstore };
+    const files = { "k.yaml": orgKey({ ...acme, spec: "rate: 1\nhmac_string: s3cret" }), "p.yaml": product(shop), "a.yaml": petstore };
     const plan = planFor(await desiredFrom(files));
     const hidden = JSON.parse(
       JSON.stringify(plan.changes, (_k, v: unknown) => (v !== null && typeof v === "object" && sensitiveKey in v ? "(sensitive)" : v)),
@@ -164,7 +169,9 @@ describe("order, dependencies and calls", () => {
         .digest("hex"),
     );
     expect(planFor(await desiredFrom(files, { hashKey: "another-key" })).digest.read()).toBe(plan.digest.read());
-    expect(planFor(await desiredFrom({ ...files, "k.yaml": orgKey("rate: 2\nhmac_string: s3cret") })).digest.read()).not.toBe(plan.digest.read());
+    expect(planFor(await desiredFrom({ ...files, "k.yaml": orgKey({ ...acme, spec: "rate: 2\nhmac_string: s3cret" }) })).digest.read()).not.toBe(
+      plan.digest.read(),
+    );
     // taken when read: the JSON of a plan carries it as the string
     expect((JSON.parse(JSON.stringify(plan)) as { digest: unknown }).digest).toBe(plan.digest.read());
   });

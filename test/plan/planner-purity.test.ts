@@ -24,6 +24,7 @@ import { RepositoryValidator } from "../../src/validate/repository/repository-va
 import { recordOfJson } from "../../src/record/wrappers/lazy-record.js";
 import { doc, emptyState, hashKey, planOptions, recordPlan } from "../helpers/plan.js";
 import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
+import { apiDefinition } from "../helpers/resources.js";
 
 afterAll(removeTempRepos);
 
@@ -124,7 +125,7 @@ describe("secret lookups during a plan", () => {
 });
 
 const api = (i: number, title: string): Record<string, string> => ({
-  [`a${i}.yaml`]: doc("ApiDefinition", `api-${i}`, `apiId: api-${i}\ndefinitionFile: oas/api-${i}.yaml\nquery: { listenPath: /api-${i}/ }`),
+  [`a${i}.yaml`]: apiDefinition({ name: `api-${i}`, apiId: `api-${i}`, spec: `definitionFile: oas/api-${i}.yaml\nquery: { listenPath: /api-${i}/ }` }),
   [`oas/api-${i}.yaml`]: `openapi: 3.0.0\ninfo: { title: '${title}', version: '1' }\npaths:\n  /items:\n    get:\n      responses: { "200": { description: ok } }\n`,
 });
 

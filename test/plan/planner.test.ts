@@ -5,6 +5,7 @@ import { fieldChanges } from "../../src/plan/plan-change.js";
 import type { PlannedChange } from "../../src/plan/plan-change.js";
 import { desiredFrom, doc, emptyState, petstore, planFor, recordPlan, stateOf } from "../helpers/plan.js";
 import { removeTempRepos } from "../helpers/temp-repo.js";
+import { orgKey, product } from "../helpers/resources.js";
 
 afterAll(removeTempRepos);
 
@@ -26,14 +27,15 @@ async function replan(
   return planFor(second, state);
 }
 
-const orgKey = (spec: string, name = "acme"): string => doc("OrgKey", name, `keyId: org-${name}\n${spec}`);
-const product = (spec = ""): string => doc("ApiProduct", "shop", `Name: Shop\nProviderID: 1\n${spec}`);
+/** The OrgKey and the ApiProduct most tests here plan. */
+const acme = { name: "acme", keyId: "org-acme" };
+const shop = { name: "shop", title: "Shop" };
 
 describe("create", () => {
   it("creates kinds that the interfaces can create, naming the operation", async () => {
     const set = await desiredFrom({
-      "k.yaml": orgKey("rate: 10"),
-      "p.yaml": product(),
+      "k.yaml": orgKey({ ...acme, spec: "rate: 10" }),
+      "p.yaml": product(shop),
       "w.yaml": doc("PortalWebhook", "hook", "Name: n\nURL: https://h/x\nMethod: POST\nEvents: [UserRegistered]"),
       "d.yaml": doc("DashboardWebhook", "dash", "method: GET\ntarget_path: https://h/y"),
       "l.yaml": doc("LlmSettings", "llm", "attributes: { model_name: m }"),
@@ -78,13 +80,13 @@ describe("create", () => {
 
 describe("update and no-op", () => {
   it("is a no-op once recorded, and an update naming each changed field old → new", async () => {
-    const before = { "a.yaml": petstore, "k.yaml": orgKey("rate: 10\nper: 1\ntags: [a]") };
+    const before = { "a.yaml": petstore, "k.yaml": orgKey({ ...acme, spec: "rate: 10\nper: 1\ntags: [a]" }) };
     const same = await replan(before, before);
     expect(same.changes.map((c) => c.action)).toEqual(["no-op", "no-op"]);
     expect(hasChanges(same)).toBe(false);
     const changed = await replan(before, {
       "a.yaml": petstore.replace("title: Petstore", "title: Pet Store"),
-      "k.yaml": orgKey("rate: 20\nper: 1\ntags: [a, b]"),
+      "k.yaml": orgKey({ ...acme, spec: "rate: 20\nper: 1\ntags: [a, b]" }),
     });
     expect(change(changed, "ApiDefinition/petstore")).toMatchObject({
       action: "update",
@@ -103,7 +105,7 @@ describe("update and no-op", () => {
   });
 
   it("retries a resource whose last attempt failed", async () => {
-    const set = await desiredFrom({ "k.yaml": orgKey("rate: 1") });
+    const set = await desiredFrom({ "k.yaml": orgKey({ ...acme, spec: "rate: 1" }) });
     const recorded = recordPlan(planFor(set), set.desired, emptyState);
     const failed = stateOf([{ ...recorded.resources.get("OrgKey/acme")!, status: "failed", error: "503 from the gateway" }]);
     const plan = planFor(set, failed);
@@ -114,9 +116,13 @@ describe("update and no-op", () => {
 
 describe("stability: nothing but a real change makes a diff", () => {
   it.each([
-    ["key order and YAML style", orgKey("rate: 10\nper: 1\nmeta_data: { a: 1, b: 2 }"), orgKey("meta_data:\n  b: 2\n  a: 1\nper: 1\nrate: 10")],
-    ["equal numbers written differently", orgKey("rate: 10\nper: 1.0"), orgKey("rate: 1.0e1\nper: 1")],
-    ["a default left out or written", product(), product("IsDocumentationOnly: false")],
+    [
+      "key order and YAML style",
+      orgKey({ ...acme, spec: "rate: 10\nper: 1\nmeta_data: { a: 1, b: 2 }" }),
+      orgKey({ ...acme, spec: "meta_data:\n  b: 2\n  a: 1\nper: 1\nrate: 10" }),
+    ],
+    ["equal numbers written differently", orgKey({ ...acme, spec: "rate: 10\nper: 1.0" }), orgKey({ ...acme, spec: "rate: 1.0e1\nper: 1" })],
+    ["a default left out or written", product(shop), product({ ...shop, spec: "IsDocumentationOnly: false" })],
     [
       "CSV spacing",
       doc("ClientType", "ct", "providerId: 1\nclientTypeId: 2\nName: n\nResponseTypes: code,token\nGrantType: pkce"),
@@ -132,7 +138,7 @@ describe("stability: nothing but a real change makes a diff", () => {
       doc("OAuthClient", "c", "apiId: a\nclientId: c"),
       doc("OAuthClient", "c", "apiId: a\nclientId: c\ndescription: ''\nmeta_data: null\npolicy_id: ''"),
     ],
-    ["JSON instead of YAML", orgKey("rate: 10"), ""],
+    ["JSON instead of YAML", orgKey({ ...acme, spec: "rate: 10" }), ""],
   ])("%s", async (_label, a, b) => {
     const after =
       b === ""
@@ -165,7 +171,7 @@ describe("stability: nothing but a real change makes a diff", () => {
 
 describe("blocked", () => {
   it.each([
-    ["ApiProduct", product("Description: a"), product("Description: b"), /no update for API products/],
+    ["ApiProduct", product({ ...shop, spec: "Description: a" }), product({ ...shop, spec: "Description: b" }), /no update for API products/],
     [
       "LlmSettings",
       doc("LlmSettings", "l", "attributes: { temperature: 0.1 }"),
@@ -205,7 +211,7 @@ describe("blocked", () => {
   });
 
   it("blocks a create whose outcome is in doubt, and explains how to resolve it", async () => {
-    const set = await desiredFrom({ "p.yaml": product() });
+    const set = await desiredFrom({ "p.yaml": product(shop) });
     const state = stateOf([
       {
         id: "ApiProduct/shop",
@@ -227,7 +233,7 @@ describe("blocked", () => {
 
 describe("secrets and quota resets", () => {
   it("shows a rotated secret as a change of a sensitive value, never the value", async () => {
-    const key = orgKey("hmac_string: ${env:HMAC}");
+    const key = orgKey({ ...acme, spec: "hmac_string: ${env:HMAC}" });
     const plan = await replan({ "k.yaml": key }, { "k.yaml": key }, { env: { HMAC: "first-value-123" }, envAfter: { HMAC: "second-value-456" } });
     const c = change(plan, "OrgKey/acme");
     expect(c.action).toBe("update");
@@ -242,7 +248,7 @@ describe("secrets and quota resets", () => {
   });
 
   it("plans a quota reset exactly when the trigger changes", async () => {
-    const key = (trigger: string): string => orgKey(`rate: 1${trigger === "" ? "" : `\nquotaResetTrigger: "${trigger}"`}`);
+    const key = (trigger: string): string => orgKey({ ...acme, spec: `rate: 1${trigger === "" ? "" : `\nquotaResetTrigger: "${trigger}"`}` });
     const first = planFor(await desiredFrom({ "k.yaml": key("2026-10") }));
     expect(change(first, "OrgKey/acme")).toMatchObject({ action: "create", quotaReset: true, operation: { query: "?reset_quota=1" } });
     expect(change(await replan({ "k.yaml": key("2026-10") }, { "k.yaml": key("2026-10") }), "OrgKey/acme")).toMatchObject({ action: "no-op" });

@@ -14,6 +14,7 @@ import { renderPlan } from "../../src/plan/render/render.js";
 import type { StateSnapshot } from "../../src/record/state.js";
 import { desiredFrom, doc, emptyState, planFor, recordPlan } from "../helpers/plan.js";
 import { removeTempRepos } from "../helpers/temp-repo.js";
+import { product as apiProduct } from "../helpers/resources.js";
 
 afterAll(removeTempRepos);
 
@@ -29,7 +30,7 @@ const hook = (name: string, title: string, url: string, from?: string): Record<s
   return { "hook.yaml": from === undefined ? text : annotated(text, name, from) };
 };
 const product = (name: string, title: string, from?: string): Record<string, string> => {
-  const text = doc("ApiProduct", name, `Name: ${title}\nProviderID: 1`);
+  const text = apiProduct({ name, title });
   return { "p.yaml": from === undefined ? text : annotated(text, name, from) };
 };
 

@@ -13,6 +13,7 @@ import { renderPlan } from "../../src/plan/render/render.js";
 import type { ResourceRecord, StateSnapshot } from "../../src/record/state.js";
 import { desiredFrom, doc, emptyState, planFor, recordPlan } from "../helpers/plan.js";
 import { removeTempRepos } from "../helpers/temp-repo.js";
+import { apiDefinition, orgKey } from "../helpers/resources.js";
 import { heldPayload } from "../../src/record/wrappers/lazy-record.js";
 
 afterAll(removeTempRepos);
@@ -25,12 +26,9 @@ const change = (plan: Plan, id: string): PlannedChange => {
 
 const api = (name: string, apiId = "petstore-v1", title = "Petstore"): string =>
   // listen path, upstream and title: what a complete deactivation extension is built from (api-deactivation.ts)
-  doc(
-    "ApiDefinition",
-    name,
-    `apiId: ${apiId}\nquery: { listenPath: /petstore/ }\ndefinition:\n  openapi: 3.0.3\n  info: { title: ${title}, version: "1" }\n  servers: [{ url: "http://petstore.internal" }]\n  paths: {}`,
-  );
-const key = (name: string, keyId = "org-acme", extra = ""): string => doc("OrgKey", name, `keyId: ${keyId}\nrate: 10${extra}`);
+  apiDefinition({ name, apiId, listenPath: "/petstore/", definition: { title, server: "http://petstore.internal" } });
+/** The OrgKey here: the resource `acme`, rate 10. */
+const acme = { name: "acme", keyId: "org-acme", rate: 10 };
 const product = (name: string, annotations = ""): string =>
   `apiVersion: gatesync.dev/v1\nkind: ApiProduct\nmetadata:\n  name: ${name}\n${annotations === "" ? "" : `  annotations:\n    ${annotations}\n`}spec:\n  Name: Shop\n  ProviderID: 1\n`;
 const moved = (from: string): string => `gatesync.dev/moved-from: ${from}`;
@@ -62,7 +60,7 @@ describe("renames", () => {
   });
 
   it("moves an org key renamed and changed: one update to the same key, its quota trigger not reset again", async () => {
-    const state = await applied({ "k.yaml": key("acme", "org-acme", '\nquotaResetTrigger: "2026-10"') });
+    const state = await applied({ "k.yaml": orgKey({ ...acme, spec: 'quotaResetTrigger: "2026-10"' }) });
     const plan = await next(
       state,
       { "k.yaml": doc("OrgKey", "acme-main", 'keyId: org-acme\nrate: 20\nquotaResetTrigger: "2026-10"') },
@@ -154,8 +152,8 @@ describe("renames", () => {
 
 describe("deactivation", () => {
   it("is breaking: removing an API's file under `orphans: deactivate` fails --fail-on-breaking like is_inactive would", async () => {
-    const state = await applied({ "a.yaml": api("petstore"), "b.yaml": api("orders", "orders-v1", "Orders"), "k.yaml": key("acme") });
-    const plan = await next(state, { "a.yaml": api("petstore"), "k.yaml": key("acme") }, { orphans: "deactivate" });
+    const state = await applied({ "a.yaml": api("petstore"), "b.yaml": api("orders", "orders-v1", "Orders"), "k.yaml": orgKey(acme) });
+    const plan = await next(state, { "a.yaml": api("petstore"), "k.yaml": orgKey(acme) }, { orphans: "deactivate" });
     const c = change(plan, "ApiDefinition/orders");
     expect(c).toMatchObject({ action: "orphan", deactivate: true, compatibility: { verdict: "breaking" } });
     expect(c.breaking).toEqual([{ path: "definition.x-gw-api-gateway.info.state.active", reason: expect.stringContaining("deactivated") as string }]);
@@ -165,7 +163,7 @@ describe("deactivation", () => {
   });
 
   it("tells only kinds that can be switched off about `orphans: deactivate`", async () => {
-    const state = await applied({ "p.yaml": product("shop"), "k.yaml": key("acme") });
+    const state = await applied({ "p.yaml": product("shop"), "k.yaml": orgKey(acme) });
     const plan = await next(state, { "a.yaml": api("petstore") });
     expect(change(plan, "OrgKey/acme").hint).toContain("orphans: deactivate");
     expect(change(plan, "ApiProduct/shop").hint).not.toContain("orphans: deactivate");
@@ -174,7 +172,7 @@ describe("deactivation", () => {
 });
 
 describe("the guard against mass deactivation", () => {
-  const three = { "a.yaml": api("petstore"), "b.yaml": api("orders", "orders-v1", "Orders"), "k.yaml": key("acme") };
+  const three = { "a.yaml": api("petstore"), "b.yaml": api("orders", "orders-v1", "Orders"), "k.yaml": orgKey(acme) };
   const guard = { maxShare: 0.5, allow: false };
 
   it("withholds every deactivation of a run that would switch off everything (an emptied repository), saying how to allow it", async () => {
@@ -195,9 +193,9 @@ describe("the guard against mass deactivation", () => {
 
   it("lets a share at or under maxShare through, stops one over it, and lifts for the flag or the allowed commit", async () => {
     const state = await applied(three);
-    const one = await next(state, { "a.yaml": api("petstore"), "k.yaml": key("acme") }, { orphans: "deactivate", deactivationGuard: guard });
+    const one = await next(state, { "a.yaml": api("petstore"), "k.yaml": orgKey(acme) }, { orphans: "deactivate", deactivationGuard: guard });
     expect(one.summary.deactivate).toBe(1);
-    const two = { "k.yaml": key("acme") };
+    const two = { "k.yaml": orgKey(acme) };
     expect((await next(state, two, { orphans: "deactivate", deactivationGuard: guard })).summary.deactivate).toBe(0);
     expect((await next(state, two, { orphans: "deactivate", deactivationGuard: { ...guard, maxShare: 0.7 } })).summary.deactivate).toBe(2);
     expect((await next(state, two, { orphans: "deactivate", deactivationGuard: { ...guard, allow: true } })).summary.deactivate).toBe(2);
@@ -208,19 +206,19 @@ describe("the guard against mass deactivation", () => {
 
   it("counts only what is still on: objects deactivated before are neither withheld nor in the share", async () => {
     const state = await applied(three);
-    const off = recordPlan(await next(state, { "a.yaml": api("petstore"), "k.yaml": key("acme") }, { orphans: "deactivate" }), [], state);
+    const off = recordPlan(await next(state, { "a.yaml": api("petstore"), "k.yaml": orgKey(acme) }, { orphans: "deactivate" }), [], state);
     expect(off.resources.get("ApiDefinition/orders")!.deactivatedAt).toBeDefined();
     // petstore of the two still on: a half, allowed
-    expect((await next(off, { "k.yaml": key("acme") }, { orphans: "deactivate", deactivationGuard: guard })).summary.deactivate).toBe(1);
+    expect((await next(off, { "k.yaml": orgKey(acme) }, { orphans: "deactivate", deactivationGuard: guard })).summary.deactivate).toBe(1);
   });
 });
 
 describe("reactivation", () => {
   it("switches a deactivated API back on when its file comes back byte for byte (a revert)", async () => {
-    const files = { "a.yaml": api("petstore"), "k.yaml": key("acme") };
+    const files = { "a.yaml": api("petstore"), "k.yaml": orgKey(acme) };
     const state = await applied(files);
-    const removed = await next(state, { "k.yaml": key("acme") }, { orphans: "deactivate" });
-    const off = recordPlan(removed, (await desiredFrom({ "k.yaml": key("acme") })).desired, state);
+    const removed = await next(state, { "k.yaml": orgKey(acme) }, { orphans: "deactivate" });
+    const off = recordPlan(removed, (await desiredFrom({ "k.yaml": orgKey(acme) })).desired, state);
     expect(off.resources.get("ApiDefinition/petstore")!.deactivatedAt).toBeDefined();
     const revert = await next(off, files, { orphans: "deactivate" });
     const c = change(revert, "ApiDefinition/petstore");
@@ -236,34 +234,34 @@ describe("reactivation", () => {
   });
 
   it("switches a deactivated key back on, unless its spec itself says is_inactive: true", async () => {
-    const state = await applied({ "k.yaml": key("acme"), "a.yaml": api("petstore") });
+    const state = await applied({ "k.yaml": orgKey(acme), "a.yaml": api("petstore") });
     const off = recordPlan(await next(state, { "a.yaml": api("petstore") }, { orphans: "deactivate" }), [], state);
-    expect(change(await next(off, { "k.yaml": key("acme"), "a.yaml": api("petstore") }), "OrgKey/acme")).toMatchObject({
+    expect(change(await next(off, { "k.yaml": orgKey(acme), "a.yaml": api("petstore") }), "OrgKey/acme")).toMatchObject({
       action: "update",
       reactivate: true,
       fields: [{ path: "is_inactive", before: true, after: false }],
     });
-    const declaredOff = await next(off, { "k.yaml": key("acme", "org-acme", "\nis_inactive: true"), "a.yaml": api("petstore") });
+    const declaredOff = await next(off, { "k.yaml": orgKey({ ...acme, spec: "is_inactive: true" }), "a.yaml": api("petstore") });
     expect(change(declaredOff, "OrgKey/acme").reactivate).toBeUndefined();
   });
 
   it("switches a deactivated API back on when it comes back under a new name (a rename of a removed API)", async () => {
-    const state = await applied({ "a.yaml": api("petstore"), "k.yaml": key("acme") });
-    const off = recordPlan(await next(state, { "k.yaml": key("acme") }, { orphans: "deactivate" }), [], state);
-    const plan = await next(off, { "a.yaml": api("pets"), "k.yaml": key("acme") }, { orphans: "deactivate" });
+    const state = await applied({ "a.yaml": api("petstore"), "k.yaml": orgKey(acme) });
+    const off = recordPlan(await next(state, { "k.yaml": orgKey(acme) }, { orphans: "deactivate" }), [], state);
+    const plan = await next(off, { "a.yaml": api("pets"), "k.yaml": orgKey(acme) }, { orphans: "deactivate" });
     expect(change(plan, "ApiDefinition/pets")).toMatchObject({ action: "update", reactivate: true, moved: { from: "ApiDefinition/petstore" } });
   });
 });
 
 describe("an org key whose write is in doubt", () => {
   it("is written again as an update, its quota reset never again, and the plan never calls it a create", async () => {
-    const state = await applied({ "k.yaml": key("acme", "org-acme", '\nquotaResetTrigger: "2026-10"') });
+    const state = await applied({ "k.yaml": orgKey({ ...acme, spec: 'quotaResetTrigger: "2026-10"' }) });
     const record = state.resources.get("OrgKey/acme")!;
     // what the recorder leaves when the write carrying reset_quota=1 for 2026-11 got no answer
     const inDoubt: ResourceRecord = { ...record, status: "in-doubt", trigger: "2026-11", error: "outcome unknown: socket hang up", attempted: record.applied! };
     const plan = await next(
       { ...state, resources: new Map([["OrgKey/acme", inDoubt]]) },
-      { "k.yaml": key("acme", "org-acme", '\nquotaResetTrigger: "2026-11"') },
+      { "k.yaml": orgKey({ ...acme, spec: 'quotaResetTrigger: "2026-11"' }) },
     );
     const c = change(plan, "OrgKey/acme");
     expect(c).toMatchObject({ action: "update", operation: { path: "/gw/org/keys/org-acme", query: "" } });
@@ -277,13 +275,13 @@ describe("an org key whose write is in doubt", () => {
     // a new trigger afterwards is a new reset
     const newer = await next(
       { ...state, resources: new Map([["OrgKey/acme", inDoubt]]) },
-      { "k.yaml": key("acme", "org-acme", '\nquotaResetTrigger: "2026-12"') },
+      { "k.yaml": orgKey({ ...acme, spec: 'quotaResetTrigger: "2026-12"' }) },
     );
     expect(change(newer, "OrgKey/acme")).toMatchObject({ quotaReset: true, operation: { query: "?reset_quota=1" } });
   });
 
   it("of a first write (nothing applied before) is written again without the reset too", async () => {
-    const set = await desiredFrom({ "k.yaml": key("acme", "org-acme", '\nquotaResetTrigger: "2026-10"') });
+    const set = await desiredFrom({ "k.yaml": orgKey({ ...acme, spec: 'quotaResetTrigger: "2026-10"' }) });
     const inDoubt: ResourceRecord = {
       id: "OrgKey/acme",
       kind: "OrgKey",

@@ -9,6 +9,7 @@ import type { Plan } from "../../src/plan/plan.js";
 import { planChunks, renderPlan } from "../../src/plan/render/render.js";
 import { desiredFrom, doc, emptyState, planFor, recordPlan } from "../helpers/plan.js";
 import { removeTempRepos } from "../helpers/temp-repo.js";
+import { apiDefinition } from "../helpers/resources.js";
 
 afterAll(removeTempRepos);
 
@@ -25,7 +26,7 @@ const extras = [
 ];
 
 const api = (i: number, title: string): Record<string, string> => ({
-  [`a${i}.yaml`]: doc("ApiDefinition", `api-${i}`, `apiId: api-${i}\ndefinitionFile: oas/api-${i}.yaml\nquery: { listenPath: /api-${i}/ }`),
+  [`a${i}.yaml`]: apiDefinition({ name: `api-${i}`, apiId: `api-${i}`, spec: `definitionFile: oas/api-${i}.yaml\nquery: { listenPath: /api-${i}/ }` }),
   [`oas/api-${i}.yaml`]: `openapi: 3.0.0\ninfo: { title: '${title}', version: '1' }\n${extras[i % extras.length]!}paths:\n  /items:\n    get:\n      responses: { "200": { description: ok } }\n`,
 });
 

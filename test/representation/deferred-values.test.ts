@@ -18,6 +18,7 @@ import { RepositoryValidator } from "../../src/validate/repository/repository-va
 import type { ValidateOptions } from "../../src/validate/repository/repository-validator.js";
 import { desiredFrom, doc, emptyState, planFor, recordPlan } from "../helpers/plan.js";
 import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
+import { apiDefinition, orgKey } from "../helpers/resources.js";
 
 afterAll(removeTempRepos);
 
@@ -80,7 +81,6 @@ describe("JsonText: plain JSON data held as its text", () => {
 });
 
 describe("what validation holds of a resource's spec", () => {
-  const orgKey = (name: string, spec = ""): string => doc("OrgKey", name, `keyId: ${name}\n${spec}`);
   const options = (root: string): ValidateOptions => ({ root, secrets: { source: new EnvFileSecretSource({}, root), missing: "error" } });
 
   it("a one-shot command holds a plain-JSON spec as its text, and a spec text would not give back as the value; the daemon holds values", async () => {
@@ -88,7 +88,7 @@ describe("what validation holds of a resource's spec", () => {
       // .inf and -0: JSON text would not give them back
       "odd.yaml": "apiVersion: gatesync.dev/v1\nkind: OrgKey\nmetadata: { name: odd }\nspec:\n  keyId: odd\n  meta_data: { big: .inf, zero: -0.0 }\n",
     };
-    for (let i = 0; i < 3; i++) files[`key-${i}.yaml`] = orgKey(`k${i}`, "rate: 5\n");
+    for (let i = 0; i < 3; i++) files[`key-${i}.yaml`] = orgKey({ name: `k${i}`, spec: "rate: 5\n" });
     const root = await tempRepo(files);
     const oneShot = RepositoryValidator.oneShot();
     try {
@@ -104,12 +104,15 @@ describe("what validation holds of a resource's spec", () => {
 });
 
 describe("what validation holds of an attached document", () => {
-  const api = (name: string): string => doc("ApiDefinition", name, `apiId: ${name}-id\ndefinitionFile: ../openapi/${name}.yaml`);
   const openapi = (title: string): string => `openapi: 3.0.3\ninfo: { title: ${title}, version: "1" }\npaths: {}\n`;
 
   it("keeps its JSON text only for a run that prints documents: printed from it, its file is not read again", async () => {
     const files: Record<string, string> = {};
-    for (let i = 0; i < 3; i++) Object.assign(files, { [`apis/a${i}.yaml`]: api(`a${i}`), [`openapi/a${i}.yaml`]: openapi(`API ${i}`) });
+    for (let i = 0; i < 3; i++)
+      Object.assign(files, {
+        [`apis/a${i}.yaml`]: apiDefinition({ name: `a${i}`, spec: `definitionFile: ../openapi/${`a${i}`}.yaml` }),
+        [`openapi/a${i}.yaml`]: openapi(`API ${i}`),
+      });
     const root = await tempRepo(files);
     const definitions = async (printsDocuments: boolean): Promise<unknown[]> => {
       const oneShot = RepositoryValidator.oneShot();
@@ -131,7 +134,7 @@ describe("what validation holds of an attached document", () => {
 
   it("keeps no JSON text for a document its aliases made over twice its file's size: it is read again to print", async () => {
     const aliased = `openapi: 3.0.3\ninfo: { title: aliased, version: "1" }\nx-big: &big ${JSON.stringify("x".repeat(2000))}\nx-copies: [${Array.from({ length: 8 }, () => "*big").join(", ")}]\npaths: {}\n`;
-    const root = await tempRepo({ "apis/a.yaml": api("a"), "openapi/a.yaml": aliased });
+    const root = await tempRepo({ "apis/a.yaml": apiDefinition({ name: "a", spec: `definitionFile: ../openapi/${"a"}.yaml` }), "openapi/a.yaml": aliased });
     const result = await RepositoryValidator.oneShot().validate({ root, printsDocuments: true });
     const definition = result.resources[0]?.spec.read().definition;
     expect(JSON.stringify(definition)).toContain('"title":"aliased"');

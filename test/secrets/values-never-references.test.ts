@@ -12,10 +12,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { SandboxHandle } from "../../src/sandbox/sandbox.js";
 import { runCli, spawnCli } from "../helpers/cli.js";
 import type { CliResult } from "../helpers/cli.js";
-import { doc } from "../helpers/plan.js";
 import { testCredentials, testSandbox } from "../helpers/sandbox.js";
 import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
 import { petstoreOpenapi } from "../helpers/petstore-openapi.js";
+import { apiDefinition, doc } from "../helpers/resources.js";
 
 const plantedEnv = "planted-env-secret-7f3a9c2e41";
 const plantedFile = "planted-file-secret-88d1e0b2c4";
@@ -55,7 +55,7 @@ const keys = Object.keys(values)
   )
   .join("---\n");
 
-const api = doc("ApiDefinition", "petstore", "apiId: petstore-v1\nquery: { listenPath: /petstore/ }\ndefinitionFile: ../openapi/petstore.yaml");
+const api = apiDefinition({ name: "petstore", apiId: "petstore-v1", listenPath: "/petstore/", spec: "definitionFile: ../openapi/petstore.yaml" });
 const openapi = petstoreOpenapi({
   title: "Petstore ${var:env_ref}",
   description: "file ${var:file_ref} sops ${var:sops_ref} var ${var:var_ref} escaped ${var:escaped} typo ${var:typo}",

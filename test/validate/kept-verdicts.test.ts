@@ -16,12 +16,11 @@ import { eventually } from "../helpers/eventually.js";
 import { gitRemote, pushFiles } from "../helpers/git-remote.js";
 import { petstoreOpenapi } from "../helpers/petstore-openapi.js";
 import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
+import { apiDefinition, orgKey } from "../helpers/resources.js";
 
 afterAll(removeTempRepos);
 
-const orgKey = (name: string, rate: number | string = 5): string =>
-  `apiVersion: gatesync.dev/v1\nkind: OrgKey\nmetadata:\n  name: ${name}\nspec:\n  keyId: ${name}\n  rate: ${rate}\n`;
-const api = `apiVersion: gatesync.dev/v1\nkind: ApiDefinition\nmetadata:\n  name: petstore\nspec:\n  apiId: petstore-id\n  definitionFile: ../../openapi/petstore.yaml\n`;
+const api = apiDefinition({ name: "petstore", apiId: "petstore-id", spec: "definitionFile: ../../openapi/petstore.yaml" });
 
 /** What a run of the daemon validates: the snapshot's files, within its repository. */
 const optionsOf = (s: SourceSnapshot, extra: Partial<ValidateOptions> = {}): ValidateOptions => ({ root: s.root, boundary: s.boundary, ...extra });
@@ -38,7 +37,7 @@ describe("unchanged files of a new commit", () => {
   it("are not read again: a second commit touching one file reads one file, and what is reused names the new checkout", async () => {
     const dir = await tempRepo();
     const work = gitRemote(dir);
-    const keys = Object.fromEntries(Array.from({ length: 6 }, (_, i) => [`config/keys/k${i}.yaml`, orgKey(`k${i}`)]));
+    const keys = Object.fromEntries(Array.from({ length: 6 }, (_, i) => [`config/keys/k${i}.yaml`, orgKey({ name: `k${i}`, rate: 5 })]));
     await pushFiles(work, { ...keys, "config/apis/petstore.yaml": api, "openapi/petstore.yaml": petstoreOpenapi({ description: "pets" }) }, "one");
     const source = new GitSource({ url: path.join(dir, "origin.git"), branch: "main", subdirectory: "config", cacheDir: path.join(dir, "cache") });
     const validator = new RepositoryValidator({ workers: { threads: 0 } });
@@ -50,7 +49,7 @@ describe("unchanged files of a new commit", () => {
     // six keys, the API, and the document it names
     expect(one.stats).toEqual({ filesRead: 8, filesReused: 0 });
 
-    await pushFiles(work, { "config/keys/k3.yaml": orgKey("k3", 9) }, "two");
+    await pushFiles(work, { "config/keys/k3.yaml": orgKey({ name: "k3", rate: 9 }) }, "two");
     const second = await source.fetch();
     expect(second.root).not.toBe(first.root);
     // the first commit's checkout goes: nothing of the second run may read it
@@ -73,11 +72,11 @@ describe("unchanged files of a new commit", () => {
   it("a file whose size is the same but whose content changed is read again", async () => {
     const dir = await tempRepo();
     const work = gitRemote(dir);
-    await pushFiles(work, { "config/a.yaml": orgKey("a", 5), "config/b.yaml": orgKey("b", 5) }, "one");
+    await pushFiles(work, { "config/a.yaml": orgKey({ name: "a", rate: 5 }), "config/b.yaml": orgKey({ name: "b", rate: 5 }) }, "one");
     const source = new GitSource({ url: path.join(dir, "origin.git"), branch: "main", subdirectory: "config", cacheDir: path.join(dir, "cache") });
     const validator = new RepositoryValidator({ workers: { threads: 0 } });
     await validator.validate(optionsOf(await source.fetch()));
-    await pushFiles(work, { "config/b.yaml": orgKey("b", 6) }, "two");
+    await pushFiles(work, { "config/b.yaml": orgKey({ name: "b", rate: 6 }) }, "two");
     const two = await validator.validate(optionsOf(await source.fetch()));
     expect(two.stats).toEqual({ filesRead: 1, filesReused: 1 });
     expect(two.resources.find((r) => r.name === "b")?.spec.read()).toMatchObject({ rate: 6 });
@@ -89,7 +88,11 @@ describe("the environments of one daemon", () => {
   const values = (environment: string, rate: number): Partial<ValidateOptions> => ({ values: { environment, values: { rate } } });
 
   it("check a file no value or patch changes once between them, and each its own where one does", async () => {
-    const dir = await tempRepo({ "a.yaml": orgKey("a"), "b.yaml": orgKey("b"), "valued.yaml": orgKey("v", "${var:rate}") });
+    const dir = await tempRepo({
+      "a.yaml": orgKey({ name: "a", rate: 5 }),
+      "b.yaml": orgKey({ name: "b", rate: 5 }),
+      "valued.yaml": orgKey({ name: "v", rate: "${var:rate}" }),
+    });
     const validator = new RepositoryValidator({ workers: { threads: 0 } });
     const staging = await validator.validate({ root: dir, ...values("staging", 7) });
     expect(staging.stats).toEqual({ filesRead: 3, filesReused: 0 });
@@ -117,8 +120,8 @@ describe("the environments of one daemon", () => {
   });
 
   it("running side by side, check such a file once: one waits for the other's verdict", async () => {
-    const files = Object.fromEntries(Array.from({ length: 8 }, (_, i) => [`k${i}.yaml`, orgKey(`k${i}`)]));
-    const dir = await tempRepo({ ...files, "valued.yaml": orgKey("v", "${var:rate}") });
+    const files = Object.fromEntries(Array.from({ length: 8 }, (_, i) => [`k${i}.yaml`, orgKey({ name: `k${i}`, rate: 5 })]));
+    const dir = await tempRepo({ ...files, "valued.yaml": orgKey({ name: "v", rate: "${var:rate}" }) });
     const validator = new RepositoryValidator({ workers: { threads: 0 } });
     const [staging, production] = await Promise.all([
       validator.validate({ root: dir, ...values("staging", 7) }),

@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { RepositoryValidator } from "../../src/validate/repository/repository-validator.js";
-import { doc } from "../helpers/plan.js";
 import { positionOf, removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
+import { apiDefinition, doc } from "../helpers/resources.js";
 
 afterAll(removeTempRepos);
 const validator = new RepositoryValidator();
@@ -41,11 +41,14 @@ describe("validate reports every problem at once", () => {
 });
 
 describe("OpenAPI errors", () => {
-  const api = (name: string): string => doc("ApiDefinition", name, `apiId: ${name}-v1\ndefinitionFile: ../openapi/shared.yaml`);
   const shared = 'openapi: 3.0.3\ninfo: { title: A, version: "1" }\npaths:\n  /pets:\n    get:\n      responses:\n        "200":\n          descriptoin: ok\n';
 
   it("reports an error in a response object once, at the misspelt member, even when two APIs share the document", async () => {
-    const diagnostics = await validate({ "apis/one.yaml": api("one"), "apis/two.yaml": api("two"), "openapi/shared.yaml": shared });
+    const diagnostics = await validate({
+      "apis/one.yaml": apiDefinition({ name: "one", apiId: "one-v1", spec: "definitionFile: ../openapi/shared.yaml" }),
+      "apis/two.yaml": apiDefinition({ name: "two", apiId: "two-v1", spec: "definitionFile: ../openapi/shared.yaml" }),
+      "openapi/shared.yaml": shared,
+    });
     expect(diagnostics).toHaveLength(1);
     expect(diagnostics[0]).toMatchObject({
       code: "OPENAPI_INVALID",
@@ -61,7 +64,10 @@ describe("OpenAPI errors", () => {
     // three mistakes far apart: a missing version, a misspelt member, a parameter schema left empty
     const broken =
       'openapi: 3.0.3\ninfo: { title: A }\npaths:\n  /pets:\n    get:\n      responses:\n        "200":\n          descriptoin: ok\n  /owners:\n    get:\n      parameters:\n        - { name: q, in: query, schema: null }\n      responses:\n        "200": { description: ok }\n';
-    const diagnostics = await validate({ "apis/one.yaml": api("one"), "openapi/shared.yaml": broken });
+    const diagnostics = await validate({
+      "apis/one.yaml": apiDefinition({ name: "one", apiId: "one-v1", spec: "definitionFile: ../openapi/shared.yaml" }),
+      "openapi/shared.yaml": broken,
+    });
     expect(diagnostics.map((d) => [d.code, d.path, d.message])).toEqual([
       ["OPENAPI_INVALID", "info", "missing required field `version`"],
       ["OPENAPI_INVALID", 'paths["/pets"].get.responses[200].descriptoin', "unknown field `descriptoin`: the required `description` is missing"],

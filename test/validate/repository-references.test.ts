@@ -9,18 +9,15 @@ import { afterAll, describe, expect, it } from "vitest";
 import { EnvFileSecretSource } from "../../src/secrets/env-file-source.js";
 import { RepositoryValidator } from "../../src/validate/repository/repository-validator.js";
 import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
+import { apiDefinition, orgKey } from "../helpers/resources.js";
 
 const validator = new RepositoryValidator();
 
 afterAll(removeTempRepos);
 
-const orgKey = (name: string, keyId = name): string => `apiVersion: gatesync.dev/v1\nkind: OrgKey\nmetadata:\n  name: ${name}\nspec:\n  keyId: ${keyId}\n`;
-const api = (name: string, extra = ""): string =>
-  `apiVersion: gatesync.dev/v1\nkind: ApiDefinition\nmetadata:\n  name: ${name}\nspec:\n  apiId: ${name}-id\n${extra}`;
-
 describe("across resources", () => {
   it("reports duplicate names at every definition, each naming the others' places (the new file may sort first)", async () => {
-    const dir = await tempRepo({ "a.yaml": orgKey("same", "k1"), "b.yaml": orgKey("same", "k2") });
+    const dir = await tempRepo({ "a.yaml": orgKey({ name: "same", keyId: "k1" }), "b.yaml": orgKey({ name: "same", keyId: "k2" }) });
     const result = await validator.validate({ root: dir });
     expect(result.diagnostics).toEqual([
       expect.objectContaining({ code: "DUPLICATE_NAME", file: "a.yaml", line: 4, message: expect.stringContaining("also at b.yaml:1") as string }),
@@ -30,7 +27,11 @@ describe("across resources", () => {
   });
 
   it("reports a name defined three times at each definition, naming the other two", async () => {
-    const dir = await tempRepo({ "a.yaml": orgKey("same", "k1"), "b.yaml": orgKey("same", "k2"), "c.yaml": orgKey("same", "k3") });
+    const dir = await tempRepo({
+      "a.yaml": orgKey({ name: "same", keyId: "k1" }),
+      "b.yaml": orgKey({ name: "same", keyId: "k2" }),
+      "c.yaml": orgKey({ name: "same", keyId: "k3" }),
+    });
     const result = await validator.validate({ root: dir });
     expect(result.diagnostics).toEqual([
       expect.objectContaining({ code: "DUPLICATE_NAME", file: "a.yaml", message: "OrgKey/same is defined 3 times; also at b.yaml:1, c.yaml:1" }),
@@ -45,7 +46,7 @@ describe("across resources", () => {
       `apiVersion: gatesync.dev/v1\nkind: OAuthClient\nmetadata:\n  name: ${name}\nspec:\n  apiRef: ${apiRef}\n  clientId: ${name}\n`;
     const dir = await tempRepo({
       // an org key named like the reference, and an API whose own spec is broken: only the API's name is offered
-      "a.yaml": `${orgKey("payment")}---\n${api("payments", "  definition: 42\n")}`,
+      "a.yaml": `${orgKey({ name: "payment" })}---\n${apiDefinition({ name: "payments", spec: "definition: 42" })}`,
       // three references to the one missing name: each told the same
       "c.yaml": ["c1", "c2", "c3"].map((n) => client(n, "payment")).join("---\n"),
     });
@@ -57,7 +58,9 @@ describe("across resources", () => {
   });
 
   it("names ten other places of a name defined many times, and counts the rest", async () => {
-    const files = Object.fromEntries(Array.from({ length: 25 }, (_, i) => [`k${String(i).padStart(2, "0")}.yaml`, orgKey("same", `key-${i}`)]));
+    const files = Object.fromEntries(
+      Array.from({ length: 25 }, (_, i) => [`k${String(i).padStart(2, "0")}.yaml`, orgKey({ name: "same", keyId: `key-${i}` })]),
+    );
     const result = await validator.validate({ root: await tempRepo(files) });
     const duplicates = result.diagnostics.filter((d) => d.code === "DUPLICATE_NAME");
     expect(duplicates).toHaveLength(25);
@@ -69,7 +72,7 @@ describe("across resources", () => {
 
   it("allows the same name in different kinds", async () => {
     const dir = await tempRepo({
-      "a.yaml": `${orgKey("x")}---\n${api("x", "  definition: { openapi: 3.1.0, info: { title: t, version: '1' }, paths: {} }\n")}`,
+      "a.yaml": `${orgKey({ name: "x" })}---\n${apiDefinition({ name: "x", spec: "definition: { openapi: 3.1.0, info: { title: t, version: '1' }, paths: {} }" })}`,
     });
     expect((await validator.validate({ root: dir })).diagnostics).toEqual([]);
   });
@@ -78,8 +81,8 @@ describe("across resources", () => {
     const client = (name: string, apiLine: string): string =>
       `apiVersion: gatesync.dev/v1\nkind: OAuthClient\nmetadata:\n  name: ${name}\nspec:\n  ${apiLine}\n  clientId: shared\n`;
     const dir = await tempRepo({
-      "keys.yaml": `${orgKey("one", "org-1")}---\n${orgKey("two", "org-1")}`,
-      "api.yaml": api("pets", "  definition: { openapi: 3.1.0, info: { title: t, version: '1' }, paths: {} }\n"),
+      "keys.yaml": `${orgKey({ name: "one", keyId: "org-1" })}---\n${orgKey({ name: "two", keyId: "org-1" })}`,
+      "api.yaml": apiDefinition({ name: "pets", spec: "definition: { openapi: 3.1.0, info: { title: t, version: '1' }, paths: {} }" }),
       "clients.yaml": `${client("by-ref", "apiRef: pets")}---\n${client("by-id", "apiId: pets-id")}`,
     });
     const result = await validator.validate({ root: dir });
@@ -90,9 +93,9 @@ describe("across resources", () => {
 
   it("reports every problem of a repository at once, sorted by file and line", async () => {
     const dir = await tempRepo({
-      "a.yaml": `${orgKey("a")}  rate: x\n  per: y\n`,
+      "a.yaml": orgKey({ name: "a", spec: "rate: x\nper: y" }),
       "b.yaml": "kind: [",
-      "c.yaml": `${orgKey("c")}  unknown: 1\n`,
+      "c.yaml": orgKey({ name: "c", spec: "unknown: 1" }),
     });
     const result = await validator.validate({ root: dir });
     expect(result.diagnostics.map((d) => `${d.file}:${d.line}`)).toEqual(["a.yaml:7", "a.yaml:8", "b.yaml:1", "c.yaml:7"]);

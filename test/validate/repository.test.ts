@@ -12,6 +12,7 @@ import type { Diagnostic } from "../../src/errors.js";
 import { validateDirectory } from "../../src/cli/commands/validate/action.js";
 import { RepositoryValidator } from "../../src/validate/repository/repository-validator.js";
 import { positionOf, projectRoot, removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
+import { apiDefinition, orgKey } from "../helpers/resources.js";
 
 const validator = new RepositoryValidator();
 
@@ -19,10 +20,6 @@ function indexByFile(diagnostics: readonly Diagnostic[]): Record<string, Diagnos
   return Object.fromEntries(diagnostics.map((d) => [d.file ?? "", d]));
 }
 afterAll(removeTempRepos);
-
-const orgKey = (name: string, keyId = name): string => `apiVersion: gatesync.dev/v1\nkind: OrgKey\nmetadata:\n  name: ${name}\nspec:\n  keyId: ${keyId}\n`;
-const api = (name: string, extra = ""): string =>
-  `apiVersion: gatesync.dev/v1\nkind: ApiDefinition\nmetadata:\n  name: ${name}\nspec:\n  apiId: ${name}-id\n${extra}`;
 
 describe("the example repository", () => {
   it("is valid with its config and has every kind", async () => {
@@ -103,7 +100,7 @@ describe("the example repository", () => {
 describe("files", () => {
   it("reads several documents per file, JSON files, and skips hidden files and directories", async () => {
     const dir = await tempRepo({
-      "keys.yaml": `${orgKey("a")}---\n${orgKey("b")}---\n`,
+      "keys.yaml": `${orgKey({ name: "a" })}---\n${orgKey({ name: "b" })}---\n`,
       "more/c.json": JSON.stringify({ apiVersion: "gatesync.dev/v1", kind: "OrgKey", metadata: { name: "c" }, spec: { keyId: "c" } }),
       ".hidden.yaml": "not: [valid",
       ".git/config.yaml": "not: [valid",
@@ -116,7 +113,7 @@ describe("files", () => {
   });
 
   it("handles a byte-order mark and CRLF line ends with correct positions", async () => {
-    const text = `\ufeff${orgKey("a")}  rate: fast\n`.replace(/\n/g, "\r\n");
+    const text = `\ufeff${orgKey({ name: "a", spec: "rate: fast" })}`.replace(/\n/g, "\r\n");
     const dir = await tempRepo({ "k.yaml": text });
     const result = await validator.validate({ root: dir });
     expect(result.diagnostics).toHaveLength(1);
@@ -128,7 +125,7 @@ describe("files", () => {
       "bin.yaml": new Uint8Array([0x61, 0x3a, 0x00, 0x01]),
       "latin1.yaml": Buffer.concat([Buffer.from("a: 1\nb: caf"), Buffer.from([0xe9]), Buffer.from("\n")]),
       "big.yaml": `x: "${"a".repeat(4096)}"\n`,
-      "ok.yaml": orgKey("ok"),
+      "ok.yaml": orgKey({ name: "ok" }),
     });
     const result = await validator.validate({ root: dir, limits: { maxFileBytes: 2048 } });
     const byFile = indexByFile(result.diagnostics);
@@ -156,7 +153,7 @@ describe("files", () => {
     ].join("\n");
     const deep = `${"[".repeat(10_000)}${"]".repeat(10_000)}\n`;
     const deepMap = `${Array.from({ length: 300 }, (_, i) => `${"  ".repeat(i)}k${i}:`).join("\n")} 1\n`;
-    const dir = await tempRepo({ "bomb.yaml": bomb, "deep.yaml": deep, "deep-map.yaml": deepMap, "ok.yaml": orgKey("ok") });
+    const dir = await tempRepo({ "bomb.yaml": bomb, "deep.yaml": deep, "deep-map.yaml": deepMap, "ok.yaml": orgKey({ name: "ok" }) });
     const result = await validator.validate({ root: dir });
     const codes = Object.fromEntries(result.diagnostics.map((d) => [d.file ?? "", d.code]));
     expect(codes["bomb.yaml"]).toBe("YAML_ALIAS_LIMIT");
@@ -179,8 +176,8 @@ describe("files", () => {
   });
 
   it("refuses a symbolic link that leaves the repository", async () => {
-    const outside = await tempRepo({ "secret.yaml": orgKey("outside") });
-    const dir = await tempRepo({ "ok.yaml": orgKey("ok") });
+    const outside = await tempRepo({ "secret.yaml": orgKey({ name: "outside" }) });
+    const dir = await tempRepo({ "ok.yaml": orgKey({ name: "ok" }) });
     await symlink(path.join(outside, "secret.yaml"), path.join(dir, "link.yaml"));
     await symlink(outside, path.join(dir, "linkdir"));
     const result = await validator.validate({ root: dir });
@@ -194,7 +191,7 @@ describe("files", () => {
   });
 
   it("follows a symbolic link inside the repository once, even when it loops", async () => {
-    const dir = await tempRepo({ "real/k.yaml": orgKey("k") });
+    const dir = await tempRepo({ "real/k.yaml": orgKey({ name: "k" }) });
     await symlink(path.join(dir, "real"), path.join(dir, "real", "loop"));
     const result = await validator.validate({ root: dir });
     expect(result.resources.map((r) => r.name)).toEqual(["k"]);
@@ -207,11 +204,11 @@ describe("definitionFile", () => {
   it("is read relative to the resource file, and errors inside it point into it", async () => {
     const badOas = "openapi: 3.1.0\ninfo:\n  title: T\n  version: '1'\nservers: nope\n";
     const dir = await tempRepo({
-      "apis/a.yaml": api("a", "  definitionFile: ../oas/a.yaml\n"),
-      "apis/b.yaml": api("b", "  definitionFile: ../oas/b.json\n"),
+      "apis/a.yaml": apiDefinition({ name: "a", spec: "definitionFile: ../oas/a.yaml" }),
+      "apis/b.yaml": apiDefinition({ name: "b", spec: "definitionFile: ../oas/b.json" }),
       "oas/a.yaml": oas,
       "oas/b.json": JSON.stringify({ openapi: "3.1.0", info: { title: "T", version: "1" }, servers: "nope" }, null, 2),
-      "apis/c.yaml": api("c", "  definitionFile: ../oas/c.yaml\n"),
+      "apis/c.yaml": apiDefinition({ name: "c", spec: "definitionFile: ../oas/c.yaml" }),
       "oas/c.yaml": badOas,
     });
     const result = await validator.validate({ root: dir });
@@ -224,9 +221,9 @@ describe("definitionFile", () => {
 
   it("may not leave the repository, must exist, and must hold one document", async () => {
     const dir = await tempRepo({
-      "a.yaml": api("a", "  definitionFile: ../../../../etc/passwd\n"),
-      "b.yaml": api("b", "  definitionFile: missing.yaml\n"),
-      "c.yaml": api("c", "  definitionFile: two.yaml\n"),
+      "a.yaml": apiDefinition({ name: "a", spec: "definitionFile: ../../../../etc/passwd" }),
+      "b.yaml": apiDefinition({ name: "b", spec: "definitionFile: missing.yaml" }),
+      "c.yaml": apiDefinition({ name: "c", spec: "definitionFile: two.yaml" }),
       "two.yaml": `${oas}---\n${oas}`,
     });
     const result = await validator.validate({ root: dir });
@@ -238,7 +235,7 @@ describe("definitionFile", () => {
   });
 
   it("may reach outside the resource directory but inside the repository boundary", async () => {
-    const repo = await tempRepo({ "config/a.yaml": api("a", "  definitionFile: ../specs/a.yaml\n"), "specs/a.yaml": oas });
+    const repo = await tempRepo({ "config/a.yaml": apiDefinition({ name: "a", spec: "definitionFile: ../specs/a.yaml" }), "specs/a.yaml": oas });
     const inside = await validator.validate({ root: path.join(repo, "config"), boundary: repo });
     expect(inside.resources.map((r) => r.name)).toEqual(["a"]);
     const confined = await validator.validate({ root: path.join(repo, "config") });
@@ -249,15 +246,15 @@ describe("definitionFile", () => {
 describe("incremental loading", () => {
   it("re-reads only the files that changed since the last run, with the same result as a fresh run", async () => {
     const own = new RepositoryValidator();
-    const dir = await tempRepo({ "a.yaml": orgKey("a"), "b.yaml": orgKey("b"), "c.yaml": `${orgKey("c")}  rate: x\n` });
+    const dir = await tempRepo({ "a.yaml": orgKey({ name: "a" }), "b.yaml": orgKey({ name: "b" }), "c.yaml": orgKey({ name: "c", spec: "rate: x" }) });
     const first = await own.validate({ root: dir });
     expect(first.stats).toEqual({ filesRead: 3, filesReused: 0 });
     const again = await own.validate({ root: dir });
     expect(again.stats).toEqual({ filesRead: 0, filesReused: 3 });
     expect(again.diagnostics).toEqual(first.diagnostics);
     await new Promise((r) => setTimeout(r, 5));
-    await writeFile(path.join(dir, "b.yaml"), `${orgKey("b")}  rate: 7\n`);
-    await writeFile(path.join(dir, "d.yaml"), orgKey("d"));
+    await writeFile(path.join(dir, "b.yaml"), orgKey({ name: "b", spec: "rate: 7" }));
+    await writeFile(path.join(dir, "d.yaml"), orgKey({ name: "d" }));
     const changed = await own.validate({ root: dir });
     expect(changed.stats).toEqual({ filesRead: 2, filesReused: 2 });
     const fresh = await new RepositoryValidator().validate({ root: dir });

@@ -9,16 +9,16 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { SandboxHandle } from "../../src/sandbox/sandbox.js";
 import { runCli } from "../helpers/cli.js";
-import { doc } from "../helpers/plan.js";
 import { testCredentials, testSandbox } from "../helpers/sandbox.js";
 import { positionOf, removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
 import { petstoreOpenapi } from "../helpers/petstore-openapi.js";
+import { apiDefinition, doc } from "../helpers/resources.js";
 
 const planted = "planted-hmac-secret-51c0e9ab";
 const env = { GW_KEY: testCredentials.gatewayKey, TOKEN: planted };
 
 const key = doc("OrgKey", "acme", "keyId: acme\nalias: ACME\nhmac_string: ${evn:TOKEN}");
-const api = doc("ApiDefinition", "petstore", "apiId: petstore-v1\nquery: { listenPath: /petstore/ }\ndefinitionFile: petstore.openapi.yaml");
+const api = apiDefinition({ name: "petstore", apiId: "petstore-v1", listenPath: "/petstore/", spec: "definitionFile: petstore.openapi.yaml" });
 const openapi = (description: string): string => petstoreOpenapi({ description });
 
 let sandbox: SandboxHandle;

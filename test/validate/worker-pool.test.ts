@@ -8,38 +8,39 @@ import { RepositoryValidator } from "../../src/validate/repository/repository-va
 import type { ValidateOptions } from "../../src/validate/repository/repository-validator.js";
 import { spawnCli } from "../helpers/cli.js";
 import { projectRoot, removeTempRepos, sharedRoot, tempRepo } from "../helpers/temp-repo.js";
+import { apiDefinition, orgKey } from "../helpers/resources.js";
 
 afterAll(removeTempRepos);
 
 const oas = path.join(sharedRoot, "corpus/oas");
-const orgKey = (name: string, extra = ""): string =>
-  `apiVersion: gatesync.dev/v1\nkind: OrgKey\nmetadata:\n  name: ${name}\nspec:\n  keyId: ${name}\n  rate: 10\n  per: 60\n${extra}`;
-const api = (name: string, spec: string): string =>
-  `apiVersion: gatesync.dev/v1\nkind: ApiDefinition\nmetadata:\n  name: ${name}\nspec:\n  apiId: ${name}-id\n${spec}`;
+
+/** The rate and period of every key here. */
+const limits = { rate: 10, per: 60 };
 
 /** A repository with something of everything: valid resources, each kind of finding, definition files good and bad. */
 async function mixedRepository(): Promise<string> {
   const files: Record<string, string> = {
-    "apis/good.yaml": api("good", "  definitionFile: ../openapi/petstore.yaml\n"),
-    "apis/shared.yaml": api("shared", "  definitionFile: ../openapi/petstore.yaml\n"),
-    "apis/broken-doc.yaml": api("broken-doc", "  definitionFile: ../openapi/broken.yaml\n"),
-    "apis/missing-doc.yaml": api("missing-doc", "  definitionFile: ../openapi/nowhere.yaml\n"),
-    "apis/inline.yaml": api("inline", "  definition:\n    openapi: 3.0.3\n    info: { title: t, version: '1' }\n    paths: {}\n"),
-    "apis/not-openapi.yaml": api("not-openapi", "  definitionFile: ../openapi/plain.yaml\n"),
+    "apis/good.yaml": apiDefinition({ name: "good", spec: "definitionFile: ../openapi/petstore.yaml" }),
+    "apis/shared.yaml": apiDefinition({ name: "shared", spec: "definitionFile: ../openapi/petstore.yaml" }),
+    "apis/broken-doc.yaml": apiDefinition({ name: "broken-doc", spec: "definitionFile: ../openapi/broken.yaml" }),
+    "apis/missing-doc.yaml": apiDefinition({ name: "missing-doc", spec: "definitionFile: ../openapi/nowhere.yaml" }),
+    "apis/inline.yaml": apiDefinition({ name: "inline", spec: "definition:\n  openapi: 3.0.3\n  info: { title: t, version: '1' }\n  paths: {}" }),
+    "apis/not-openapi.yaml": apiDefinition({ name: "not-openapi", spec: "definitionFile: ../openapi/plain.yaml" }),
     "openapi/broken.yaml": "openapi: 3.0.3\ninfo: { title: t }\npaths:\n  /x: { get: { responses: { '200': { description: ok } } } }\n",
     "openapi/plain.yaml": "title: not an OpenAPI document\n",
     "openapi/unused.yaml": "openapi: 3.0.3\ninfo: { title: t, version: '1' }\npaths: {}\n",
-    "keys/bad-schema.yaml": orgKey("bad-schema", "  rate: x\n  unknown: 1\n"),
+    "keys/bad-schema.yaml": orgKey({ name: "bad-schema", ...limits, spec: "rate: x\nunknown: 1" }),
     "keys/syntax.yaml": "kind: [\n",
     "keys/unknown-kind.yaml": "apiVersion: gatesync.dev/v1\nkind: OrgKye\nmetadata: { name: k }\nspec: {}\n",
-    "keys/secrets.yaml": orgKey("with-secret", "  hmac_enabled: true\n  hmac_string: ${env:MISSING_SECRET}\n"),
-    "keys/bad-ref.yaml": orgKey("bad-ref", "  access_rights:\n    main:\n      apiRef: nope\n      versions: [Default]\n"),
-    "keys/dup.yaml": `${orgKey("dup")}---\n${orgKey("dup")}`,
+    "keys/secrets.yaml": orgKey({ name: "with-secret", ...limits, spec: "hmac_enabled: true\nhmac_string: ${env:MISSING_SECRET}" }),
+    "keys/bad-ref.yaml": orgKey({ name: "bad-ref", ...limits, spec: "access_rights:\n  main:\n    apiRef: nope\n    versions: [Default]" }),
+    "keys/dup.yaml": `${orgKey({ name: "dup", ...limits })}---\n${orgKey({ name: "dup", ...limits })}`,
     // a name defined by a valid resource and again by an invalid one; two names for one server object
-    "keys/dup-invalid.yaml": `${orgKey("dup-invalid")}---\n${orgKey("dup-invalid", "  rate: x\n")}`,
-    "keys/same-object.yaml": `${orgKey("same-object-a")}---\n${orgKey("same-object-b").replace("keyId: same-object-b", "keyId: same-object-a")}`,
+    "keys/dup-invalid.yaml": `${orgKey({ name: "dup-invalid", ...limits })}---\n${orgKey({ name: "dup-invalid", ...limits, spec: "rate: x" })}`,
+    "keys/same-object.yaml": `${orgKey({ name: "same-object-a", ...limits })}---\n${orgKey({ name: "same-object-b", ...limits }).replace("keyId: same-object-b", "keyId: same-object-a")}`,
   };
-  for (let i = 0; i < 40; i++) files[`many/key-${String(i).padStart(3, "0")}.yaml`] = `${orgKey(`k${i}a`)}---\n${orgKey(`k${i}b`)}`;
+  for (let i = 0; i < 40; i++)
+    files[`many/key-${String(i).padStart(3, "0")}.yaml`] = `${orgKey({ name: `k${i}a`, ...limits })}---\n${orgKey({ name: `k${i}b`, ...limits })}`;
   const dir = await tempRepo(files);
   await cp(path.join(oas, "3.0/pass/petstore.yaml"), path.join(dir, "openapi/petstore.yaml"));
   return dir;
@@ -175,11 +176,11 @@ describe("the worker pool", () => {
   it("reports a worker that dies on a file instead of leaving the file out, and recovers", async () => {
     // a worker with a small heap dies on a large file: an out-of-memory crash, not an exception
     const rows = Array.from({ length: 60_000 }, (_, i) => `    k${i}: { a: ${i}, b: [x, y, z] }`).join("\n");
-    const root = await tempRepo({ "big.yaml": `${orgKey("big")}  meta:\n${rows}\n`, "small.yaml": orgKey("small") });
+    const root = await tempRepo({ "big.yaml": `${orgKey({ name: "big", ...limits })}  meta:\n${rows}\n`, "small.yaml": orgKey({ name: "small", ...limits }) });
     const pooled = new RepositoryValidator({ workers: { threads: 1, minFiles: 0, resourceLimits: { maxOldGenerationSizeMb: 32 } } });
     try {
       await expectWorkerFailure(pooled.validate({ root, limits: { maxFileBytes: 50_000_000 } }));
-      const ok = await pooled.validate({ root: await tempRepo({ "a.yaml": orgKey("a") }) });
+      const ok = await pooled.validate({ root: await tempRepo({ "a.yaml": orgKey({ name: "a", ...limits }) }) });
       expect(ok.resources.map((r) => r.name)).toEqual(["a"]);
     } finally {
       await pooled.close();
@@ -188,8 +189,8 @@ describe("the worker pool", () => {
 
   it("reports a worker that dies while the calling thread checks files too", async () => {
     const rows = Array.from({ length: 60_000 }, (_, i) => `    k${i}: { a: ${i}, b: [x, y, z] }`).join("\n");
-    const files: Record<string, string> = { "big.yaml": `${orgKey("big")}  meta:\n${rows}\n` };
-    for (let i = 0; i < 20; i++) files[`small-${i}.yaml`] = orgKey(`small-${i}`);
+    const files: Record<string, string> = { "big.yaml": `${orgKey({ name: "big", ...limits })}  meta:\n${rows}\n` };
+    for (let i = 0; i < 20; i++) files[`small-${i}.yaml`] = orgKey({ name: `small-${i}`, ...limits });
     // the largest task goes first, to the worker
     const shared = new RepositoryValidator({
       workers: { threads: 1, callerChecks: true, minFiles: 0, filesPerTask: 1, resourceLimits: { maxOldGenerationSizeMb: 32 } },
@@ -206,7 +207,7 @@ describe("the worker pool", () => {
       workers: { threads: 1, minFiles: 0, resourceLimits: { maxOldGenerationSizeMb: 1, maxYoungGenerationSizeMb: 1 } },
     });
     try {
-      await expectWorkerFailure(pooled.validate({ root: await tempRepo({ "a.yaml": orgKey("a") }) }));
+      await expectWorkerFailure(pooled.validate({ root: await tempRepo({ "a.yaml": orgKey({ name: "a", ...limits }) }) }));
     } finally {
       await pooled.close();
     }
@@ -215,7 +216,7 @@ describe("the worker pool", () => {
   it("runs in a spawned `gatesync validate` (compiled or from sources) with the same report", async () => {
     const root = await mixedRepository();
     // enough files for the command to use its workers
-    for (let i = 0; i < 220; i++) await writeFile(path.join(root, `many/extra-${String(i).padStart(3, "0")}.yaml`), orgKey(`extra-${i}`));
+    for (let i = 0; i < 220; i++) await writeFile(path.join(root, `many/extra-${String(i).padStart(3, "0")}.yaml`), orgKey({ name: `extra-${i}`, ...limits }));
     const spawned = await spawnCli(["validate", root, "--format", "json"], { cwd: projectRoot, env: { MISSING_SECRET: undefined } });
     expect(spawned.stderr).not.toContain("worker");
     expect(spawned.code).toBe(1);
