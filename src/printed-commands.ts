@@ -43,8 +43,8 @@ function commandNamed(command: string): Command | undefined {
 
 const takes = (command: Command, flag: string): boolean => command.options.some((o) => o.long === flag || o.short === flag);
 
-/** A word as a POSIX shell reads it: quoted unless it is plain. */
-function shellWord(word: string): string {
+/** A word as a POSIX shell reads it: quoted unless it is plain (a file name from a repository in a printed command). */
+export function shellWord(word: string): string {
   return /^[\w./@:+=-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
 }
 

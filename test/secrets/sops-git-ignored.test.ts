@@ -44,8 +44,12 @@ describe("a SOPS file git ignores", () => {
     const lines = [...hint!.matchAll(/`([^`]+)`/g)].map((m) => m[1]!);
     expect(lines.length).toBeGreaterThan(0);
 
-    // the hint followed
+    const add = /then `(git add -- [^`]+)`/.exec(warned.stdout)?.[1];
+    expect(add, warned.stdout).toBe("git add -- secrets/staging/app.enc.yaml");
+
+    // the hint followed: its lines, then its command as a shell runs it
     await appendFile(path.join(dir, ".gitignore"), `${lines.join("\n")}\n`);
+    execFileSync("sh", ["-c", add!], { cwd: dir });
     execFileSync("git", ["add", "-A"], { cwd: dir });
     const staged = execFileSync("git", ["diff", "--cached", "--name-only"], { cwd: dir, encoding: "utf8" }).trim().split("\n");
     expect(staged).toContain("secrets/staging/app.enc.yaml");

@@ -9,6 +9,7 @@ import { registerCredentials } from "../../../config/credentials.js";
 import { runSecretSource } from "../../../source/secret-roots.js";
 import { ignoredByGit } from "../../../source/ignored-files.js";
 import { isInside, toPosix } from "../../../file-paths.js";
+import { shellWord } from "../../../printed-commands.js";
 import { RepositoryValidator } from "../../../validate/repository/repository-validator.js";
 import { rulesetsOf } from "../../../rules/prepare-rules.js";
 import { batchRouteOf, valuesOptionsOf } from "../../../config/environments.js";
@@ -72,7 +73,7 @@ async function ignoredSopsFiles(read: readonly string[], dir: string): Promise<D
       message: `${shown} is a SOPS file a reference reads, but git ignores it (${toPosix(by.source)}:${by.line}: \`${by.pattern}\`): \`git add -A\` leaves it out, and a daemon reading the commit does not find it`,
       hint: `keep encrypted files in and plaintext out: add the lines ${keepLines(shown)
         .map((l) => `\`${l}\``)
-        .join(", ")} at the end of ${toPosix(by.source)} (as \`gatesync init\` writes it), then \`git add ${shown}\``,
+        .join(", ")} at the end of ${toPosix(by.source)} (as \`gatesync init\` writes it), then \`git add -- ${shellWord(shown)}\``,
     };
   });
 }
