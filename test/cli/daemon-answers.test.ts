@@ -60,6 +60,21 @@ describe("answers at the daemon's address that are not the daemon's", () => {
     }
   });
 
+  it("a freeze answered with no object (null, a list, a word, a number): the freeze is said done, nothing thrown past the CLI", async () => {
+    for (const body of [null, [1, 2], "text", 7]) {
+      answers.set("/environments/production/freeze", json(200, body));
+      const r = await runCli(["freeze", "production", "--reason", "incident 9", "--daemon", base], { GATESYNC_PROMOTE_TOKEN: token });
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toMatch(/^production frozen: it plans but applies and promotes nothing until `gatesync unfreeze production`/);
+    }
+    answers.set("/environments/production/freeze", json(500, { error: "\u001b[2Jdisk full" }));
+    const failed = await runCli(["freeze", "production", "--reason", "incident 9", "--daemon", base], { GATESYNC_PROMOTE_TOKEN: token });
+    expect(failed.code).not.toBe(0);
+    expect(failed.stderr).toContain("the daemon answered 500:");
+    expect(failed.stderr).toContain("disk full");
+    expect(failed.stderr).not.toContain("\u001b");
+  });
+
   it("an answer larger than a promotion's plan: dropped past 16 MiB, said", async () => {
     answers.set("/environments/big/promote", blanks(40));
     const r = await promote("big");

@@ -95,29 +95,46 @@ function answerOf(a: Readonly<Record<string, unknown>> | undefined, where: strin
 const hintFor = (hint: string, config: string | undefined): string =>
   config === undefined ? hint : withInvocation(hint, invocationOf({ file: path.resolve(config) }));
 
-export async function askPromotion(daemon: { url: string; token: string; config?: string }, env: string, body: object): Promise<Answer> {
-  const where = `${daemon.url}/environments/${encodeURIComponent(env)}/promote`;
+/** What the daemon answered a POST to one of an environment's promotion routes: its status, its text, its JSON object (if it is one). */
+interface DaemonAnswer {
+  readonly status: number;
+  readonly text: string;
+  readonly parsed: Readonly<Record<string, unknown>> | undefined;
+}
+
+/** POST /environments/ENV/ROUTE with the promotion token, the answer bounded; a refused token said as such. */
+async function postToEnvironment(
+  daemon: { url: string; token: string },
+  env: string,
+  route: "promote" | "freeze" | "unfreeze",
+  body: object,
+  bounds: { readonly timeoutMs: number; readonly maxBytes: number },
+): Promise<DaemonAnswer & { readonly where: string }> {
+  const where = `${daemon.url}/environments/${encodeURIComponent(env)}/${route}`;
   const res = await askDaemon(new URL(where), {
     token: daemon.token,
     body,
-    // a promotion's dry run plans against the target's state first
-    timeoutMs: 120_000,
-    maxBytes: maxAnswerBytes,
+    ...bounds,
     unreachable: (why) => unreachableError(`cannot reach the daemon at ${daemon.url}`, why, `check --daemon / ${daemonUrlVariable}`),
   });
-  const text = res.text;
-  const parsed = parsedAnswer(text);
-  // its words reach the terminal: bounded, no control character
-  const said = (x: unknown, fallback: string): string => boundText(typeof x === "string" ? x : fallback, 2_000);
-  if (res.status === 409)
+  if (res.status === 401)
+    throw new UsageError("the daemon refused the promotion token (401)", "set the variable to the value of the daemon's server.promoteTokenEnv variable");
+  return { where, status: res.status, text: res.text, parsed: parsedAnswer(res.text) };
+}
+
+/** The daemon's words, as they reach the terminal: bounded, no control character; `fallback` when it said none. */
+const said = (x: unknown, fallback: string): string => boundText(typeof x === "string" ? x : fallback, 2_000);
+
+export async function askPromotion(daemon: { url: string; token: string; config?: string }, env: string, body: object): Promise<Answer> {
+  // a promotion's dry run plans against the target's state first
+  const { where, status, text, parsed } = await postToEnvironment(daemon, env, "promote", body, { timeoutMs: 120_000, maxBytes: maxAnswerBytes });
+  if (status === 409)
     throw new PromotionError(
       said(parsed?.error, "refused"),
       typeof parsed?.hint === "string" ? { hint: hintFor(said(parsed.hint, ""), daemon.config) } : {},
       promotionCode(parsed?.code),
     );
-  if (res.status === 401)
-    throw new UsageError("the daemon refused the promotion token (401)", "set the variable to the value of the daemon's server.promoteTokenEnv variable");
-  if (res.status >= 300) throw new UsageError(`the daemon answered ${res.status}: ${said(parsed?.error, text.slice(0, 200))}`);
+  if (status >= 300) throw new UsageError(`the daemon answered ${status}: ${said(parsed?.error, text.slice(0, 200))}`);
   return answerOf(parsed, where);
 }
 
@@ -138,31 +155,20 @@ export function showPlan(io: CliIo, a: Answer): void {
 }
 
 /** POST /environments/ENV/freeze or /unfreeze: the daemon answers the hold in force. */
-export async function askHold(env: string, action: "freeze" | "unfreeze", body: object, opts: FreezeOptions, io: CliIo): Promise<Record<string, unknown>> {
-  const daemon = await daemonOf(opts, io);
-  const where = `${daemon.url}/environments/${encodeURIComponent(env)}/${action}`;
-  const res = await askDaemon(new URL(where), {
-    token: daemon.token,
-    body,
-    timeoutMs: 30_000,
-    maxBytes: 64 * 1024,
-    unreachable: (why) => unreachableError(`cannot reach the daemon at ${daemon.url}`, why, `check --daemon / ${daemonUrlVariable}`),
-  });
-  let parsed: Record<string, unknown> = {};
-  try {
-    parsed = JSON.parse(res.text) as Record<string, unknown>;
-  } catch {
-    // said below with the status
-  }
-  const said = (x: unknown): string => boundText(typeof x === "string" ? x : res.text.slice(0, 200), 2_000);
-  if (res.status === 401)
-    throw new UsageError("the daemon refused the promotion token (401)", "set the variable to the value of the daemon's server.promoteTokenEnv variable");
-  if (res.status !== 200) throw new UsageError(`the daemon answered ${res.status}: ${said(parsed.error)}`);
-  return parsed;
+export async function askHold(
+  env: string,
+  action: "freeze" | "unfreeze",
+  body: object,
+  opts: FreezeOptions,
+  io: CliIo,
+): Promise<Readonly<Record<string, unknown>>> {
+  const { status, text, parsed } = await postToEnvironment(await daemonOf(opts, io), env, action, body, { timeoutMs: 30_000, maxBytes: 64 * 1024 });
+  if (status !== 200) throw new UsageError(`the daemon answered ${status}: ${said(parsed?.error, text.slice(0, 200))}`);
+  return parsed ?? {};
 }
 
 /** The hold in force as the daemon says it, bounded. */
-export const holdText = (answer: Record<string, unknown>): string | undefined => {
+export const holdText = (answer: Readonly<Record<string, unknown>>): string | undefined => {
   const hold = answer.hold as { message?: unknown } | null | undefined;
   return typeof hold?.message === "string" ? boundText(hold.message, 500) : undefined;
 };
