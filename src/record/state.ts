@@ -4,11 +4,20 @@
  * Terraform. No secret value is ever held here: sensitive values are keyed hashes.
  */
 import type { Deferred } from "../deferred.js";
+import { ErrorCode, StateError } from "../errors.js";
 import type { HistoryStore } from "./history/history.js";
 import { renamesProblem } from "./lineage/rename-step.js";
 import type { RenameStep } from "./lineage/rename-step.js";
 
 export const stateFormatVersion = 1;
+
+/** A state of a format this gatesync cannot read (written by a newer one) refused: STATE_VERSION, `the state` or `what` named. */
+export function checkStateFormat(format: number, what = "the state"): void {
+  if (format > stateFormatVersion)
+    throw new StateError(ErrorCode.STATE_VERSION, `${what} has format ${format}; this gatesync reads format ${stateFormatVersion}`, {
+      hint: "use the newer gatesync that wrote it",
+    });
+}
 
 /** A payload field of a record: produced by `read()` (lazy-record.ts holds them as stored), serialised as its value. */
 export interface RecordPayload<T> extends Deferred<T> {

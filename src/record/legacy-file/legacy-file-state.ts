@@ -13,7 +13,7 @@ import { ErrorCode, StateError, UsageError } from "../../errors.js";
 import type { HistoryEntry } from "../history/history.js";
 import type { ResourceRecord, StateBackend, StateLock, StateSnapshot, StateVersion } from "../state.js";
 import { recordOfJson } from "../wrappers/lazy-record.js";
-import { recordProblem, stateFormatVersion } from "../state.js";
+import { checkStateFormat, recordProblem, stateFormatVersion } from "../state.js";
 import { stateIoError } from "../state-io.js";
 
 interface StateFile {
@@ -94,10 +94,7 @@ export class LegacyFileState implements StateBackend {
     }
     const d = data as Partial<StateFile> | null;
     if (d === null || typeof d !== "object" || typeof d.formatVersion !== "number") throw this.corrupt(file, "it has no formatVersion");
-    if (d.formatVersion > stateFormatVersion)
-      throw new StateError(ErrorCode.STATE_VERSION, `the state ${file} has format ${d.formatVersion}; this gatesync reads format ${stateFormatVersion}`, {
-        hint: "use the newer gatesync that wrote it",
-      });
+    checkStateFormat(d.formatVersion, `the state ${file}`);
     if (typeof d.lineage !== "string" || typeof d.serial !== "number" || d.resources === null || typeof d.resources !== "object")
       throw this.corrupt(file, "lineage, serial or resources is missing");
     for (const [id, r] of Object.entries(d.resources)) {

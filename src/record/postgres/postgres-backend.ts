@@ -14,7 +14,7 @@ import type pg from "pg";
 import { ConfigError, ErrorCode, InternalError, StateError } from "../../errors.js";
 import { boundRecord } from "../bound-record.js";
 import type { ResourceRecord, StateBackend, StateLock, StateSnapshot, StateVersion } from "../state.js";
-import { recordProblem, stateFormatVersion } from "../state.js";
+import { checkStateFormat, recordProblem, stateFormatVersion } from "../state.js";
 import type { HistoryBound } from "../../config/history-section.js";
 import type { HistoryDraft, HistoryEntry, HistoryQuery } from "../history/history.js";
 import { appendPostgresHistory, readPostgresHistory } from "./postgres-history.js";
@@ -86,11 +86,14 @@ export class PostgresStateBackend implements StateBackend {
   async readVersion(): Promise<StateVersion> {
     await this.migrate();
     const meta = (
-      await this.pool.query<{ lineage: string; serial: string }>(`SELECT lineage, serial FROM ${this.s}.meta WHERE id = 1`).catch((err: unknown) => {
-        throw ioError("cannot read the state", err);
-      })
+      await this.pool
+        .query<{ format_version: number; lineage: string; serial: string }>(`SELECT format_version, lineage, serial FROM ${this.s}.meta WHERE id = 1`)
+        .catch((err: unknown) => {
+          throw ioError("cannot read the state", err);
+        })
     ).rows[0];
     if (meta === undefined) throw this.corrupt("the meta row is missing");
+    checkStateFormat(meta.format_version);
     return { lineage: meta.lineage, serial: Number(meta.serial) };
   }
 

@@ -4,12 +4,12 @@
  * each payload is there (the heads), and later the payloads of the records a reader chose.
  */
 import type pg from "pg";
-import { ErrorCode, StateError } from "../../errors.js";
+import type { StateError } from "../../errors.js";
 import { payloadFields } from "../wrappers/lazy-record.js";
 import { payloadTexts, recordsOf, withPayloads } from "../read-rows.js";
 import type { HeadRow, PayloadColumns } from "../read-rows.js";
 import type { StateSnapshot } from "../state.js";
-import { movedSince, stateFormatVersion } from "../state.js";
+import { checkStateFormat, movedSince } from "../state.js";
 
 /** A record's row as read: the record without its payloads, and each payload's JSON text or presence. */
 type Row = { readonly id: string; readonly head: unknown } & PayloadColumns;
@@ -19,11 +19,7 @@ type Meta = { format_version: number; lineage: string; serial: string; hash_key:
 async function metaIn(client: pg.PoolClient, s: string, corrupt: (what: string) => StateError): Promise<Meta> {
   const meta = (await client.query<Meta>(`SELECT format_version, lineage, serial, hash_key FROM ${s}.meta WHERE id = 1`)).rows[0];
   if (meta === undefined) throw corrupt("the meta row is missing");
-  if (meta.format_version > stateFormatVersion) {
-    throw new StateError(ErrorCode.STATE_VERSION, `the state has format ${meta.format_version}; this gatesync reads format ${stateFormatVersion}`, {
-      hint: "use the newer gatesync that wrote it",
-    });
-  }
+  checkStateFormat(meta.format_version);
   return meta;
 }
 

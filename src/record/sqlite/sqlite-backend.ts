@@ -29,7 +29,7 @@ import { checkSqliteHeader, retryWhileBusy } from "./sqlite-open.js";
 import { appendSqliteHistory, readSqliteHistory } from "./sqlite-history.js";
 import { migrateSqlite } from "./sqlite-schema.js";
 import type { ResourceRecord, StateBackend, StateLock, StateSnapshot, StateVersion } from "../state.js";
-import { emptySnapshot, movedSince, recordProblem, stateFormatVersion } from "../state.js";
+import { checkStateFormat, emptySnapshot, movedSince, recordProblem, stateFormatVersion } from "../state.js";
 import { busyError, stateIoError } from "../state-io.js";
 
 export interface SqliteBackendOptions {
@@ -141,7 +141,7 @@ export class SqliteStateBackend implements StateBackend {
       const db = this.connection(false);
       if (db === undefined) return emptySnapshot("");
       return db.transaction(() => {
-        const meta = this.checkedMeta(db.prepare("SELECT format_version, lineage, serial, hash_key FROM meta WHERE id = 1").get() as Meta | undefined);
+        const meta = this.metaOf(db);
         if (movedSince(heads, meta)) return this.snapshotIn(db, selectRows);
         return withPayloads(heads, new Map((db.prepare(selectPayloads).all(JSON.stringify([...ids])) as Row[]).map((r) => [r.id, payloadTexts(r)])));
       })();
@@ -153,7 +153,7 @@ export class SqliteStateBackend implements StateBackend {
     return this.guard("cannot read the state", () => {
       const db = this.connection(false);
       if (db === undefined) return { lineage: "", serial: 0 };
-      const meta = this.checkedMeta(db.prepare("SELECT format_version, lineage, serial, hash_key FROM meta WHERE id = 1").get() as Meta | undefined);
+      const meta = this.metaOf(db);
       return { lineage: meta.lineage, serial: meta.serial };
     });
   }
@@ -166,19 +166,17 @@ export class SqliteStateBackend implements StateBackend {
 
   /** The snapshot `sql` selects (every payload's text, or only whether each is there), in the caller's transaction. */
   private snapshotIn(db: Database.Database, sql: string): StateSnapshot {
-    const meta = this.checkedMeta(db.prepare("SELECT format_version, lineage, serial, hash_key FROM meta WHERE id = 1").get() as Meta | undefined);
+    const meta = this.metaOf(db);
     // row by row: the rows' texts are not all held at once beside the records made of them
     const rows = Array.from(db.prepare(sql).iterate() as IterableIterator<Row>, headRow);
     return { lineage: meta.lineage, serial: meta.serial, hashKey: meta.hash_key ?? undefined, resources: recordsOf(rows, (what) => this.corrupt(what)) };
   }
 
-  private checkedMeta(meta: Meta | undefined): Meta {
+  /** The meta row, its format one this gatesync reads. */
+  private metaOf(db: Database.Database): Meta {
+    const meta = db.prepare("SELECT format_version, lineage, serial, hash_key FROM meta WHERE id = 1").get() as Meta | undefined;
     if (meta === undefined) throw this.corrupt("the meta row is missing");
-    if (meta.format_version > stateFormatVersion) {
-      throw new StateError(ErrorCode.STATE_VERSION, `the state has format ${meta.format_version}; this gatesync reads format ${stateFormatVersion}`, {
-        hint: "use the newer gatesync that wrote it",
-      });
-    }
+    checkStateFormat(meta.format_version);
     return meta;
   }
 
