@@ -2,22 +2,13 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { ConfigError, ErrorCode } from "../errors.js";
 import { nestingDepth } from "../load/yaml-reader.js";
+import { readBoundedBytes } from "./bounded-answer.js";
 
 export class BodyTooLarge extends Error {}
 
-/** Reads the whole body, refusing (BodyTooLarge) past `limit` bytes without buffering the rest. */
-export async function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
-  const declared = Number(req.headers["content-length"] ?? "0");
-  if (declared > limit) throw new BodyTooLarge();
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    const buf = chunk as Buffer;
-    size += buf.length;
-    if (size > limit) throw new BodyTooLarge();
-    chunks.push(buf);
-  }
-  return Buffer.concat(chunks);
+/** Reads the whole body, refusing (BodyTooLarge) past `limit` bytes without buffering the rest; the request is left open for the 413. */
+export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+  return readBoundedBytes(req, limit, req.headers["content-length"], () => new BodyTooLarge());
 }
 
 export type Parsed = { ok: true; value: unknown } | { ok: false };
