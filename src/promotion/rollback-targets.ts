@@ -8,7 +8,7 @@ import { lineageOf, rollbackTargets } from "./rollback.js";
 import type { AppliedEntry, Lineage, RollbackTarget } from "./rollback.js";
 import type { HistoryEntry, HistoryStore } from "../record/history/history.js";
 import { readPromotions, readVerifications } from "../record/history/promotion-history.js";
-import type { PromotionRecord } from "../record/history/promotion-history.js";
+import type { PromotionRecord, VerificationRecord } from "../record/history/promotion-history.js";
 import { standingOf } from "./verification.js";
 import { verificationFactOf } from "./verifier.js";
 
@@ -38,13 +38,22 @@ export async function lineageIn(state: HistoryStore): Promise<Lineage> {
 
 /**
  * The lineage and its rollback targets (`--steps N` is the N-th), over the revisions the
- * environment verified, and its newest promotion row — from one read of the rows.
+ * environment verified, and its newest promotion row — from rows read once (newest first, as
+ * read: up to `lineageRows` promotions and `verificationRows` verifications).
  */
-export async function rollbackTargetsIn(state: HistoryStore): Promise<{ newest?: PromotionRecord; lineage: Lineage; targets: RollbackTarget[] }> {
-  const { newest, lineage } = await promotionsIn(state);
+export function rollbackTargetsOf(
+  promotions: ReadonlyArray<HistoryEntry<PromotionRecord>>,
+  verifications: ReadonlyArray<HistoryEntry<VerificationRecord>>,
+): { newest?: PromotionRecord; lineage: Lineage; targets: RollbackTarget[] } {
+  const lineage = lineageOf(promotions.map(appliedEntryOf));
   // a verification a later failing run withdrew is no target (promote/verification.ts: standingOf)
-  const own = new Set(standingOf((await readVerifications(state, verificationRows)).map(verificationFactOf)).map((v) => v.revision));
-  return { ...(newest === undefined ? {} : { newest }), lineage, targets: rollbackTargets(lineage, (r) => own.has(r)) };
+  const own = new Set(standingOf(verifications.map(verificationFactOf)).map((v) => v.revision));
+  return { ...(promotions[0] === undefined ? {} : { newest: promotions[0].record }), lineage, targets: rollbackTargets(lineage, (r) => own.has(r)) };
+}
+
+/** rollbackTargetsOf, its rows read from `state`. */
+export async function rollbackTargetsIn(state: HistoryStore): Promise<{ newest?: PromotionRecord; lineage: Lineage; targets: RollbackTarget[] }> {
+  return rollbackTargetsOf(await readPromotions(state, lineageRows), await readVerifications(state, verificationRows));
 }
 
 export type { RollbackTarget };

@@ -5,7 +5,7 @@ import type { HistoryEntry } from "../../../record/history/history.js";
 import { describeActor, readPromotions, readVerifications } from "../../../record/history/promotion-history.js";
 import type { PromotionRecord, VerificationRecord } from "../../../record/history/promotion-history.js";
 import type { RunEntry } from "../../../daemon/history/run-record.js";
-import { rollbackTargetsIn } from "../../../promotion/rollback-targets.js";
+import { lineageRows, rollbackTargetsOf, verificationRows } from "../../../promotion/rollback-targets.js";
 import type { RollbackTarget } from "../../../promotion/rollback-targets.js";
 import type { CliIo } from "../../common/cli-io.js";
 import { environmentConfig } from "../../common/environment-option.js";
@@ -82,8 +82,13 @@ export async function historyAction(opts: HistoryOptions, io: CliIo): Promise<vo
   const state = openStateBackend(config, io.env);
   try {
     const runs = (await state.readHistory({ kind: "run", limit: opts.limit })).flatMap((e) => runEntryOf(e) ?? []);
-    const [promotions, verifications] = [await readPromotions(state, opts.limit), await readVerifications(state, opts.limit)];
-    const { targets } = await rollbackTargetsIn(state);
+    // read once, as far back as the rollback targets look; shown as far as --limit says
+    const [promotionsRead, verificationsRead] = [
+      await readPromotions(state, Math.max(opts.limit, lineageRows)),
+      await readVerifications(state, Math.max(opts.limit, verificationRows)),
+    ];
+    const { targets } = rollbackTargetsOf(promotionsRead.slice(0, lineageRows), verificationsRead.slice(0, verificationRows));
+    const [promotions, verifications] = [promotionsRead.slice(0, opts.limit), verificationsRead.slice(0, opts.limit)];
     if (opts.format === "json") {
       const rows = { promotions: promotions.map((e) => ({ seq: e.seq, ...e.record })), verifications: verifications.map((e) => ({ seq: e.seq, ...e.record })) };
       io.stdout(`${JSON.stringify({ state: state.description, runs: runs.map(runJson), ...rows, rollbackTargets: targets }, null, 2)}\n`);
