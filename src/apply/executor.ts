@@ -149,7 +149,7 @@ export async function executeWith(input: ApplyInput, deps: Omit<ApplyDeps, "disp
   // removed when the apply ends: the caller's signal may outlive it (a daemon's)
   const unlinkCaller = new AbortWaiters().add(deps.signal === undefined ? [] : [deps.signal], () => halt.abort());
   // what is sent, and what its answers are redacted of: the run's desired set and bodies
-  const sent = { desired: input.desired, bodies: input.bodies };
+  const sent = { desired: input.desired, bodies: input.desired.outgoing };
   const recorder = new Recorder({
     state: deps.state,
     snapshot: input.state,

@@ -29,7 +29,7 @@ export interface SenderOptions {
   readonly interfaces: Interfaces;
   readonly recorder: Recorder;
   readonly desired: DesiredSet;
-  /** The bodies to send, made as each is sent (the run's: ApplyInput.bodies). */
+  /** The bodies to send, made as each is sent (the run's: ApplyInput.desired.outgoing). */
   readonly bodies: OutgoingRequests;
   readonly policy: RetryPolicy;
   readonly logger: Logger;

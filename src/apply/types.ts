@@ -6,7 +6,7 @@ import type { HealthResult } from "../kinds/kind.js";
 import type { InterfaceName } from "../contract/interfaces.js";
 import type { Resource } from "../kinds/resource.js";
 import type { Logger } from "../logger.js";
-import type { DesiredSet, OutgoingRequests } from "../plan/desired.js";
+import type { DesiredSet } from "../plan/desired.js";
 import type { CallCounts, Plan } from "../plan/plan.js";
 import type { StateBackend, StateSnapshot } from "../record/state.js";
 import type { TargetPacers } from "./pace/target-pacers.js";
@@ -104,12 +104,8 @@ export interface ApplyDeps {
 
 export interface ApplyInput {
   readonly plan: Plan;
+  /** What is sent: each change's request, and (`outgoing`) its body, read as it is sent; the executor makes none itself. */
   readonly desired: DesiredSet;
-  /**
-   * The bodies to send, handed in by the run (its prepared desired set's): the executor makes no
-   * request itself, it reads each body from here as it sends it.
-   */
-  readonly bodies: OutgoingRequests;
   readonly resources: readonly Resource[];
   /** The key of the keyed hashes, and the key the state must store on its first write (if any). */
   readonly hashKey: { readonly key: string; readonly store: string | undefined };

@@ -9,6 +9,7 @@ import { hasChanges } from "../plan/plan.js";
 import { recordAdoptions } from "../apply/records/record-adoptions.js";
 import { recordMoves } from "../apply/records/record-moves.js";
 import { labellingState, labelsById, staleLabelRecords } from "../select/record-labels.js";
+import { movedSince } from "../record/state.js";
 import type { StateBackend, StateLock, StateSnapshot, StateVersion } from "../record/state.js";
 import type { ApplySummary } from "../apply/types.js";
 import { executePlan } from "../apply/executor.js";
@@ -20,8 +21,8 @@ export async function takeLock(state: StateBackend, apply: ApplyPart | undefined
 }
 
 /** Refuses a saved plan made against another state, or from other files. */
-export function checkSavedPlan(saved: Plan, current: Plan): void {
-  if (saved.state.lineage !== current.state.lineage || saved.state.serial !== current.state.serial) {
+function checkSavedPlan(saved: Plan, current: Plan): void {
+  if (movedSince(saved.state, current.state)) {
     throw new StateError(
       ErrorCode.STATE_CHANGED,
       `the saved plan was made against state serial ${saved.state.serial}; the state is now at serial ${current.state.serial}`,
@@ -69,7 +70,6 @@ export async function execute(input: ApplyRunInput, run: PlanRun, recorded: Reco
     {
       plan: run.plan,
       desired: run.desired,
-      bodies: run.desired.outgoing,
       resources: run.resources,
       hashKey: run.hashKey,
       state: recorded.before,

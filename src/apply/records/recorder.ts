@@ -33,7 +33,7 @@ export interface RecorderOptions {
   readonly state: StateBackend;
   readonly snapshot: StateSnapshot;
   readonly desired: DesiredSet;
-  /** The bodies sent (ApplyInput.bodies): an answer is redacted of the secrets its body held. */
+  /** The bodies sent (ApplyInput.desired.outgoing): an answer is redacted of the secrets its body held. */
   readonly bodies: OutgoingRequests;
   readonly hashKey: string;
   readonly commit: string | undefined;
