@@ -15,6 +15,7 @@ import { spawnDaemon, stopDaemon } from "../helpers/daemon-process.js";
 import type { DaemonProcess } from "../helpers/daemon-process.js";
 import { acmeKey, everyToken, everyTokenEnv, pagesReader, spawnedPromotionDaemon } from "../helpers/promotion-daemon.js";
 import type { SpawnedPromotionDaemon } from "../helpers/promotion-daemon.js";
+import { eventually } from "../helpers/eventually.js";
 import { call } from "../helpers/sandbox.js";
 import { removeTempRepos } from "../helpers/temp-repo.js";
 
@@ -72,11 +73,19 @@ describe("a freeze through a real daemon process", () => {
     const status = await call(`${restarted.url}/environments/production/status`, pagesReader);
     expect(status.status).toBe(200);
     expect((status.body as { hold: { message: string } | null }).hold?.message).toMatch(holdLine);
-    const promote = await call(`${restarted.url}/environments/production/promote`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${everyToken.promote}`, "content-type": "application/json" },
-      body: {},
-    });
+    const ask = (body: object): ReturnType<typeof call> =>
+      call(`${restarted!.url}/environments/production/promote`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${everyToken.promote}`, "content-type": "application/json" },
+        body,
+      });
+    // a candidate to refuse: staging has verified a revision (a dry run is not held; on a slow
+    // machine staging's first verification may come after the restart)
+    await eventually(
+      () => ask({ dryRun: true }),
+      (a) => a.status === 200,
+    );
+    const promote = await ask({});
     expect(promote.status).toBe(409);
     expect((promote.body as { error: string }).error).toMatch(holdLine);
   }, 90_000);
