@@ -81,12 +81,24 @@ function someLine(text: string): boolean {
  */
 function tagOrExplicitKey(text: string): boolean {
   for (let at = text.indexOf("!"); at !== -1; at = text.indexOf("!", at + 1)) {
-    if (startsNode(text, at) && !text.startsWith("!!str ", at)) return true;
+    if (startsNode(text, at) && (!text.startsWith("!!str ", at) || indicatorAfterTag(text, at + "!!str ".length))) return true;
   }
   for (let at = text.indexOf("?"); at !== -1; at = text.indexOf("?", at + 1)) {
     if (startsNode(text, at) && (at + 1 === text.length || isBlank(text[at + 1]))) return true;
   }
   return false;
+}
+
+/**
+ * Whether what follows a `!!str ` (from `at`, past blanks) may be something other than a plain or
+ * quoted scalar: an indicator (`a: !!str :` is a mapping with an empty key to yaml, an error in a
+ * compact mapping, and js-yaml reads it otherwise). The full parse decides those.
+ */
+function indicatorAfterTag(text: string, at: number): boolean {
+  let i = at;
+  while (text[i] === " " || text[i] === "\t") i++;
+  const next = text[i];
+  return next !== undefined && ":-?[]{},&*!|>#%@`".includes(next);
 }
 
 /** A block scalar's explicit indentation (`|2`, `>-1`): the parsers read it differently at the top level. */

@@ -186,6 +186,9 @@ describe("the value-only parse gives what yaml gives", () => {
       "a: !!str [x]\nb: !!str {c: 1}\nd: !!int 1\ne: !<tag:yaml.org,2002:str> f\ng: !!strx h\n[!!str, a]: 1\n",
     ],
     ["!!str on an empty node, a comment, the next line and a duplicate key", "!!str : x\na: !!str # c\n  b\n!!str 1: x\n1: y\n"],
+    ["!!str before an empty key", "a: !!str :"],
+    ["!!str before a sequence entry", "b: !!str - x\n"],
+    ["!!str before an anchor", "d: !!str &a x\n"],
     ["a key past 1024 characters", `${"k".repeat(1100)}: v\n`],
   ])("for %s", (_, text) => same(text));
 
