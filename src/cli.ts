@@ -7,6 +7,7 @@ import { addApplyCommand } from "./cli/commands/apply/command.js";
 import { addCompletionCommand, answerCompletion, completeCommand } from "./cli/commands/completion/command.js";
 import { addDemoCommand } from "./cli/commands/demo/command.js";
 import { addInitCommand } from "./cli/commands/init/command.js";
+import { addImportCommand } from "./cli/commands/import/command.js";
 import { addPlanCommand } from "./cli/commands/plan/command.js";
 import { addRunCommand } from "./cli/commands/run/command.js";
 import { addSandboxCommand } from "./cli/commands/sandbox/command.js";
@@ -76,6 +77,7 @@ export function buildProgram(io: CliIo = defaultIo): Command {
   addSandboxCommand(program, io);
   addDemoCommand(program, io);
   addInitCommand(program, io);
+  addImportCommand(program, io);
   addCompletionCommand(program, io);
 
   return program;

@@ -17,6 +17,9 @@ export const helpExamples: Readonly<Record<string, readonly HelpExample[]>> = {
     { line: "gatesync init my-gateway-config", says: "scaffold another directory (made when missing)" },
     { line: "gatesync init --force", says: "write the scaffold again over the files it wrote before" },
   ],
+  import: [
+    { line: "gatesync import --dashboard-export petstore.oas.json --merge .", says: "an API the dashboard exported, into this repository: the first plan updates it in place" },
+  ],
   validate: [
     { line: "gatesync validate", says: "every problem of the config's source at once, each at file:line:column" },
     { line: "gatesync validate config --format json", says: "a directory of resources, findings as JSON" },

@@ -1,0 +1,125 @@
+/**
+ * Reading a source's files as data from someone else: every path checked to stay inside the
+ * source's root (`../`, absolute names, symlinks out), every size bounded before a byte is read
+ * (lstat, then a read of at most the bound), JSON's nesting counted on the text before it is
+ * parsed (JSON.parse recurses), YAML through the one reader with its depth and alias limits.
+ */
+import { lstat, open, realpath } from "node:fs/promises";
+import path from "node:path";
+import { isInside, toPosix } from "../file-paths.js";
+import { parseYaml } from "../load/yaml-reader.js";
+import { defaultReadLimits } from "../load/parsed-yaml.js";
+
+export interface InputLimits {
+  /** Most bytes of one file. */
+  readonly maxFileBytes: number;
+  /** Deepest nesting of objects and arrays. */
+  readonly maxDepth: number;
+  /** Most files one source lists. */
+  readonly maxFiles: number;
+}
+
+export const defaultInputLimits: InputLimits = { maxFileBytes: 16 * 1024 * 1024, maxDepth: defaultReadLimits.maxDepth, maxFiles: 100_000 };
+
+/** A file that cannot be read as the source's data: a located reason, never its content. */
+export class InputProblem extends Error {
+  constructor(
+    message: string,
+    readonly hint?: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * The absolute path of `name` below `root`, refused when it is absolute, climbs out with `..`,
+ * or resolves (through a symlink) outside the root's real path.
+ */
+export async function insidePath(root: string, name: string): Promise<string> {
+  if (name === "" || path.isAbsolute(name) || path.win32.isAbsolute(name) || name.includes("\0")) {
+    throw new InputProblem(`file name ${JSON.stringify(name)} is not a relative name inside the source`, "a dump names its files relative to its index");
+  }
+  const joined = path.resolve(root, name);
+  if (!isInside(joined, root)) throw new InputProblem(`file name ${JSON.stringify(name)} leads outside the source`, "names with `..` are refused");
+  let real: string;
+  try {
+    real = await realpath(joined);
+  } catch {
+    throw new InputProblem(`file ${JSON.stringify(toPosix(name))} does not exist`);
+  }
+  if (!isInside(real, await realpath(root))) throw new InputProblem(`file ${JSON.stringify(toPosix(name))} is a link to outside the source`, "copy the file into the dump");
+  return real;
+}
+
+/** The file's text, refused past `limit` bytes (its size read first) or when it is not UTF-8. */
+export async function boundedText(file: string, limits: InputLimits): Promise<string> {
+  const stat = await lstat(file);
+  if (!stat.isFile()) throw new InputProblem("not a regular file");
+  if (stat.size > limits.maxFileBytes) {
+    throw new InputProblem(`file is ${stat.size} bytes, more than the ${limits.maxFileBytes} an import reads`, "split the source, or pass --max-file-bytes");
+  }
+  const handle = await open(file, "r");
+  try {
+    const buffer = Buffer.alloc(Math.min(stat.size, limits.maxFileBytes) + 1);
+    const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
+    if (bytesRead > limits.maxFileBytes) throw new InputProblem(`file grew past the ${limits.maxFileBytes} bytes an import reads`);
+    return new TextDecoder("utf-8", { fatal: true }).decode(buffer.subarray(0, bytesRead));
+  } catch (err) {
+    if (err instanceof TypeError) throw new InputProblem("file is not UTF-8 text");
+    throw err;
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * The deepest nesting of `[` and `{` in JSON text, outside strings; stops past `cap`. Linear in
+ * the text and iterative: it runs before JSON.parse, whose recursion a 10,000-deep file would
+ * exhaust (hand-written: a streaming parser would be a dependency for one counter).
+ */
+export function jsonTextDepth(text: string, cap: number): number {
+  let depth = 0;
+  let max = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92) i++;
+      else if (c === 34) inString = false;
+    } else if (c === 34) inString = true;
+    else if (c === 123 || c === 91) {
+      depth++;
+      if (depth > max && (max = depth) > cap) return max;
+    } else if (c === 125 || c === 93) depth--;
+  }
+  return max;
+}
+
+/** JSON text parsed, its depth bounded first. */
+export function parseJsonBounded(text: string, limits: InputLimits): unknown {
+  if (jsonTextDepth(text, limits.maxDepth) > limits.maxDepth) {
+    throw new InputProblem(`JSON is nested more than ${limits.maxDepth} deep`, "an import refuses documents nested deeper than any real definition");
+  }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (err) {
+    throw new InputProblem(`not JSON: ${(err as Error).message.split("\n")[0] ?? ""}`);
+  }
+}
+
+/** The documents of a YAML (or JSON) text, through the one YAML reader and its limits. */
+export function parseYamlDocuments(text: string, file: string, limits: InputLimits): { value: unknown; index: number; line: number }[] {
+  const trimmed = text.trimStart();
+  if (trimmed.startsWith("{") || trimmed.startsWith("[")) return [{ value: parseJsonBounded(text, limits), index: 0, line: 1 }];
+  const parsed = parseYaml(text, file, { ...defaultReadLimits, maxDepth: limits.maxDepth });
+  const first = parsed.diagnostics[0];
+  if (first !== undefined) throw new InputProblem(`line ${first.line}: ${first.message}`, first.hint);
+  return parsed.documents.map((d) => ({ value: d.value, index: d.index, line: d.line }));
+}
+
+/** A source file read and parsed: JSON, or YAML when the name says so (or it does not start like JSON). */
+export async function readSourceFile(root: string, name: string, limits: InputLimits): Promise<{ value: unknown; index: number; line: number }[]> {
+  const file = await insidePath(root, name);
+  const text = await boundedText(file, limits);
+  return parseYamlDocuments(text, name, limits);
+}

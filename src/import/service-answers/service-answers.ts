@@ -1,0 +1,91 @@
+/**
+ * A directory of the services' answers, saved by the operator with the `curl` lines of
+ * docs/user/import.md, each file named for what it holds:
+ *
+ * | file | answer of |
+ * |---|---|
+ * | `products.json` | portal `GET /products` |
+ * | `client-types-<provider id>.json` | portal `GET /oauth-providers/{id}/client-types` |
+ * | `portal-webhooks.json` | portal `GET /webhooks` |
+ * | `dashboard-webhooks.json` | dashboard `GET /api/hooks?p=-1` |
+ * | `llm-settings.json` | LLM service `GET /llm-settings` |
+ * | `oauth-clients-<api id>.json` | gateway `GET /gw/oauth/clients/{apiID}` |
+ * | `org-key-<key id>.json` | gateway `GET /gw/org/keys/{keyID}` |
+ *
+ * gatesync itself never calls a read endpoint (the contract has none). A file of another shape
+ * is a located error; a file of another name is reported and left.
+ */
+import { readdir } from "node:fs/promises";
+import { InputProblem, readSourceFile } from "../bounded-input.js";
+import type { InputLimits } from "../bounded-input.js";
+import type { ImportedResource, Origin, SourceRead } from "../model.js";
+import { errorEntry, isRecord, skipEntry } from "../model.js";
+import { listIn } from "./answer-shapes.js";
+import { clientType, portalWebhook, product } from "./portal-answers.js";
+import { dashboardWebhook, llmSettings, oauthClient, orgKey } from "./other-answers.js";
+
+const source = "service-answers";
+
+type Reader = (item: Record<string, unknown>, origin: Origin) => ImportedResource | string;
+
+interface AnswerFile {
+  readonly what: string;
+  /** The members of the answer that hold its list (none: the answer is the list). */
+  readonly members: readonly string[];
+  readonly read: Reader;
+}
+
+/** What a file of this name holds, by its name; undefined for a name the directory should not hold. */
+export function answerFileOf(name: string): AnswerFile | undefined {
+  const provider = /^client-types-(\d+)\.json$/.exec(name);
+  const api = /^oauth-clients-(.+)\.json$/.exec(name);
+  const key = /^org-key-(.+)\.json$/.exec(name);
+  if (name === "products.json") return { what: "the portal's products (GET /products)", members: [], read: product };
+  if (provider !== null) return { what: "a provider's client types", members: [], read: (c, o) => clientType(Number(provider[1]), c, o) };
+  if (name === "portal-webhooks.json") return { what: "the portal's webhooks (GET /webhooks)", members: [], read: portalWebhook };
+  if (name === "dashboard-webhooks.json") return { what: "the dashboard's hooks (GET /api/hooks)", members: ["hooks"], read: dashboardWebhook };
+  if (name === "llm-settings.json") return { what: "the LLM settings (GET /llm-settings)", members: ["data"], read: llmSettings };
+  if (api !== null) return { what: "an API's OAuth clients", members: [], read: (c, o) => oauthClient(api[1]!, c, o) };
+  if (key !== null) return { what: "an organisation key (GET /gw/org/keys/{keyID})", members: [], read: (s, o) => orgKey(s, key[1], o) };
+  return undefined;
+}
+
+function readAnswer(file: string, answer: unknown, kind: AnswerFile): SourceRead {
+  // an org key's answer is one object; every other answer a list (or a list member)
+  const list = kind.members.length === 0 && isRecord(answer) && file.startsWith("org-key-") ? [answer] : listIn(answer, kind.members);
+  if (list === undefined) {
+    const expected = kind.members.length === 0 ? "a JSON list" : `an object with ${kind.members.map((m) => `\`${m}\``).join(" or ")}: a list`;
+    return { resources: [], entries: [errorEntry({ file }, source, `not the answer ${kind.what} gives: expected ${expected}`)] };
+  }
+  const read: SourceRead = { resources: [], entries: [] };
+  list.forEach((item, i) => {
+    const origin = { file, at: kind.members.length === 0 ? `/${i}` : `/${kind.members[0]!}/${i}` };
+    const made = isRecord(item) ? kind.read(item, origin) : "not an object";
+    if (typeof made === "string") read.entries.push(errorEntry(origin, source, `not the answer ${kind.what} gives: ${made}`));
+    else read.resources.push(made);
+  });
+  return read;
+}
+
+export async function readServiceAnswers(root: string, limits: InputLimits): Promise<SourceRead> {
+  const names = (await readdir(root)).sort();
+  if (names.length > limits.maxFiles) throw new InputProblem(`the directory holds ${names.length} files, more than the ${limits.maxFiles} an import reads`);
+  const read: SourceRead = { resources: [], entries: [] };
+  for (const name of names) {
+    const kind = answerFileOf(name);
+    if (kind === undefined) {
+      read.entries.push(skipEntry({ file: name }, source, "not a file name of the saved answers", "name each answer as docs/user/import.md's curl lines save it"));
+      continue;
+    }
+    try {
+      const docs = await readSourceFile(root, name, limits);
+      const one = readAnswer(name, docs[0]?.value, kind);
+      read.resources.push(...one.resources);
+      read.entries.push(...one.entries);
+    } catch (err) {
+      if (!(err instanceof InputProblem)) throw err;
+      read.entries.push(errorEntry({ file: name }, source, err.message, err.hint));
+    }
+  }
+  return read;
+}

@@ -1,0 +1,58 @@
+/**
+ * Every file an import writes, as text, before anything is written: the resource files and
+ * documents, the secrets as references (`.env.example`, or a SOPS file per environment), and in
+ * a new repository gatesync.yaml and .gitignore as `gatesync init` writes them.
+ */
+import { existsSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import { gitignoreTemplate } from "../../init/init.js";
+import { sopsFileText } from "../../secrets/sops/sops-writer.js";
+import type { ImportedResource } from "../model.js";
+import { envExample, envNaming, extractSecrets, sopsNaming } from "../secret-values.js";
+import { configText, documentName, documentText, resourcePath, resourceText } from "./render.js";
+
+export interface SecretsOut {
+  /** age recipients; none: `${env:}` references. */
+  readonly recipients: readonly string[];
+  /** The environment whose SOPS file holds the values (`secrets/<environment>/imported.enc.yaml`). */
+  readonly environment: string;
+}
+
+export interface RepositoryFiles {
+  readonly files: Map<string, string>;
+  readonly resources: ImportedResource[];
+  readonly secretsOf: Map<ImportedResource, string[]>;
+  readonly secretNames: string[];
+}
+
+/** The lines of an existing `.env.example` that name a variable (merged with the new names). */
+async function namesIn(file: string): Promise<string[]> {
+  if (!existsSync(file)) return [];
+  return (await readFile(file, "utf8")).split("\n").flatMap((l) => /^([A-Za-z_][A-Za-z0-9_]*)=/.exec(l)?.[1] ?? []);
+}
+
+export async function repositoryFiles(resources: readonly ImportedResource[], out: SecretsOut, mergeInto: string | undefined): Promise<RepositoryFiles> {
+  const sopsFile = `${out.environment}/imported.enc.yaml`;
+  const encrypt = out.recipients.length > 0;
+  const extracted = extractSecrets(resources, encrypt ? sopsNaming(sopsFile) : envNaming);
+  const files = new Map<string, string>();
+  for (const r of extracted.resources) {
+    files.set(resourcePath(r), resourceText(r));
+    if (r.document !== undefined) files.set(path.posix.join(path.posix.dirname(resourcePath(r)), documentName(r.name)), documentText(r.document));
+  }
+  const names = extracted.secrets.map((s) => s.name).sort();
+  if (encrypt && names.length > 0) {
+    files.set(`secrets/${sopsFile}`, await sopsFileText(Object.fromEntries(extracted.secrets.map((s) => [s.name, s.value])), out.recipients));
+  }
+  if (!encrypt) {
+    const kept = mergeInto === undefined ? [] : await namesIn(path.join(mergeInto, ".env.example"));
+    if (names.length > 0 || kept.length > 0) files.set(".env.example", envExample([...kept, ...names]));
+  }
+  if (mergeInto === undefined) {
+    files.set("gatesync.yaml", configText(encrypt ? [] : names));
+    files.set(".gitignore", gitignoreTemplate);
+    if (!encrypt || names.length === 0) files.set("secrets/.gitkeep", "");
+  }
+  return { files, resources: extracted.resources, secretsOf: extracted.byResource, secretNames: names };
+}
