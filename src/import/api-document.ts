@@ -3,12 +3,13 @@
  * ApiDefinition: the extension under the contract's key (`x-gw-api-gateway`; the vendor's own
  * spelling is read too), the API's id from the extension's `info.id` unless the caller's wins.
  */
+import { apiDefinitionKind } from "../kinds/api-definition.js";
 import type { ImportedResource, Origin } from "./model.js";
 import { isRecord } from "./model.js";
 
 export const extensionKey = "x-gw-api-gateway";
 /** The extension key as the vendor's own tools spell it (the contract's neutral `gw` replaces the vendor's name). */
-export const vendorExtensionKey = ["x", "tyk", "api", "gateway"].join("-");
+export const vendorExtensionKey = "x-tyk-api-gateway";
 
 /** The document with the extension under the contract's key; undefined when it is no OpenAPI document. */
 export function neutralDocument(document: unknown): Record<string, unknown> | undefined {
@@ -54,7 +55,7 @@ export function apiResource(document: Record<string, unknown>, apiId: string, or
   const title = isRecord(document.info) && typeof document.info.title === "string" ? document.info.title : "";
   const label = typeof info.name === "string" && info.name !== "" ? info.name : title;
   return {
-    kind: "ApiDefinition",
+    kind: apiDefinitionKind.kind,
     name: resourceName(label === "" ? apiId : label, resourceName(apiId)),
     spec: { apiId },
     document: withInfo(document, ext === undefined ? {} : { id: apiId }),

@@ -47,7 +47,8 @@ export async function insidePath(root: string, name: string): Promise<string> {
   } catch {
     throw new InputProblem(`file ${JSON.stringify(toPosix(name))} does not exist`);
   }
-  if (!isInside(real, await realpath(root))) throw new InputProblem(`file ${JSON.stringify(toPosix(name))} is a link to outside the source`, "copy the file into the dump");
+  if (!isInside(real, await realpath(root)))
+    throw new InputProblem(`file ${JSON.stringify(toPosix(name))} is a link to outside the source`, "copy the file into the dump");
   return real;
 }
 

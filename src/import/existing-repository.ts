@@ -4,6 +4,10 @@
  * `config/`. An object already declared keeps its name (the same file is written again, so a
  * second import changes nothing); one declared in a file import would not write is left alone.
  */
+import { apiDefinitionKind } from "../kinds/api-definition.js";
+import { clientTypeKind } from "../kinds/client-type.js";
+import { oauthClientKind } from "../kinds/oauth-client.js";
+import { orgKeyKind } from "../kinds/org-key.js";
 import { readdir } from "node:fs/promises";
 import { existsSync } from "node:fs";
 import path from "node:path";
@@ -29,19 +33,24 @@ const adoptPrefix: Partial<Record<KindName, string>> = {
   LlmSettings: "llm-settings",
 };
 
-function sourceIdOf(kind: KindName, spec: Record<string, unknown>, annotations: Record<string, unknown>, apiIds: ReadonlyMap<string, string>): string | undefined {
+function sourceIdOf(
+  kind: KindName,
+  spec: Record<string, unknown>,
+  annotations: Record<string, unknown>,
+  apiIds: ReadonlyMap<string, string>,
+): string | undefined {
   const adopt = annotations[adoptAnnotation];
   if (adoptPrefix[kind] !== undefined) return typeof adopt === "string" ? `${adoptPrefix[kind]}:${adopt}` : undefined;
   switch (kind) {
-    case "ApiDefinition":
+    case apiDefinitionKind.kind:
       return `api:${String(spec.apiId)}`;
-    case "OAuthClient": {
+    case oauthClientKind.kind: {
       const apiId = typeof spec.apiRef === "string" ? apiIds.get(spec.apiRef) : spec.apiId;
       return `oauth-client:${String(apiId)}/${String(spec.clientId)}`;
     }
-    case "OrgKey":
+    case orgKeyKind.kind:
       return `org-key:${String(spec.keyId)}`;
-    case "ClientType":
+    case clientTypeKind.kind:
       return `client-type:${String(spec.providerId)}/${String(spec.clientTypeId)}`;
     default:
       return undefined;
@@ -66,6 +75,6 @@ export async function declaredResources(repository: string, limits: InputLimits)
       raw.push({ kind: v.kind as KindName, name: v.metadata.name, file, spec: isRecord(v.spec) ? v.spec : {}, annotations });
     }
   }
-  const apiIds = new Map(raw.filter((r) => r.kind === "ApiDefinition").map((r) => [r.name, String(r.spec.apiId)]));
+  const apiIds = new Map(raw.filter((r) => r.kind === apiDefinitionKind.kind).map((r) => [r.name, String(r.spec.apiId)]));
   return raw.map((r) => ({ kind: r.kind, name: r.name, file: r.file, sourceId: sourceIdOf(r.kind, r.spec, r.annotations, apiIds) }));
 }

@@ -71,8 +71,10 @@ async function readSources(s: ImportSources, limits: InputLimits): Promise<Sourc
   const reads: SourceRead[] = [];
   const abs = (g: string): string => path.resolve(g);
   for (const d of s.syncDumps) reads.push(await readOne(d, "sync-dump", true, (g) => readSyncDump(abs(g), limits)));
-  for (const f of s.operatorFiles) reads.push(await readOne(f, "operator", false, (g) => readOperatorManifests(path.dirname(abs(g)), [path.basename(g)], limits)));
-  for (const f of s.dashboardExports) reads.push(await readOne(f, "dashboard-export", false, (g) => readDashboardExport(path.dirname(abs(g)), path.basename(g), limits)));
+  for (const f of s.operatorFiles)
+    reads.push(await readOne(f, "operator", false, (g) => readOperatorManifests(path.dirname(abs(g)), [path.basename(g)], limits)));
+  for (const f of s.dashboardExports)
+    reads.push(await readOne(f, "dashboard-export", false, (g) => readDashboardExport(path.dirname(abs(g)), path.basename(g), limits)));
   for (const d of s.answerDirs) reads.push(await readOne(d, "service-answers", true, (g) => readServiceAnswers(abs(g), limits)));
   return { resources: reads.flatMap((r) => r.resources), entries: reads.flatMap((r) => r.entries) };
 }
@@ -80,7 +82,10 @@ async function readSources(s: ImportSources, limits: InputLimits): Promise<Sourc
 const sourceName = (r: ImportedResource): string => r.source ?? "import";
 
 /** `--merge`: objects the repository declares keep their names; ones declared in another file than import writes are left. */
-function againstRepository(resources: readonly ImportedResource[], declared: readonly Declared[]): { kept: ImportedResource[]; entries: ReportEntry[]; taken: Map<KindName, Set<string>> } {
+function againstRepository(
+  resources: readonly ImportedResource[],
+  declared: readonly Declared[],
+): { kept: ImportedResource[]; entries: ReportEntry[]; taken: Map<KindName, Set<string>> } {
   const bySource = new Map(declared.filter((d) => d.sourceId !== undefined).map((d) => [`${d.kind}\0${d.sourceId!}`, d]));
   const taken = new Map<KindName, Set<string>>();
   for (const d of declared) taken.set(d.kind, (taken.get(d.kind) ?? new Set()).add(d.name));
@@ -113,7 +118,8 @@ async function refused(temp: string, resources: readonly ImportedResource[]): Pr
 export async function runImport(o: ImportOptions): Promise<ImportReport> {
   const limits = o.limits ?? defaultInputLimits;
   const target = path.resolve(o.target);
-  if (o.merge && !existsSync(target)) throw new InputProblem(`--merge: ${o.target} does not exist`, "give an existing repository, or leave --merge out to make a new one");
+  if (o.merge && !existsSync(target))
+    throw new InputProblem(`--merge: ${o.target} does not exist`, "give an existing repository, or leave --merge out to make a new one");
   const read = await readSources(o.sources, limits);
   const entries: ReportEntry[] = [...read.entries];
   const unique = withoutDuplicates(read.resources, sourceName);
@@ -133,7 +139,8 @@ export async function runImport(o: ImportOptions): Promise<ImportReport> {
       return reportOf(o, entries, files, outcome);
     }
     await rm(temp, { recursive: true, force: true });
-    for (const [r, why] of bad) entries.push(skipEntry(r.origin, sourceName(r), `not valid as ${r.kind}: ${why}`, "correct it at the source, or write the resource by hand"));
+    for (const [r, why] of bad)
+      entries.push(skipEntry(r.origin, sourceName(r), `not valid as ${r.kind}: ${why}`, "correct it at the source, or write the resource by hand"));
     const dropped = new Set([...bad.keys()].map((r) => `${r.kind}\0${r.sourceId}`));
     resources = resources.filter((r) => !dropped.has(`${r.kind}\0${r.sourceId}`));
   }

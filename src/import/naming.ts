@@ -3,6 +3,9 @@
  * first in order kept), names made unique per kind in a fixed order (so the same input gives
  * the same names), OAuth clients and products naming an imported API by its resource.
  */
+import { apiDefinitionKind } from "../kinds/api-definition.js";
+import { apiProductKind } from "../kinds/api-product.js";
+import { oauthClientKind } from "../kinds/oauth-client.js";
 import type { KindName } from "../kinds/kind.js";
 import type { ImportedResource, ReportEntry } from "./model.js";
 import { errorEntry, isRecord } from "./model.js";
@@ -14,7 +17,10 @@ const order = (a: ImportedResource, b: ImportedResource): number => {
 };
 
 /** One resource per source id: the first in order; every other, a located error naming the first. */
-export function withoutDuplicates(resources: readonly ImportedResource[], source: (r: ImportedResource) => string): { kept: ImportedResource[]; entries: ReportEntry[] } {
+export function withoutDuplicates(
+  resources: readonly ImportedResource[],
+  source: (r: ImportedResource) => string,
+): { kept: ImportedResource[]; entries: ReportEntry[] } {
   const first = new Map<string, ImportedResource>();
   const entries: ReportEntry[] = [];
   for (const r of [...resources].sort(order)) {
@@ -22,7 +28,9 @@ export function withoutDuplicates(resources: readonly ImportedResource[], source
     if (seen === undefined) first.set(r.sourceId, r);
     else {
       const at = `${seen.origin.file}${seen.origin.at === undefined ? "" : ` ${seen.origin.at}`}`;
-      entries.push(errorEntry(r.origin, source(r), `duplicate id: ${r.sourceId} is also at ${at} (that one is imported)`, "remove one of the two from the source"));
+      entries.push(
+        errorEntry(r.origin, source(r), `duplicate id: ${r.sourceId} is also at ${at} (that one is imported)`, "remove one of the two from the source"),
+      );
     }
   }
   return { kept: [...first.values()], entries };
@@ -44,17 +52,17 @@ export function uniqueNames(resources: readonly ImportedResource[], taken: Reado
 /** OAuth clients' `apiId` and products' `APIID` replaced by `apiRef` where the API is imported alongside. */
 export function withApiRefs(resources: readonly ImportedResource[]): ImportedResource[] {
   const byId = new Map<string, string>();
-  for (const r of resources) if (r.kind === "ApiDefinition" && typeof r.spec.apiId === "string") byId.set(r.spec.apiId, r.name);
+  for (const r of resources) if (r.kind === apiDefinitionKind.kind && typeof r.spec.apiId === "string") byId.set(r.spec.apiId, r.name);
   return resources.map((r) => {
-    if (r.kind === "OAuthClient" && typeof r.spec.apiId === "string" && byId.has(r.spec.apiId)) {
+    if (r.kind === oauthClientKind.kind && typeof r.spec.apiId === "string" && byId.has(r.spec.apiId)) {
       const { apiId, ...rest } = r.spec;
-      return { ...r, spec: { apiRef: byId.get(apiId as string)!, ...rest } };
+      return { ...r, spec: { apiRef: byId.get(apiId)!, ...rest } };
     }
-    if (r.kind === "ApiProduct" && Array.isArray(r.spec.APIDetails)) {
-      const details = r.spec.APIDetails.map((d) => {
+    if (r.kind === apiProductKind.kind && Array.isArray(r.spec.APIDetails)) {
+      const details = (r.spec.APIDetails as unknown[]).map((d): unknown => {
         if (!isRecord(d) || typeof d.APIID !== "string" || !byId.has(d.APIID)) return d;
         const { APIID, ...rest } = d;
-        return { apiRef: byId.get(APIID as string)!, ...rest };
+        return { apiRef: byId.get(APIID)!, ...rest };
       });
       return { ...r, spec: { ...r.spec, APIDetails: details } };
     }

@@ -3,19 +3,23 @@
  * listed in a generated `.env.example`, values nowhere), or `${sops:FILE#NAME}` with the value
  * encrypted in the environment's SOPS file — before anything is written or printed.
  */
+import { dashboardWebhookKind } from "../kinds/dashboard-webhook.js";
+import { oauthClientKind } from "../kinds/oauth-client.js";
+import { orgKeyKind } from "../kinds/org-key.js";
+import { portalWebhookKind } from "../kinds/portal-webhook.js";
 import type { FoundSecret, ImportedResource } from "./model.js";
 import { isRecord } from "./model.js";
 
 /** Where the secrets of each kind sit, as [path, how to read the values there]. */
 function secretSlots(r: ImportedResource): { path: string[]; all?: boolean }[] {
   switch (r.kind) {
-    case "OAuthClient":
+    case oauthClientKind.kind:
       return [{ path: ["secret"] }];
-    case "OrgKey":
+    case orgKeyKind.kind:
       return [{ path: ["hmac_string"] }, { path: ["basic_auth_data", "password"] }, { path: ["jwt_data", "secret"] }];
-    case "DashboardWebhook":
+    case dashboardWebhookKind.kind:
       return [{ path: ["header_map"], all: true }];
-    case "PortalWebhook":
+    case portalWebhookKind.kind:
       return [{ path: ["URL"] }];
     default:
       return [];
@@ -79,7 +83,7 @@ export function extractSecrets(
       for (const key of keys) {
         const value = parent[key];
         if (typeof value !== "string" || value === "") continue;
-        if (r.kind === "PortalWebhook" && !urlCarriesSecret(value)) continue;
+        if (r.kind === portalWebhookKind.kind && !urlCarriesSecret(value)) continue;
         parent[key] = take(slot.all === true ? [...slot.path, key] : slot.path, value);
       }
     }

@@ -18,7 +18,10 @@ export const helpExamples: Readonly<Record<string, readonly HelpExample[]>> = {
     { line: "gatesync init --force", says: "write the scaffold again over the files it wrote before" },
   ],
   import: [
-    { line: "gatesync import --dashboard-export petstore.oas.json --merge .", says: "an API the dashboard exported, into this repository: the first plan updates it in place" },
+    {
+      line: "gatesync import --dashboard-export petstore.oas.json --merge .",
+      says: "an API the dashboard exported, into this repository: the first plan updates it in place",
+    },
   ],
   validate: [
     { line: "gatesync validate", says: "every problem of the config's source at once, each at file:line:column" },

@@ -21,7 +21,14 @@ export async function readDashboardExport(root: string, file: string, limits: In
     if (apiId === undefined) {
       return {
         resources: [],
-        entries: [errorEntry(origin, source, "the export has no x-gw-api-gateway.info.id: the API it came from is not known", "export it again from the dashboard, with its extension")],
+        entries: [
+          errorEntry(
+            origin,
+            source,
+            "the export has no x-gw-api-gateway.info.id: the API it came from is not known",
+            "export it again from the dashboard, with its extension",
+          ),
+        ],
       };
     }
     return { resources: [apiResource(document, apiId, origin)], entries: [] };

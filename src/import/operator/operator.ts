@@ -12,9 +12,10 @@ import { errorEntry, isRecord, skipEntry, unmanagedFields } from "../model.js";
 import { classicHint } from "../sync-dump/dump-file.js";
 
 const source = "operator";
-const vendor = ["t", "y", "k"].join("");
-const oasKinds = new Set([`${vendor[0]!.toUpperCase()}${vendor.slice(1)}OasApiDefinition`, "GwOasApiDefinition"]);
-const storageKeys = [`${vendor}OAS`, "gwOAS"];
+const oasKinds = new Set(["TykOasApiDefinition", "GwOasApiDefinition"]);
+/** The operator's classic API resource: the same word as gatesync's kind, another thing. */
+const classicKind = ["Api", "Definition"].join("");
+const storageKeys = ["tykOAS", "gwOAS"];
 
 interface Manifest {
   readonly value: Record<string, unknown>;
@@ -46,10 +47,14 @@ function oasApi(m: Manifest, maps: Map<string, Record<string, unknown>>, limits:
   }
   const namespace = typeof ref.namespace === "string" && ref.namespace !== "" ? ref.namespace : meta.namespace;
   const data = maps.get(`${namespace}/${ref.name}`);
-  if (data === undefined) return { resources: [], entries: [errorEntry(m.origin, source, `${meta.name}: ConfigMap ${namespace}/${ref.name} is not among the manifests`)] };
+  if (data === undefined)
+    return { resources: [], entries: [errorEntry(m.origin, source, `${meta.name}: ConfigMap ${namespace}/${ref.name} is not among the manifests`)] };
   const text = data[ref.keyName];
   if (typeof text !== "string") {
-    return { resources: [], entries: [errorEntry(m.origin, source, `${meta.name}: ConfigMap ${namespace}/${ref.name} has no key ${JSON.stringify(ref.keyName)}`)] };
+    return {
+      resources: [],
+      entries: [errorEntry(m.origin, source, `${meta.name}: ConfigMap ${namespace}/${ref.name} has no key ${JSON.stringify(ref.keyName)}`)],
+    };
   }
   let document: Record<string, unknown> | undefined;
   try {
@@ -58,23 +63,41 @@ function oasApi(m: Manifest, maps: Map<string, Record<string, unknown>>, limits:
     if (!(err instanceof InputProblem)) throw err;
     return { resources: [], entries: [errorEntry(m.origin, source, `${meta.name}: ConfigMap key ${ref.keyName}: ${err.message}`)] };
   }
-  if (document === undefined) return { resources: [], entries: [errorEntry(m.origin, source, `${meta.name}: ConfigMap key ${ref.keyName} holds no OpenAPI document`)] };
+  if (document === undefined)
+    return { resources: [], entries: [errorEntry(m.origin, source, `${meta.name}: ConfigMap key ${ref.keyName} holds no OpenAPI document`)] };
   const status = isRecord(m.value.status) ? m.value.status : {};
   const apiId = documentApiId(document) ?? (typeof status.id === "string" && status.id !== "" ? status.id : undefined);
   if (apiId === undefined) {
     return {
       resources: [],
-      entries: [errorEntry(m.origin, source, `${meta.name}: the API's id is nowhere: not in the extension's info.id, nor in status.id`, "add the existing API's id to the document's extension (info.id)")],
+      entries: [
+        errorEntry(
+          m.origin,
+          source,
+          `${meta.name}: the API's id is nowhere: not in the extension's info.id, nor in status.id`,
+          "add the existing API's id to the document's extension (info.id)",
+        ),
+      ],
     };
   }
-  return { resources: [apiResource(document, apiId, m.origin, unmanagedFields(spec, storageKeys).map((f) => `spec.${f}`))], entries: [] };
+  return {
+    resources: [
+      apiResource(
+        document,
+        apiId,
+        m.origin,
+        unmanagedFields(spec, storageKeys).map((f) => `spec.${f}`),
+      ),
+    ],
+    entries: [],
+  };
 }
 
 function otherManifest(m: Manifest): ReportEntry | undefined {
   const kind = String(m.value.kind);
   const { name } = metaOf(m.value);
   if (kind === "ConfigMap") return undefined;
-  if (kind === "ApiDefinition") return skipEntry(m.origin, source, `${name}: a classic API definition: gatesync manages OpenAPI APIs only`, classicHint);
+  if (kind === classicKind) return skipEntry(m.origin, source, `${name}: a classic API definition: gatesync manages OpenAPI APIs only`, classicHint);
   if (kind === "SecurityPolicy") return skipEntry(m.origin, source, `${name}: a security policy: outside gatesync's kinds`);
   return skipEntry(m.origin, source, `${name}: ${kind} is not one of the operator's API resources`);
 }

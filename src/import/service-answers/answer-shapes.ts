@@ -27,7 +27,11 @@ const fits = (value: unknown, shape: Shape): boolean => {
 };
 
 /** The members of `object` that `shapes` names and whose values fit; the rest of its members, as unmanaged. */
-export function pick(object: Record<string, unknown>, shapes: Readonly<Record<string, Shape>>, handled: readonly string[] = []): { kept: Record<string, unknown>; unmanaged: string[] } {
+export function pick(
+  object: Record<string, unknown>,
+  shapes: Readonly<Record<string, Shape>>,
+  handled: readonly string[] = [],
+): { kept: Record<string, unknown>; unmanaged: string[] } {
   const kept: Record<string, unknown> = {};
   const unmanaged: string[] = [];
   for (const key of Object.keys(object).sort()) {
@@ -41,11 +45,11 @@ export function pick(object: Record<string, unknown>, shapes: Readonly<Record<st
 
 /** The list an answer holds: the answer itself, or its member `member` (`{ "hooks": [...] }`, `{ "data": [...] }`). */
 export function listIn(answer: unknown, members: readonly string[]): unknown[] | undefined {
-  if (Array.isArray(answer)) return answer;
+  if (Array.isArray(answer)) return answer as unknown[];
   if (!isRecord(answer)) return undefined;
   for (const m of members) {
     const v = answer[m];
-    if (Array.isArray(v)) return v;
+    if (Array.isArray(v)) return v as unknown[];
     if (isRecord(v)) return [v];
   }
   return undefined;

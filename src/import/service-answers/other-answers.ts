@@ -4,6 +4,10 @@
  * dashboard's `GET /api/hooks` (`{ "hooks": [...], "pages" }`) and the LLM service's
  * `GET /llm-settings` (a JSON:API-style `data` list, or the list itself).
  */
+import { dashboardWebhookKind } from "../../kinds/dashboard-webhook.js";
+import { llmSettingsKind } from "../../kinds/llm-settings.js";
+import { oauthClientKind } from "../../kinds/oauth-client.js";
+import { orgKeyKind } from "../../kinds/org-key.js";
 import { resourceName } from "../api-document.js";
 import type { ImportedResource, Origin } from "../model.js";
 import { isRecord } from "../model.js";
@@ -13,10 +17,13 @@ import type { Shape } from "./answer-shapes.js";
 
 export function oauthClient(apiId: string, c: Record<string, unknown>, origin: Origin): ImportedResource | string {
   if (typeof c.client_id !== "string" || c.client_id === "") return "an OAuth client needs a client_id";
-  const { kept, unmanaged } = pick(c, { description: "string", redirect_uri: "string", policy_id: "string", meta_data: "object", secret: "string" }, ["client_id", "api_id"]);
+  const { kept, unmanaged } = pick(c, { description: "string", redirect_uri: "string", policy_id: "string", meta_data: "object", secret: "string" }, [
+    "client_id",
+    "api_id",
+  ]);
   if (kept.secret === "") delete kept.secret;
   return {
-    kind: "OAuthClient",
+    kind: oauthClientKind.kind,
     name: resourceName(`${apiId}-${c.client_id}`),
     spec: { apiId, clientId: c.client_id, ...kept },
     origin,
@@ -66,16 +73,24 @@ export function orgKey(s: Record<string, unknown>, keyIdHint: string | undefined
   const { kept, unmanaged } = pick(s, orgKeyShapes, gatewayWritten);
   if (kept.hmac_string === "") delete kept.hmac_string;
   if (isRecord(kept.basic_auth_data) && Object.values(kept.basic_auth_data).every((v) => v === "")) delete kept.basic_auth_data;
-  return { kind: "OrgKey", name: resourceName(keyId), spec: { keyId, ...kept }, origin, sourceId: `org-key:${keyId}`, unmanaged: [...unmanaged, ...gatewayWritten.filter((k) => k in s)] };
+  return {
+    kind: orgKeyKind.kind,
+    name: resourceName(keyId),
+    spec: { keyId, ...kept },
+    origin,
+    sourceId: `org-key:${keyId}`,
+    unmanaged: [...unmanaged, ...gatewayWritten.filter((k) => k in s)],
+  };
 }
 
 export function dashboardWebhook(h: Record<string, unknown>, origin: Origin): ImportedResource | string {
-  if (typeof h.id !== "string" || h.id === "" || typeof h.method !== "string" || typeof h.target_path !== "string") return "a dashboard hook needs an id, a method and a target_path";
+  if (typeof h.id !== "string" || h.id === "" || typeof h.method !== "string" || typeof h.target_path !== "string")
+    return "a dashboard hook needs an id, a method and a target_path";
   const headerMap = isRecord(h.header_map) && Object.values(h.header_map).every((v) => typeof v === "string") ? h.header_map : undefined;
   const { kept, unmanaged } = pick(h, { name: "string", method: "string", target_path: "string" }, ["id", "header_map"]);
   const label = typeof h.name === "string" && h.name !== "" ? h.name : h.id;
   return {
-    kind: "DashboardWebhook",
+    kind: dashboardWebhookKind.kind,
     name: resourceName(label),
     spec: { ...kept, ...(headerMap === undefined || Object.keys(headerMap).length === 0 ? {} : { header_map: headerMap }) },
     annotations: { [adoptAnnotation]: h.id },
@@ -101,12 +116,12 @@ const llmAttributeShapes: Readonly<Record<string, Shape>> = {
 };
 
 export function llmSettings(d: Record<string, unknown>, origin: Origin): ImportedResource | string {
-  const id = typeof d.id === "string" || Number.isInteger(d.id) ? String(d.id as string | number) : undefined;
+  const id = typeof d.id === "string" || Number.isInteger(d.id) ? String(d.id) : undefined;
   if (id === undefined || id === "" || !isRecord(d.attributes)) return "LLM settings need an id and attributes (`{ id, type, attributes }`)";
   const { kept, unmanaged } = pick(d.attributes, llmAttributeShapes);
   const label = typeof kept.model_name === "string" ? `${kept.model_name}-${id}` : `llm-settings-${id}`;
   return {
-    kind: "LlmSettings",
+    kind: llmSettingsKind.kind,
     name: resourceName(label),
     spec: { attributes: kept },
     annotations: { [adoptAnnotation]: id },

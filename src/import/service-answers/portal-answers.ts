@@ -2,6 +2,9 @@
  * The portal's answers: `GET /products` (Product-index), `GET /oauth-providers/{id}/client-types`
  * (a list of client types), `GET /webhooks` (Webhook-index, with Headers).
  */
+import { apiProductKind } from "../../kinds/api-product.js";
+import { clientTypeKind } from "../../kinds/client-type.js";
+import { portalWebhookKind } from "../../kinds/portal-webhook.js";
 import { resourceName } from "../api-document.js";
 import type { ImportedResource, Origin, ReportEntry } from "../model.js";
 import { isRecord } from "../model.js";
@@ -48,8 +51,8 @@ export function product(p: Record<string, unknown>, origin: Origin): ImportedRes
   const details = apiDetails(p.APIDetails, unmanaged);
   if (p.IsDocumentationOnly === true) return "a documentation-only product: gatesync manages regular products";
   const spec = { ...kept, ...(details === undefined || details.length === 0 ? {} : { APIDetails: details }) };
-  const id = String(p.ID as number);
-  return { kind: "ApiProduct", name: resourceName(p.Name), spec, annotations: { [adoptAnnotation]: id }, origin, sourceId: `product:${id}`, unmanaged };
+  const id = String(p.ID);
+  return { kind: apiProductKind.kind, name: resourceName(p.Name), spec, annotations: { [adoptAnnotation]: id }, origin, sourceId: `product:${id}`, unmanaged };
 }
 
 const clientTypeShapes = {
@@ -66,7 +69,7 @@ export function clientType(providerId: number, c: Record<string, unknown>, origi
   const { kept, unmanaged } = pick(c, clientTypeShapes, ["ID", "CreatedAt", "UpdatedAt"]);
   const id = c.ID as number;
   return {
-    kind: "ClientType",
+    kind: clientTypeKind.kind,
     name: resourceName(`${c.Name}-${providerId}-${id}`),
     spec: { providerId, clientTypeId: id, ResponseTypes: "", GrantType: "", ...kept },
     origin,
@@ -77,10 +80,23 @@ export function clientType(providerId: number, c: Record<string, unknown>, origi
 
 export function portalWebhook(w: Record<string, unknown>, origin: Origin): ImportedResource | string {
   if ((typeof w.ID !== "string" && !Number.isInteger(w.ID)) || typeof w.Name !== "string") return "a webhook needs an ID and a Name";
-  const { kept, unmanaged } = pick(w, { Name: "string", URL: "string", Method: "string", Timeout: "integer", Events: "strings" }, ["ID", "Headers", "CreatedAt", "UpdatedAt"]);
+  const { kept, unmanaged } = pick(w, { Name: "string", URL: "string", Method: "string", Timeout: "integer", Events: "strings" }, [
+    "ID",
+    "Headers",
+    "CreatedAt",
+    "UpdatedAt",
+  ]);
   // the portal keeps the headers; gatesync's PortalWebhook does not send them: their names are listed, their values kept nowhere
   const headers = Array.isArray(w.Headers) ? w.Headers.flatMap((h) => (isRecord(h) && typeof h.Name === "string" ? [h.Name] : [])) : [];
   if (headers.length > 0) unmanaged.push(`Headers (${[...headers].sort().join(", ")}: values not kept)`);
-  const id = String(w.ID as string | number);
-  return { kind: "PortalWebhook", name: resourceName(w.Name), spec: { Events: [], ...kept }, annotations: { [adoptAnnotation]: id }, origin, sourceId: `portal-webhook:${id}`, unmanaged };
+  const id = String(w.ID);
+  return {
+    kind: portalWebhookKind.kind,
+    name: resourceName(w.Name),
+    spec: { Events: [], ...kept },
+    annotations: { [adoptAnnotation]: id },
+    origin,
+    sourceId: `portal-webhook:${id}`,
+    unmanaged,
+  };
 }

@@ -74,7 +74,9 @@ export async function readServiceAnswers(root: string, limits: InputLimits): Pro
   for (const name of names) {
     const kind = answerFileOf(name);
     if (kind === undefined) {
-      read.entries.push(skipEntry({ file: name }, source, "not a file name of the saved answers", "name each answer as docs/user/import.md's curl lines save it"));
+      read.entries.push(
+        skipEntry({ file: name }, source, "not a file name of the saved answers", "name each answer as docs/user/import.md's curl lines save it"),
+      );
       continue;
     }
     try {

@@ -11,7 +11,7 @@ import type { IndexedFile } from "./index-file.js";
 const source = "sync-dump";
 
 export const classicHint =
-  "migrate it to OpenAPI first with the dashboard's migrate endpoint, trying it with dryRun (`curl -X POST \"$DASHBOARD_URL/api/apis/migrate?dryRun=true\" -H \"Authorization: $DASHBOARD_TOKEN\" -d '{\"apiIDs\":[\"<api id>\"]}'`), then dump again";
+  'migrate it to OpenAPI first with the dashboard\'s migrate endpoint, trying it with dryRun (`curl -X POST "$DASHBOARD_URL/api/apis/migrate?dryRun=true" -H "Authorization: $DASHBOARD_TOKEN" -d \'{"apiIDs":["<api id>"]}\'`), then dump again';
 
 /** The document with the index's overrides: upstream, listen path and its strip. */
 function withOverrides(document: Record<string, unknown>, o: IndexedFile["overrides"]): Record<string, unknown> {
@@ -38,20 +38,30 @@ function withOverrides(document: Record<string, unknown>, o: IndexedFile["overri
 export function dumpFileRead(value: unknown, f: IndexedFile, origin: Origin): SourceRead {
   if (isRecord(value) && "api_definition" in value) {
     const id = isRecord(value.api_definition) && typeof value.api_definition.api_id === "string" ? value.api_definition.api_id : (f.apiId ?? "");
-    return { resources: [], entries: [skipEntry(origin, source, `classic API definition${id === "" ? "" : ` ${JSON.stringify(id)}`}: gatesync manages OpenAPI APIs only`, classicHint)] };
+    return {
+      resources: [],
+      entries: [
+        skipEntry(origin, source, `classic API definition${id === "" ? "" : ` ${JSON.stringify(id)}`}: gatesync manages OpenAPI APIs only`, classicHint),
+      ],
+    };
   }
   const document = isRecord(value) ? neutralDocument(value.oas) : undefined;
   if (!isRecord(value) || document === undefined) {
     return {
       resources: [],
-      entries: [errorEntry(origin, source, "not an API file of a dump: expected `{ \"oas\": <OpenAPI document> }` or a classic `{ \"api_definition\": … }`")],
+      entries: [errorEntry(origin, source, 'not an API file of a dump: expected `{ "oas": <OpenAPI document> }` or a classic `{ "api_definition": … }`')],
     };
   }
   // index-level ids win over the file's
-  const info = { ...(f.apiId === undefined ? {} : { id: f.apiId }), ...(f.dbId === undefined ? {} : { dbId: f.dbId }), ...(f.orgId === undefined ? {} : { orgId: f.orgId }) };
+  const info = {
+    ...(f.apiId === undefined ? {} : { id: f.apiId }),
+    ...(f.dbId === undefined ? {} : { dbId: f.dbId }),
+    ...(f.orgId === undefined ? {} : { orgId: f.orgId }),
+  };
   const doc = withOverrides(withInfo(document, info), f.overrides);
   const apiId = f.apiId ?? documentApiId(doc) ?? /^oas-(.+)\.json$/.exec(f.file.split("/").pop() ?? "")?.[1];
-  if (apiId === undefined) return { resources: [], entries: [errorEntry(origin, source, "the API's id is nowhere: not in the index, the extension's info.id or the file's name")] };
+  if (apiId === undefined)
+    return { resources: [], entries: [errorEntry(origin, source, "the API's id is nowhere: not in the index, the extension's info.id or the file's name")] };
   const unmanaged = [...unmanagedFields(value, ["oas"]), ...(f.overrides.versionName === undefined ? [] : ["index oas.version_name"])];
   return { resources: [apiResource(doc, apiId, origin, unmanaged)], entries: [] };
 }

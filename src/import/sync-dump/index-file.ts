@@ -5,7 +5,7 @@
  */
 import { isRecord } from "../model.js";
 
-export const indexNames = [".gw.json", [".", "tyk", ".json"].join("")] as const;
+export const indexNames = [".gw.json", ".tyk.json"] as const;
 
 export interface IndexedFile {
   readonly file: string;

@@ -56,7 +56,12 @@ export async function readSyncDump(root: string, limits: InputLimits): Promise<S
   }
   for (const p of index.policies) {
     read.entries.push(
-      skipEntry({ file: p.file }, source, "a security policy: outside gatesync's kinds", "keep managing policies in the dashboard; OAuth clients and keys name them by id"),
+      skipEntry(
+        { file: p.file },
+        source,
+        "a security policy: outside gatesync's kinds",
+        "keep managing policies in the dashboard; OAuth clients and keys name them by id",
+      ),
     );
   }
   for (const a of index.assets) {

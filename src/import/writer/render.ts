@@ -35,6 +35,12 @@ export const documentText = (document: unknown): string => `${JSON.stringify(doc
 
 /** gatesync.yaml of a new repository: init's, with the variables the imported resources read in its scope. */
 export function configText(envNames: readonly string[]): string {
-  const env = envNames.length === 0 ? "[]" : `\n${[...envNames].sort().map((n) => `    - ${n}`).join("\n")}`;
+  const env =
+    envNames.length === 0
+      ? "[]"
+      : `\n${[...envNames]
+          .sort()
+          .map((n) => `    - ${n}`)
+          .join("\n")}`;
   return configTemplate.replace("  env: []", `  env: ${env}`);
 }

@@ -4,14 +4,18 @@ import { runImport } from "../../../import/import.js";
 import { renderReportJson, renderReportText } from "../../../import/report.js";
 import { ageRecipientPattern } from "../../../secrets/sops/sops-writer.js";
 import type { CliIo } from "../../common/cli-io.js";
-import type { ImportFlags } from "./command.js";
+import type { ImportFlags } from "./import-flags.js";
 
 function checkedFlags(flags: ImportFlags): { maxFileBytes: number } {
   if (flags.syncDump.length + flags.operator.length + flags.dashboardExport.length + flags.answers.length === 0) {
-    throw new UsageError("nothing to import: give a source", "gatesync import DIR --sync-dump DUMP | --operator FILE | --dashboard-export FILE | --answers DIR");
+    throw new UsageError(
+      "nothing to import: give a source",
+      "gatesync import DIR --sync-dump DUMP | --operator FILE | --dashboard-export FILE | --answers DIR",
+    );
   }
   for (const r of flags.encryptTo) {
-    if (!ageRecipientPattern.test(r)) throw new UsageError(`--encrypt-to ${JSON.stringify(r.slice(0, 80))} is not an age recipient`, "give the public key age-keygen prints (age1…)");
+    if (!ageRecipientPattern.test(r))
+      throw new UsageError(`--encrypt-to ${JSON.stringify(r.slice(0, 80))} is not an age recipient`, "give the public key age-keygen prints (age1…)");
   }
   if (!/^[a-z0-9][a-z0-9-]{0,62}$/.test(flags.environment)) throw new UsageError("--environment must be a lower-case name ([a-z0-9-])");
   const maxFileBytes = flags.maxFileBytes === undefined ? defaultInputLimits.maxFileBytes : Number(flags.maxFileBytes);

@@ -3,17 +3,7 @@ import type { Command } from "commander";
 import type { CliIo } from "../../common/cli-io.js";
 import { examplesText } from "../../common/help-examples.js";
 
-export interface ImportFlags {
-  readonly syncDump: string[];
-  readonly operator: string[];
-  readonly dashboardExport: string[];
-  readonly answers: string[];
-  readonly merge: boolean;
-  readonly encryptTo: string[];
-  readonly environment: string;
-  readonly format: "text" | "json";
-  readonly maxFileBytes?: string;
-}
+import type { ImportFlags } from "./import-flags.js";
 
 const collect = (value: string, previous: string[]): string[] => [...previous, value];
 
