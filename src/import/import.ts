@@ -34,6 +34,8 @@ export interface ImportSources {
   readonly operatorFiles: readonly string[];
   readonly dashboardExports: readonly string[];
   readonly answerDirs: readonly string[];
+  /** The provider of the portal's products (its product answers carry none). */
+  readonly productProvider?: number;
 }
 
 export interface ImportOptions {
@@ -75,7 +77,7 @@ async function readSources(s: ImportSources, limits: InputLimits): Promise<Sourc
     reads.push(await readOne(f, "operator", false, (g) => readOperatorManifests(path.dirname(abs(g)), [path.basename(g)], limits)));
   for (const f of s.dashboardExports)
     reads.push(await readOne(f, "dashboard-export", false, (g) => readDashboardExport(path.dirname(abs(g)), path.basename(g), limits)));
-  for (const d of s.answerDirs) reads.push(await readOne(d, "service-answers", true, (g) => readServiceAnswers(abs(g), limits)));
+  for (const d of s.answerDirs) reads.push(await readOne(d, "service-answers", true, (g) => readServiceAnswers(abs(g), limits, s.productProvider)));
   return { resources: reads.flatMap((r) => r.resources), entries: reads.flatMap((r) => r.entries) };
 }
 

@@ -45,12 +45,19 @@ function apiDetails(value: unknown, unmanaged: string[]): Record<string, unknown
   });
 }
 
-export function product(p: Record<string, unknown>, origin: Origin): ImportedResource | string {
+/** A product's answer (Product-index) carries no ProviderID: the provider the operator names (--product-provider) stands in. */
+export function product(p: Record<string, unknown>, origin: Origin, providerId?: number): ImportedResource | string {
   if (!Number.isInteger(p.ID) || typeof p.Name !== "string") return "a product needs an integer ID and a Name";
+  if (!Number.isInteger(p.ProviderID) && providerId === undefined)
+    return "the portal's product answer carries no ProviderID: pass --product-provider ID (the identity provider its products use)";
   const { kept, unmanaged } = pick(p, productShapes, ["ID", "APIDetails", "IsDocumentationOnly"]);
   const details = apiDetails(p.APIDetails, unmanaged);
   if (p.IsDocumentationOnly === true) return "a documentation-only product: gatesync manages regular products";
-  const spec = { ...kept, ...(details === undefined || details.length === 0 ? {} : { APIDetails: details }) };
+  const spec = {
+    ...(providerId === undefined ? {} : { ProviderID: providerId }),
+    ...kept,
+    ...(details === undefined || details.length === 0 ? {} : { APIDetails: details }),
+  };
   const id = String(p.ID);
   return { kind: apiProductKind.kind, name: resourceName(p.Name), spec, annotations: { [adoptAnnotation]: id }, origin, sourceId: `product:${id}`, unmanaged };
 }

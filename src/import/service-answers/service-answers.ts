@@ -36,11 +36,11 @@ interface AnswerFile {
 }
 
 /** What a file of this name holds, by its name; undefined for a name the directory should not hold. */
-export function answerFileOf(name: string): AnswerFile | undefined {
+export function answerFileOf(name: string, productProvider?: number): AnswerFile | undefined {
   const provider = /^client-types-(\d+)\.json$/.exec(name);
   const api = /^oauth-clients-(.+)\.json$/.exec(name);
   const key = /^org-key-(.+)\.json$/.exec(name);
-  if (name === "products.json") return { what: "the portal's products (GET /products)", members: [], read: product };
+  if (name === "products.json") return { what: "the portal's products (GET /products)", members: [], read: (p, o) => product(p, o, productProvider) };
   if (provider !== null) return { what: "a provider's client types", members: [], read: (c, o) => clientType(Number(provider[1]), c, o) };
   if (name === "portal-webhooks.json") return { what: "the portal's webhooks (GET /webhooks)", members: [], read: portalWebhook };
   if (name === "dashboard-webhooks.json") return { what: "the dashboard's hooks (GET /api/hooks)", members: ["hooks"], read: dashboardWebhook };
@@ -67,12 +67,12 @@ function readAnswer(file: string, answer: unknown, kind: AnswerFile): SourceRead
   return read;
 }
 
-export async function readServiceAnswers(root: string, limits: InputLimits): Promise<SourceRead> {
+export async function readServiceAnswers(root: string, limits: InputLimits, productProvider?: number): Promise<SourceRead> {
   const names = (await readdir(root)).sort();
   if (names.length > limits.maxFiles) throw new InputProblem(`the directory holds ${names.length} files, more than the ${limits.maxFiles} an import reads`);
   const read: SourceRead = { resources: [], entries: [] };
   for (const name of names) {
-    const kind = answerFileOf(name);
+    const kind = answerFileOf(name, productProvider);
     if (kind === undefined) {
       read.entries.push(
         skipEntry({ file: name }, source, "not a file name of the saved answers", "name each answer as docs/user/import.md's curl lines save it"),

@@ -17,6 +17,7 @@ export function addImportCommand(program: Command, io: CliIo): void {
     .option("--operator <file>", "the operator's manifests: OAS API resources and their ConfigMaps (repeatable)", collect, [])
     .option("--dashboard-export <file>", "a dashboard OAS export, JSON or YAML (repeatable)", collect, [])
     .option("--answers <dir>", "the services' list and read answers, saved as docs/user/import.md says (repeatable)", collect, [])
+    .option("--product-provider <id>", "the identity provider of the portal's products (their answers carry none)")
     .option("--merge", "write into an existing repository, touching only the files it imports", false)
     .option("--encrypt-to <recipient>", "an age recipient: secrets go to a SOPS file of the environment instead of ${env:} (repeatable)", collect, [])
     .option("--environment <name>", "the environment whose SOPS file holds the secrets (secrets/NAME/imported.enc.yaml)", "default")

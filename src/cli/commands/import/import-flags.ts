@@ -9,4 +9,5 @@ export interface ImportFlags {
   readonly environment: string;
   readonly format: "text" | "json";
   readonly maxFileBytes?: string;
+  readonly productProvider?: string;
 }
