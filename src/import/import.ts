@@ -106,6 +106,8 @@ function againstRepository(
 
 /** The resources whose files the validator refused, each with its first finding. */
 async function refused(temp: string, resources: readonly ImportedResource[]): Promise<Map<ImportedResource, string>> {
+  // nothing to import (every object skipped, or already declared): no resource directory to check
+  if (!existsSync(path.join(temp, "config"))) return new Map();
   const result = await RepositoryValidator.oneShot().validate({ root: path.join(temp, "config") });
   const out = new Map<ImportedResource, string>();
   for (const d of result.diagnostics) {

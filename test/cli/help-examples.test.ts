@@ -63,6 +63,15 @@ async function startPromotionDaemon(): Promise<void> {
   await candidateReady(promotion);
 }
 
+/** The dashboard's OAS export of the scaffold's API (docs/user/import.md): its document with the extension and the API's id. */
+async function writePetstoreExport(repo: string): Promise<void> {
+  const ext = { info: { id: "petstore-v1", name: "Petstore", state: { active: true } }, server: { listenPath: { value: "/petstore/", strip: true } } };
+  await writeFile(
+    path.join(repo, "petstore.oas.json"),
+    JSON.stringify({ openapi: "3.0.3", info: { title: "Petstore", version: "1.0.0" }, paths: {}, "x-tyk-api-gateway": ext }),
+  );
+}
+
 const secondRevision = {
   "config/keys.yaml": `${doc("OrgKey", "acme", "keyId: org-acme\nrate: 20")}---\n${doc("OrgKey", "globex", "keyId: org-globex\nrate: 5")}`,
 };
@@ -128,6 +137,13 @@ const steps: readonly Step[] = [
   { line: "gatesync completion fish", where: "repo", exit: 0, shows: /complete -c gatesync/ },
   { line: "gatesync demo --once", where: "repo", exit: 0, shows: /Apply: 17 applied/ },
   { line: "gatesync demo --serve", where: "repo", exit: 0, until: /Ctrl-C to stop/, address: ["--listen", "127.0.0.1:0"] },
+  {
+    line: "gatesync import --dashboard-export petstore.oas.json --merge .",
+    where: "repo",
+    exit: 0,
+    before: writePetstoreExport,
+    shows: /api:petstore-v1 is already declared as ApiDefinition\/petstore in config\/api-definition.yaml: left as it is/,
+  },
 ];
 
 /** A command that runs until stopped: started, awaited until `until` shows, stopped; its exit code and output. */

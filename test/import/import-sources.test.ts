@@ -6,7 +6,7 @@
  * and gatesync's reader decrypt. No secret value is printed or written in clear.
  */
 import { execFileSync } from "node:child_process";
-import { mkdir, mkdtemp, readFile, readdir, symlink, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, readdir, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { createDecipheriv } from "node:crypto";
@@ -65,7 +65,7 @@ describe("gatesync import from a sync-tool dump", () => {
       const r = await runCli(["import", o1, "--sync-dump", d]);
       expect(r.code, r.stdout + r.stderr).toBe(0);
       expect(r.stdout).toContain("as ApiDefinition/alpha (by its id)");
-      expect(r.stdout).toMatch(/classic API definition "old".*\n.*migrate\?dryRun=true/);
+      expect(r.stdout).toMatch(/classic API definition "old".*\n.*\/api\/apis\/migrate" .*"mode":"dryRun"/);
       expect(r.stdout).toContain("a security policy: outside gatesync's kinds");
       const files = await tree(o1);
       const doc = JSON.parse(files["config/api-definitions/alpha.openapi.json"]!) as Record<string, Record<string, Record<string, unknown>>>;

@@ -11,7 +11,7 @@ import type { IndexedFile } from "./index-file.js";
 const source = "sync-dump";
 
 export const classicHint =
-  'migrate it to OpenAPI first with the dashboard\'s migrate endpoint, trying it with dryRun (`curl -X POST "$DASHBOARD_URL/api/apis/migrate?dryRun=true" -H "Authorization: $DASHBOARD_TOKEN" -d \'{"apiIDs":["<api id>"]}\'`), then dump again';
+  'migrate it to OpenAPI first with the dashboard\'s migrate endpoint, trying it in its dryRun mode (`curl -X POST "$DASHBOARD_URL/api/apis/migrate" -H "Authorization: $DASHBOARD_TOKEN" -d \'{"mode":"dryRun","apiIDs":["<api id>"]}\'`), then dump again';
 
 /** The document with the index's overrides: upstream, listen path and its strip. */
 function withOverrides(document: Record<string, unknown>, o: IndexedFile["overrides"]): Record<string, unknown> {
