@@ -19,6 +19,7 @@
  *   BENCH_PARTS=history npm run bench  # a daemon of 20 environments with each history empty and at its bound, no-op rounds alternated (bench/history.ts)
  *   BENCH_PARTS=failover npm run bench # two replicas on PostgreSQL: signal to the other leading and to the next commit applied, after SIGKILL, SIGSTOP, SIGTERM (bench/failover.ts)
  *   BENCH_PARTS=scale npm run bench    # only the 10,000 and 100,000 rows: in-process plan and peak RSS at 10,000, growth to 100,000
+ *   BENCH_PARTS=import npm run bench   # only gatesync import of 10,000 objects against validate of what it wrote (bench/import.ts; its own table)
  *   BENCH_PARTS=sops npm run bench     # only what 1,000 ${sops:} references across 50 SOPS files add to a plan (bench/sops.ts; its own table)
  *   BENCH_PARTS=bounds npm run bench   # only inputs bounded before work: validate with `!!str` keys to without, a daemon's /healthz beside four 36,000-stanza SOPS files (bench/bounds.ts)
  */
@@ -46,6 +47,7 @@ import { startupTable } from "./startup-table.js";
 import { shapesOnly } from "./shapes.js";
 import { webhookOnly } from "./webhook-latency.js";
 import { sopsOnly } from "./sops.js";
+import { importOnly } from "./import.js";
 import { boundsOnly } from "./bounds.js";
 import { buildRows, coldRows, renderTable, rulesRows, scaleRows, tableFooter } from "./table.js";
 import type { SizeResult } from "./table.js";
@@ -277,6 +279,7 @@ const parts: Record<string, () => Promise<void>> = {
   webhook: webhookOnly,
   shapes: shapesOnly,
   sops: sopsOnly,
+  import: importOnly,
   bounds: boundsOnly,
 };
 await (parts[process.env.BENCH_PARTS ?? ""] ?? main)();
