@@ -6,6 +6,7 @@
  */
 import { lstat, open, realpath } from "node:fs/promises";
 import path from "node:path";
+import PQueue from "p-queue";
 import { isInside, toPosix } from "../file-paths.js";
 import { parseYaml } from "../load/yaml-reader.js";
 import { defaultReadLimits } from "../load/parsed-yaml.js";
@@ -31,6 +32,21 @@ export class InputProblem extends Error {
   }
 }
 
+const realRoots = new Map<string, Promise<string>>();
+/** A source root's real path, resolved once per root (every file of a dump is checked against it). */
+function realRoot(root: string): Promise<string> {
+  let found = realRoots.get(root);
+  if (found === undefined) realRoots.set(root, (found = realpath(root)));
+  return found;
+}
+
+/** `work` over `items` with at most `concurrency` at once (p-queue), the results in the items' order: the files of a source are read together, not one after the other. */
+export async function inOrder<T, R>(items: readonly T[], work: (item: T) => Promise<R>, concurrency = 16): Promise<R[]> {
+  const queue = new PQueue({ concurrency });
+  // eslint-disable-next-line no-restricted-syntax -- bounded by the queue: at most `concurrency` reads or writes of local files at once
+  return Promise.all(items.map((item) => queue.add<R>(() => work(item))));
+}
+
 /**
  * The absolute path of `name` below `root`, refused when it is absolute, climbs out with `..`,
  * or resolves (through a symlink) outside the root's real path.
@@ -47,7 +63,7 @@ export async function insidePath(root: string, name: string): Promise<string> {
   } catch {
     throw new InputProblem(`file ${JSON.stringify(toPosix(name))} does not exist`);
   }
-  if (!isInside(real, await realpath(root)))
+  if (!isInside(real, await realRoot(root)))
     throw new InputProblem(`file ${JSON.stringify(toPosix(name))} is a link to outside the source`, "copy the file into the dump");
   return real;
 }

@@ -16,7 +16,7 @@
  * is a located error; a file of another name is reported and left.
  */
 import { readdir } from "node:fs/promises";
-import { InputProblem, readSourceFile } from "../bounded-input.js";
+import { InputProblem, inOrder, readSourceFile } from "../bounded-input.js";
 import type { InputLimits } from "../bounded-input.js";
 import type { ImportedResource, Origin, SourceRead } from "../model.js";
 import { errorEntry, isRecord, skipEntry } from "../model.js";
@@ -71,23 +71,25 @@ export async function readServiceAnswers(root: string, limits: InputLimits, prod
   const names = (await readdir(root)).sort();
   if (names.length > limits.maxFiles) throw new InputProblem(`the directory holds ${names.length} files, more than the ${limits.maxFiles} an import reads`);
   const read: SourceRead = { resources: [], entries: [] };
-  for (const name of names) {
+  const perFile = await inOrder(names, async (name): Promise<SourceRead> => {
     const kind = answerFileOf(name, productProvider);
     if (kind === undefined) {
-      read.entries.push(
-        skipEntry({ file: name }, source, "not a file name of the saved answers", "name each answer as docs/user/import.md's curl lines save it"),
-      );
-      continue;
+      return {
+        resources: [],
+        entries: [skipEntry({ file: name }, source, "not a file name of the saved answers", "name each answer as docs/user/import.md's curl lines save it")],
+      };
     }
     try {
       const docs = await readSourceFile(root, name, limits);
-      const one = readAnswer(name, docs[0]?.value, kind);
-      read.resources.push(...one.resources);
-      read.entries.push(...one.entries);
+      return readAnswer(name, docs[0]?.value, kind);
     } catch (err) {
       if (!(err instanceof InputProblem)) throw err;
-      read.entries.push(errorEntry({ file: name }, source, err.message, err.hint));
+      return { resources: [], entries: [errorEntry({ file: name }, source, err.message, err.hint)] };
     }
+  });
+  for (const one of perFile) {
+    read.resources.push(...one.resources);
+    read.entries.push(...one.entries);
   }
   return read;
 }

@@ -5,7 +5,7 @@
 import { readdir } from "node:fs/promises";
 import { existsSync } from "node:fs";
 import path from "node:path";
-import { InputProblem, readSourceFile } from "../bounded-input.js";
+import { InputProblem, inOrder, readSourceFile } from "../bounded-input.js";
 import type { InputLimits } from "../bounded-input.js";
 import type { ReportEntry, SourceRead } from "../model.js";
 import { errorEntry, skipEntry } from "../model.js";
@@ -41,18 +41,20 @@ async function indexOf(root: string, limits: InputLimits): Promise<{ index: Dump
 export async function readSyncDump(root: string, limits: InputLimits): Promise<SourceRead> {
   const { index, indexName, entries } = await indexOf(root, limits);
   const read: SourceRead = { resources: [], entries: [...entries] };
-  for (const f of index.files) {
+  const perFile = await inOrder(index.files, async (f): Promise<SourceRead> => {
     const origin = { file: f.file };
     try {
       const docs = await readSourceFile(root, f.file, limits);
-      const one = dumpFileRead(docs[0]?.value, f, origin);
-      read.resources.push(...one.resources);
-      read.entries.push(...one.entries);
+      return dumpFileRead(docs[0]?.value, f, origin);
     } catch (err) {
       if (!(err instanceof InputProblem)) throw err;
       const at = indexName === undefined ? origin : { file: indexName, at: f.at };
-      read.entries.push(errorEntry(at, source, `${f.file}: ${err.message}`, err.hint));
+      return { resources: [], entries: [errorEntry(at, source, `${f.file}: ${err.message}`, err.hint)] };
     }
+  });
+  for (const one of perFile) {
+    read.resources.push(...one.resources);
+    read.entries.push(...one.entries);
   }
   for (const p of index.policies) {
     read.entries.push(

@@ -8,6 +8,7 @@ import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, readdir, rename, rm, rmdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { isInside } from "../../file-paths.js";
+import { inOrder } from "../bounded-input.js";
 
 /** Path relative to the repository (posix) → content. */
 export type FileSet = ReadonlyMap<string, string>;
@@ -28,11 +29,9 @@ export async function stageFiles(files: FileSet, near: string): Promise<string> 
   await mkdir(path.dirname(near), { recursive: true });
   const temp = await mkdtemp(path.join(path.dirname(near), ".gatesync-import-"));
   try {
-    for (const [rel, text] of [...files].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
-      const abs = checkedPath(temp, rel);
-      await mkdir(path.dirname(abs), { recursive: true });
-      await writeFile(abs, text, { flag: "wx" });
-    }
+    const entries = [...files].map(([rel, text]) => ({ abs: checkedPath(temp, rel), text }));
+    for (const dir of new Set(entries.map((e) => path.dirname(e.abs)))) await mkdir(dir, { recursive: true });
+    await inOrder(entries, (e) => writeFile(e.abs, e.text, { flag: "wx" }), 32);
     return temp;
   } catch (err) {
     await rm(temp, { recursive: true, force: true });
