@@ -64,7 +64,7 @@ describe("gatesync import: the round trip against the sandbox", () => {
     h = await harness({ files: {} });
     await madeInSandbox(h);
     const answers = await mkdtemp(path.join(tmpdir(), "gatesync-answers-"));
-    const { secrets } = await savedAnswers(h.sandbox.inspect.objects() as Record<string, unknown>, answers);
+    const { secrets } = await savedAnswers(h.sandbox.inspect.objects(), answers);
     const before = counts(h);
 
     const imported = await runCli(
@@ -86,7 +86,7 @@ describe("gatesync import: the round trip against the sandbox", () => {
     expect(imported.stderr).toBe("");
     expect(imported.code, imported.stdout).toBe(0);
     for (const value of secrets) expect(imported.stdout).not.toContain(value);
-    expect(imported.stdout.split("\n").filter((l) => /^  (skipped|error) /.test(l))).toEqual([]);
+    expect(imported.stdout.split("\n").filter((l) => /^ {2}(skipped|error) /.test(l))).toEqual([]);
 
     // the variables the resources read, in gatesync.yaml's scope, with the values the services hold
     const names = (await readFile(path.join(h.dir, ".env.example"), "utf8")).split("\n").flatMap((l) => /^([A-Z0-9_]+)=$/.exec(l)?.[1] ?? []);
