@@ -120,7 +120,9 @@ export function parseJsonBounded(text: string, limits: InputLimits): unknown {
   try {
     return JSON.parse(text) as unknown;
   } catch (err) {
-    throw new InputProblem(`not JSON: ${(err as Error).message.split("\n")[0] ?? ""}`);
+    // V8's message quotes the text around the fault, which may be a secret: only its position is said
+    const at = /at position (\d+)/.exec((err as Error).message)?.[1];
+    throw new InputProblem(`not JSON${at === undefined ? "" : ` (at character ${at})`}`);
   }
 }
 

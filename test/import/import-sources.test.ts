@@ -141,6 +141,7 @@ describe("gatesync import from the operator's manifests and saved answers", () =
   it("a saved answer of a foreign shape is a located error; secrets become references, in .env.example by name only", async () => {
     const dir = await mkdtemp(path.join(tmpdir(), "gatesync-answers-"));
     await writeFile(path.join(dir, "products.json"), JSON.stringify({ not: "a list" }));
+    await writeFile(path.join(dir, "portal-webhooks.json"), '[{"ID": "1", "Name": "x", "URL": "https://h/?token=leaked-token-value" oops');
     await writeFile(
       path.join(dir, "org-key-acme.json"),
       JSON.stringify({
@@ -159,6 +160,8 @@ describe("gatesync import from the operator's manifests and saved answers", () =
     const all = Object.values(files).join("\n") + r.stdout;
     expect(all).not.toContain("very-secret-hmac");
     expect(all).not.toContain("pw-secret");
+    expect(all).not.toContain("leaked-token-value");
+    expect(r.stdout).toMatch(/portal-webhooks.json: not JSON/);
     expect(files["config/org-keys/acme.yaml"]).toContain("hmac_string: ${env:ORG_KEY_ACME_HMAC_STRING}");
     expect(files[".env.example"]).toContain("ORG_KEY_ACME_BASIC_AUTH_DATA_PASSWORD=\n");
   });
