@@ -59,6 +59,8 @@ export interface GatesyncConfig {
   /** How much of each environment's history its state keeps (`history:`). */
   readonly history: ReturnType<typeof historyFromDocument>;
   readonly orphans: "report" | "deactivate";
+  /** `owner:` (docs/user/teams.md): on an environment's effective config, its own or the top level's; read through `claimantOf`. */
+  readonly owner?: string;
   /** The guard against mass deactivation (docs/user/renames.md). */
   readonly deactivationGuard: DeactivationGuard;
   readonly server: {
@@ -188,6 +190,7 @@ export function configFromDocument(doc: Raw, file: string | undefined, baseDir: 
     schedule: scheduleConfig((doc.schedule ?? {}) as Raw),
     history: historyFromDocument(doc.history),
     orphans: doc.orphans === "deactivate" ? "deactivate" : "report",
+    ...(typeof doc.owner === "string" ? { owner: doc.owner } : {}),
     deactivationGuard: deactivationGuard(doc.deactivationGuard as Raw | undefined),
     server: {
       listen: typeof sv.listen === "string" ? sv.listen : "127.0.0.1:9464",

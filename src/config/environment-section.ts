@@ -43,6 +43,8 @@ export interface EnvironmentDefinition {
   readonly secrets?: SecretsConfig;
   readonly notifications?: NotificationsConfig;
   readonly orphans?: "report" | "deactivate";
+  /** Its owner (docs/user/teams.md); absent: the top level's, else its name. */
+  readonly owner?: string;
   /** An explicit state; absent: the top-level state, namespaced by the name. */
   readonly state?: StateConfig;
   readonly patches: readonly PatchSource[];
@@ -102,6 +104,7 @@ export function environmentsFromDocument(raw: Raw, resolve: (p: string) => strin
       ...(e.secrets === undefined ? {} : { secrets: secretsConfig(e.secrets as Raw, resolve) }),
       ...(notifications === undefined ? {} : { notifications }),
       ...(e.orphans === "deactivate" || e.orphans === "report" ? { orphans: e.orphans } : {}),
+      ...(typeof e.owner === "string" ? { owner: e.owner } : {}),
       ...(e.state === undefined ? {} : { state: stateConfig(e.state as Raw, resolve, file) }),
       ...(track === undefined ? {} : { track }),
     };
