@@ -256,6 +256,7 @@ export class Reconciler {
       boundary: snapshot.boundary,
       validator: this.opts.validator,
       state: this.opts.state,
+      ...(this.opts.ownership === undefined ? {} : { ownership: this.opts.ownership }),
       env: this.opts.env,
       // the apply's own logger adds a git commit to its lines: not twice
       logger: snapshot.commit === undefined ? log : this.log,

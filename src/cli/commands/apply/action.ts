@@ -12,6 +12,7 @@ import { ErrorCode, UsageError, ValidationFailed } from "../../../errors.js";
 import { createLogger } from "../../../logger.js";
 import type { Plan } from "../../../plan/plan.js";
 import { planChunks } from "../../../plan/render/render.js";
+import { openOwnership } from "../../../record/ownership/open-ownership.js";
 import { openStateBackend } from "../../../record/open-backend.js";
 import { painter } from "../../../text/style.js";
 import { RepositoryValidator } from "../../../validate/repository/repository-validator.js";
@@ -94,6 +95,7 @@ export async function applyAction(opts: ApplyFlags, io: CliIo): Promise<void> {
   const logger = createLogger({ level: io.env.GATESYNC_LOG_LEVEL ?? (io.isTty ? "warn" : "info") });
   const resources = await openResources(config, io.env, opts.dir);
   const state = openStateBackend(config, io.env);
+  const ownership = openOwnership(config, io.env);
   const place = { configDir: top.baseDir, environment, stateDescription: state.description };
   const dispatcher = managementDispatcher();
   const progress = io.isTty ? terminalProgress(process.stderr) : undefined;
@@ -105,6 +107,7 @@ export async function applyAction(opts: ApplyFlags, io: CliIo): Promise<void> {
       ...resources.input,
       validator: RepositoryValidator.oneShot(),
       state,
+      ownership,
       env: io.env,
       logger,
       dispatcher,
@@ -130,6 +133,7 @@ export async function applyAction(opts: ApplyFlags, io: CliIo): Promise<void> {
   } finally {
     progress?.stop();
     await state.close();
+    await ownership.close();
     await resources.close();
     await dispatcher.close().catch(() => undefined);
     interrupt.dispose();
