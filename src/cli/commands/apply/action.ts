@@ -175,6 +175,8 @@ function reportApply(result: ApplyRunResult, io: CliIo, color: boolean, stoppedB
     io.stdout(
       `${painter(color)("yellow", withInvocation(`Blocked, not applied (exit code 3; \`gatesync plan\` says why and what to do): ${blocked.join(", ")}`, inv))}\n`,
     );
+  // refused for their owner (docs/user/teams.md): named here, since the apply's check under the lock may refuse what the plan shown did not
+  for (const c of result.plan.changes) if (c.ownedBy !== undefined && c.action === "blocked" && c.reason !== undefined) io.stdout(`  ${c.reason}\n`);
   if (stoppedBy !== undefined) {
     const left = result.summary.skipped.length;
     io.stdout(
