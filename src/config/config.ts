@@ -14,7 +14,7 @@ import { rulesFromDocument } from "../rules/rules-config.js";
 import type { RulesConfig } from "../rules/rules-config.js";
 import type { PreparedRules } from "../rules/prepare-rules.js";
 import type { NotificationsConfig } from "./notifications.js";
-import { optional, scheduleConfig, secretsConfig, stateConfig, targetsConfig } from "./config-sections.js";
+import { optional, scheduleConfig, secretsConfig, sourceConfig, stateConfig, targetsConfig } from "./config-sections.js";
 import type { ScheduleConfig, SecretsConfig, StateConfig, TargetsConfig } from "./config-sections.js";
 import { environmentsFromDocument, valuesFromDocument } from "./environment-section.js";
 import type { EnvironmentDefinition, EnvironmentValue, PatchSource } from "./environment-section.js";
@@ -22,21 +22,9 @@ import { telemetryFromDocument } from "./telemetry-section.js";
 import type { TrackSetting } from "./track-section.js";
 import type { TelemetryConfig } from "./telemetry-section.js";
 
-export type SourceConfig =
-  | { readonly type: "directory"; readonly directory: string; readonly watch: boolean }
-  | {
-      readonly type: "git";
-      readonly url: string;
-      readonly branch?: string;
-      readonly tag?: string;
-      readonly commit?: string;
-      readonly subdirectory: string;
-      readonly cacheDir: string;
-      readonly tokenEnv?: string;
-      readonly sshKeyFile?: string;
-      /** The repository's settings file (team settings), relative to the repository's root: `gatesync.yaml` unless named. */
-      readonly config?: string;
-    };
+import type { SourceConfig } from "./config-sections.js";
+
+export type { SourceConfig } from "./config-sections.js";
 
 export interface GatesyncConfig {
   /** The file it was read from (absolute), or undefined for the built-in default. */
@@ -143,25 +131,6 @@ function deactivationGuard(raw: Raw | undefined): DeactivationGuard {
     maxShare: typeof raw?.maxShare === "number" ? raw.maxShare : defaultMaxShare,
     allow: raw?.allow === true,
     ...optional("allowCommit", raw?.allowCommit),
-  };
-}
-
-/** The source section: a git repository or a directory; paths relative to the config. */
-function sourceConfig(src: Raw, resolve: (p: string) => string): SourceConfig {
-  if (!("git" in src)) return { type: "directory", directory: resolve(String(src.directory)), watch: src.watch === true };
-  const g = src.git as Raw;
-  return {
-    type: "git",
-    // a local path written relative (./repo.git) is relative to the config, like every other path
-    url: /^\.\.?\//.test(String(g.url)) ? resolve(String(g.url)) : String(g.url),
-    ...optional("branch", g.branch),
-    ...optional("tag", g.tag),
-    ...optional("commit", g.commit),
-    subdirectory: typeof g.subdirectory === "string" ? g.subdirectory : ".",
-    cacheDir: resolve(typeof g.cacheDir === "string" ? g.cacheDir : ".gatesync/git"),
-    ...optional("tokenEnv", g.tokenEnv),
-    ...optional("sshKeyFile", g.sshKeyFile, resolve),
-    ...optional("config", g.config),
   };
 }
 

@@ -53,6 +53,7 @@ function effective(config: GatesyncConfig, env: EnvironmentDefinition): Environm
     secrets: env.secrets ?? config.secrets,
     orphans: env.orphans ?? config.orphans,
     owner: env.owner ?? config.owner ?? env.name,
+    source: env.source ?? config.source,
     state: env.state ?? namespacedState(config.state, env.name),
     values,
     patches: env.patches,

@@ -50,6 +50,7 @@ export const environmentOperatorSettings: readonly string[] = [
   "notifications",
   "orphans",
   "owner",
+  "source",
   "state",
   "track",
   "soak",

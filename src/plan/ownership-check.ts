@@ -58,7 +58,7 @@ const ownedText = (id: string, row: OwnershipRow): string =>
 
 /** The hint of a refusal: the owner's to change, or the operator's to hand over. */
 export const ownedHint = (row: OwnershipRow): string =>
-  `leave it to team ${row.owner} (its repository changes it), or have the operator hand it over with \`gatesync ownership transfer\` (docs/user/teams.md)`;
+  `leave it to team ${row.owner} (its repository changes it), or have the operator hand it over (gatesync ownership transfer: docs/user/teams.md)`;
 
 const writes = (d: PlannedChange): boolean =>
   d.action === "create" || d.action === "update" || d.action === "adopt" || (d.action === "moved" && d.operation !== undefined) || d.deactivate === true;
