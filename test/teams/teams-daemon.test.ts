@@ -134,6 +134,8 @@ describe("each team's own daemon", () => {
     const billing = await team("billing", {
       "config/acme.yaml": orgKey({ name: "acme", keyId: "acme-d2", rate: 777, per: 60 }),
       "config/shared.yaml": orgKey({ name: "shared", keyId: "shared-d2", rate: 3, per: 60 }),
+      // a forged owner in the repository's own settings file: the operator's setting, ignored with a note
+      "gatesync.yaml": "apiVersion: gatesync.dev/v1\nkind: GatesyncConfig\nowner: payments\nenvironments:\n  billing-prod:\n    owner: payments\n",
     });
     const a = await daemonOf(operatorFile([entry(payments, testSchema())], payments));
     await a.daemon.firstRun;
@@ -141,8 +143,10 @@ describe("each team's own daemon", () => {
     const b = await daemonOf(bText);
     try {
       await b.daemon.firstRun;
-      expect(b.daemon.environments.get("billing-prod")!.lastRun!.summary?.blocked).toEqual(["OrgKey/acme"]);
+      const first = b.daemon.environments.get("billing-prod")!.lastRun!;
+      expect(first.summary?.blocked).toEqual(["OrgKey/acme"]);
       expect(b.logs.join("")).toContain(refusal("OrgKey/acme", "acme-d2", "payments"));
+      expect(first.ignoredSettings?.map((d) => d.path)).toEqual(expect.arrayContaining(["owner", "environments.billing-prod.owner"]));
       expect(orgKeysOf(sandbox).get("acme-d2")?.session.rate).toBe(100);
       expect(orgKeysOf(sandbox).get("shared-d2")?.writes).toBe(1);
       // the operator hands billing's key to payments; billing then drops it, under orphans: deactivate

@@ -113,4 +113,54 @@ describe("two teams on one gateway", () => {
       await state.close();
     }
   });
+
+  it("shows a registry row of an unknown target as ignored, skips a malformed one, and plans as before", async () => {
+    const Database = (await import("better-sqlite3")).default;
+    const db = new Database(path.join(dir, "states", "ownership.db"));
+    const insert = db.prepare("INSERT INTO owners VALUES (?, ?, ?, ?, ?, ?, ?)");
+    insert.run("gateway", "https://gateway.elsewhere.example", "org-key:billing-own", "payments", "default", "OrgKey/forged", "2026-12-02T00:00:00Z");
+    insert.run("gateway", sandbox.urls.gateway.replace(/\/$/, ""), "org-key:broken", "", "default", "OrgKey/broken", "2026-12-02T00:00:00Z");
+    db.close();
+    const listed = await runCli(["ownership", "list", "-c", billing], env);
+    expect(listed.stdout).toContain("org-key:billing-own  gateway https://gateway.elsewhere.example  owner payments (environment default)  claimed by OrgKey/forged");
+    expect(listed.stdout).toContain("(a target no environment of this config names: ignored by its runs)");
+    expect(listed.stdout).not.toContain("org-key:broken");
+    // billing's own key is still its own: the row of another target is not read
+    const planned = await plan(billing);
+    expect(planned.stdout).not.toContain("OWNED_ELSEWHERE: OrgKey/billing-own");
+    expect(planned.code).toBe(0);
+  });
+
+  it("refuses an unknown owner name or an object nobody owns on release", async () => {
+    const bad = await runCli(["ownership", "transfer", "org-key:acme", "--interface", "gateway", "--to", "Pay Ments", "--to-environment", "x", "--reason", "r", "-c", billing], env);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain("--to and --to-environment must be short names");
+    const none = await runCli(["ownership", "release", "org-key:nobody", "--interface", "gateway", "--reason", "r", "-c", billing], env);
+    expect(none.code).toBe(1);
+    expect(none.stderr).toContain("org-key:nobody on gateway");
+    expect(none.stderr).toContain("has no owner in the registry");
+  });
+
+  it("releases an object: the next owner whose apply declares it claims it", async () => {
+    const released = await runCli(["ownership", "release", "org-key:acme", "--interface", "gateway", "--reason", "billing gives acme up", "-c", billing], env);
+    expect(released.code).toBe(0);
+    await writeTeam(dir, "payments", teamConfig("payments", sandbox, { owner: "payments" }), { "acme.yaml": orgKey({ name: "acme", rate: 300, per: 60 }) });
+    expect((await apply(payments)).code).toBe(0);
+    expect(orgKeysOf(sandbox).get("acme")?.session.rate).toBe(300);
+    const rows = JSON.parse((await runCli(["ownership", "list", "-c", payments, "--format", "json"], env)).stdout) as Array<{ object: string; owner: string }>;
+    expect(rows.find((r) => r.object === "org-key:acme")?.owner).toBe("payments");
+    // billing, declaring it still, no longer manages it: its no-op says so, a re-assert (an update) is refused
+    const json = JSON.parse((await runCli(["plan", "-c", billing, "--format", "json"], env)).stdout) as { changes: Array<{ id: string; action: string; ownedBy?: object; notes: string[] }> };
+    expect(json.changes.find((c) => c.id === "OrgKey/acme")).toMatchObject({
+      action: "no-op",
+      ownedBy: { owner: "payments", environment: "default" },
+      notes: [expect.stringContaining("is owned by team payments (environment default): not managed here")],
+    });
+    await writeTeam(dir, "billing", teamConfig("billing", sandbox, { owner: "billing" }), {
+      "acme.yaml": orgKey({ name: "acme", rate: 250, per: 60 }),
+      "own.yaml": orgKey({ name: "billing-own", rate: 5, per: 60 }),
+    });
+    expect((await apply(billing)).stdout).toContain("OWNED_ELSEWHERE: OrgKey/acme");
+    expect(orgKeysOf(sandbox).get("acme")?.session.rate).toBe(300);
+  });
 });
