@@ -23,6 +23,8 @@ export interface OwnershipView {
   readonly rows: ReadonlyMap<string, OwnershipRow>;
 }
 
+const noCompare: Readonly<Record<string, unknown>> = Object.freeze({});
+
 /** The object a resource's request (or a record) stands for: its content key (a name the server ids by), else its address key. */
 export function objectOf(kind: string, address: Readonly<Record<string, string>>, compare: Readonly<Record<string, unknown>>): string | undefined {
   const keys = knownKind(kind)?.objectKeys(address, compare);
@@ -33,7 +35,10 @@ export function objectOf(kind: string, address: Readonly<Record<string, string>>
 export function desiredKey(d: Desired, targets: OwnershipView["targets"]): OwnershipKey | undefined {
   const kind = knownKind(d.kind);
   const url = kind === undefined ? undefined : targets[kind.interface];
-  const object = objectOf(d.kind, d.request.address, d.request.readCompare());
+  // a kind that names its objects itself (no server id) is known by its address alone: its
+  // request's compare is not read (made again from the resource, it would double a plan's time)
+  const byAddress = kind?.serverId === undefined ? kind?.objectKeys(d.request.address, noCompare) : undefined;
+  const object = byAddress?.address !== undefined && byAddress.content === undefined ? byAddress.address : objectOf(d.kind, d.request.address, d.request.readCompare());
   return kind === undefined || url === undefined || object === undefined ? undefined : { interface: kind.interface, url, object };
 }
 
