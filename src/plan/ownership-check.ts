@@ -6,7 +6,7 @@
  * this plan leaves alone (a no-op, an orphan reported) gets a note, and a reference to another
  * owner's API is said to be one. Pure: the registry's rows come in as data (run/ reads them).
  */
-import { knownKind } from "../kinds/registry.js";
+import { allKinds, knownKind } from "../kinds/registry.js";
 import type { InterfaceName } from "../contract/interfaces.js";
 import type { ResourceRecord, StateSnapshot } from "../record/state.js";
 import { keyOf } from "../record/ownership/ownership.js";
@@ -77,12 +77,17 @@ export function refuseOwned(d: PlannedChange, row: OwnershipRow): PlannedChange 
   return { ...rest, action: "blocked", fields: [], ownedBy, reason, hint: ownedHint(row) };
 }
 
+/** The kind that provides API ids (the gateway's API definitions): what a reference by API id names. */
+const apiKind = allKinds().find((k) => k.providedApiId !== undefined);
+
 /** A declared API id another owner holds (an OAuth client of it): a reference, not a write. */
 function referenceNote(d: Desired, view: OwnershipView): string | undefined {
   const apiId = d.request.address.apiID;
-  const url = view.targets.gateway;
-  if (apiId === undefined || url === undefined || d.kind === "ApiDefinition") return undefined;
-  const row = view.rows.get(keyOf({ interface: "gateway", url, object: `api:${apiId}` }));
+  if (apiKind === undefined || apiId === undefined || d.kind === apiKind.kind) return undefined;
+  const url = view.targets[apiKind.interface];
+  const object = apiKind.objectKeys({ apiID: apiId }, noCompare).address;
+  if (url === undefined || object === undefined) return undefined;
+  const row = view.rows.get(keyOf({ interface: apiKind.interface, url, object }));
   if (row === undefined || !isElsewhere(row, view.claimant)) return undefined;
   return `references API ${apiId}, owned by team ${row.owner} (environment ${row.environment}): a reference across owners, allowed (nothing of it is written)`;
 }

@@ -210,6 +210,20 @@ function holdsOf(
   return holds;
 }
 
+/** What a run's end tells: the history, the verifier, the notifications, the daemon. */
+function runEnded(
+  name: string,
+  parts: { readonly history: RunHistory; readonly verifier: Verifier; readonly notifier: Notifier | undefined },
+  shared: SharedParts,
+): NonNullable<ConstructorParameters<typeof Reconciler>[0]["onRun"]> {
+  return (report, plan) => {
+    parts.history.runFinished(report, plan);
+    parts.verifier.runEnded();
+    parts.notifier?.runFinished(report);
+    shared.onRun(name, report, plan);
+  };
+}
+
 export function createEnvironmentUnit(environment: EnvironmentConfig, configHash: string, shared: SharedParts): EnvironmentUnit {
   const { name, config } = environment;
   // the implicit environment logs as a daemon of one environment always did: without the name
@@ -245,12 +259,7 @@ export function createEnvironmentUnit(environment: EnvironmentConfig, configHash
     ...(shared.retryBaseMs === undefined ? {} : { retryBaseMs: shared.retryBaseMs }),
     observer: history,
     ...(notifier === undefined ? {} : { onRunStart: (where: { commit?: string }) => notifier.runStarted(where.commit) }),
-    onRun: (report, plan) => {
-      history.runFinished(report, plan);
-      verifier.runEnded();
-      notifier?.runFinished(report);
-      shared.onRun(name, report, plan);
-    },
+    onRun: runEnded(name, { history, verifier, notifier }, shared),
   });
   // a PostgreSQL state is written by whichever replica leads the environment: read again every 2 s
   const writtenElsewhere = config.state.backend === "postgres";

@@ -132,8 +132,7 @@ export async function applyAction(opts: ApplyFlags, io: CliIo): Promise<void> {
     reportApply(result, io, color, interrupt.received(), invocationWith(config, opts.dir));
   } finally {
     progress?.stop();
-    await state.close();
-    await ownership.close();
+    await state.close().then(async () => ownership.close());
     await resources.close();
     await dispatcher.close().catch(() => undefined);
     interrupt.dispose();
