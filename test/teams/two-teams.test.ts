@@ -51,6 +51,9 @@ describe("two teams on one gateway", () => {
     // blocked (3), and the rest planned: billing's own key is a create
     expect(planned.code).toBe(3);
     expect(planned.stdout).toMatch(/\+ OrgKey\/billing-own/);
+    // the merge request's comment says it, before the merge
+    const comment = await runCli(["plan", "-c", billing, "--format", "markdown"], env);
+    expect(comment.stdout).toContain(refusal);
 
     const applied = await apply(billing);
     expect(applied.stdout + applied.stderr).toContain("OWNED_ELSEWHERE");

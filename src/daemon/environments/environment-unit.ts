@@ -263,7 +263,7 @@ export function createEnvironmentUnit(environment: EnvironmentConfig, configHash
   });
   // a PostgreSQL state is written by whichever replica leads the environment: read again every 2 s
   const writtenElsewhere = config.state.backend === "postgres";
-  const { snapshots, preview } = stateViews({ reconciler, history, state, validator: shared.validator, env: shared.env, writtenElsewhere });
+  const { snapshots, preview } = stateViews({ reconciler, history, state, ownership, validator: shared.validator, env: shared.env, writtenElsewhere });
   const page = statusPage({
     reconciler,
     history,
