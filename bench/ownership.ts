@@ -42,8 +42,15 @@ const claimOf = (i: number, owner: string): OwnershipClaim => ({
 
 async function planFigures(n: number): Promise<Record<string, number>> {
   const set = await desiredFrom(numberedOrgKeys(n));
-  const rows: OwnershipRow[] = Array.from({ length: n }, (_, i) => ({ ...claimOf(i, i % 2 === 0 ? "payments" : "billing"), claimedAt: "2026-12-02T00:00:00Z" }));
-  const view: OwnershipView = { claimant: { owner: "billing", environment: "billing" }, targets: { gateway: url }, rows: new Map(rows.map((r) => [keyOf(r), r])) };
+  const rows: OwnershipRow[] = Array.from({ length: n }, (_, i) => ({
+    ...claimOf(i, i % 2 === 0 ? "payments" : "billing"),
+    claimedAt: "2026-12-02T00:00:00Z",
+  }));
+  const view: OwnershipView = {
+    claimant: { owner: "billing", environment: "billing" },
+    targets: { gateway: url },
+    rows: new Map(rows.map((r) => [keyOf(r), r])),
+  };
   const without = await timed(() => computePlan(set.desired, emptyState, planOptions));
   const withCheck = await timed(() => computePlan(set.desired, emptyState, { ...planOptions, ownership: view }));
   return { resources: n, planMs: without, planWithOwnershipMs: withCheck };

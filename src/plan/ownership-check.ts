@@ -38,7 +38,8 @@ export function desiredKey(d: Desired, targets: OwnershipView["targets"]): Owner
   // a kind that names its objects itself (no server id) is known by its address alone: its
   // request's compare is not read (made again from the resource, it would double a plan's time)
   const byAddress = kind?.serverId === undefined ? kind?.objectKeys(d.request.address, noCompare) : undefined;
-  const object = byAddress?.address !== undefined && byAddress.content === undefined ? byAddress.address : objectOf(d.kind, d.request.address, d.request.readCompare());
+  const object =
+    byAddress?.address !== undefined && byAddress.content === undefined ? byAddress.address : objectOf(d.kind, d.request.address, d.request.readCompare());
   return kind === undefined || url === undefined || object === undefined ? undefined : { interface: kind.interface, url, object };
 }
 
@@ -118,7 +119,12 @@ export function checkOwnership(
 }
 
 /** The registry key of a change's object: its declared resource's, or its record's (an orphan). */
-export function changeKey(id: string, desired: ReadonlyMap<string, Desired>, state: StateSnapshot, targets: OwnershipView["targets"]): OwnershipKey | undefined {
+export function changeKey(
+  id: string,
+  desired: ReadonlyMap<string, Desired>,
+  state: StateSnapshot,
+  targets: OwnershipView["targets"],
+): OwnershipKey | undefined {
   const d = desired.get(id);
   if (d !== undefined) return desiredKey(d, targets);
   const record = state.resources.get(id);

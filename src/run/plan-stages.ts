@@ -167,7 +167,13 @@ export async function computeThePlan(
   ownership: OwnershipView | undefined,
 ): Promise<PlanRun> {
   const commit = await input.commit;
-  const options = planOptions(reviewedSaved(saved) ? { ...input, allowMassDeactivation: true } : input, kept.hashKey.key, kept.selected?.plan, commit, ownership);
+  const options = planOptions(
+    reviewedSaved(saved) ? { ...input, allowMassDeactivation: true } : input,
+    kept.hashKey.key,
+    kept.selected?.plan,
+    commit,
+    ownership,
+  );
   const compute = (): Plan => computePlan(kept.desired.desired, state, options);
   const plan = input.traced === false ? compute() : tracedPlan(compute);
   const { desired, resources, hashKey, warnings, ruleFindings } = kept;

@@ -96,7 +96,11 @@ async function daemonOf(text: string): Promise<Running> {
 /** Asks for a sync and waits until each environment named ran its source's `commit`. */
 async function syncTo(d: Daemon, runs: Record<string, string>): Promise<void> {
   expect((await call(`${d.url}/sync`, { method: "POST", headers: { authorization: `Bearer ${syncToken}` } })).status).toBe(202);
-  for (const [name, commit] of Object.entries(runs)) await eventually(() => d.environments.get(name)?.lastRun, (r) => r?.commit === commit);
+  for (const [name, commit] of Object.entries(runs))
+    await eventually(
+      () => d.environments.get(name)?.lastRun,
+      (r) => r?.commit === commit,
+    );
 }
 
 const refusal = (id: string, key: string, owner: string): string =>
@@ -152,12 +156,31 @@ describe("each team's own daemon", () => {
       // the operator hands billing's key to payments; billing then drops it, under orphans: deactivate
       const bFile = path.join(await tempRepo({ "gatesync.yaml": bText }), "gatesync.yaml");
       const moved = await runCli(
-        ["ownership", "transfer", "org-key:shared-d2", "--interface", "gateway", "--to", "payments", "--to-environment", "payments-prod", "--reason", "handover", "-c", bFile, "--env", "billing-prod"],
+        [
+          "ownership",
+          "transfer",
+          "org-key:shared-d2",
+          "--interface",
+          "gateway",
+          "--to",
+          "payments",
+          "--to-environment",
+          "payments-prod",
+          "--reason",
+          "handover",
+          "-c",
+          bFile,
+          "--env",
+          "billing-prod",
+        ],
         { GW_KEY: testCredentials.gatewayKey, PG_URL: pgUrl },
       );
       expect(moved.stderr).toBe("");
       const commit = await billing.push(
-        { "config/acme.yaml": orgKey({ name: "other", keyId: "billing-d2", rate: 1, per: 60 }), "config/shared.yaml": orgKey({ name: "more", keyId: "billing-d2b", rate: 1, per: 60 }) },
+        {
+          "config/acme.yaml": orgKey({ name: "other", keyId: "billing-d2", rate: 1, per: 60 }),
+          "config/shared.yaml": orgKey({ name: "more", keyId: "billing-d2b", rate: 1, per: 60 }),
+        },
         "billing drops acme and shared",
       );
       await syncTo(b.daemon, { "billing-prod": commit });

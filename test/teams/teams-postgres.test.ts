@@ -48,7 +48,10 @@ async function applyAll(config: string, names: readonly string[], at = 5): Promi
 }
 
 const rowsOf = (object: string): Promise<Row[]> =>
-  sql<Row>("SELECT object, owner, environment FROM gatesync_ownership.owners WHERE url = $1 AND object = $2", [sandbox.urls.gateway.replace(/\/$/, ""), object]);
+  sql<Row>("SELECT object, owner, environment FROM gatesync_ownership.owners WHERE url = $1 AND object = $2", [
+    sandbox.urls.gateway.replace(/\/$/, ""),
+    object,
+  ]);
 
 describe("ownership on PostgreSQL", () => {
   it("40 environments overlapping on one org key: 1 owner, 1 write, 39 refusals, the owner's value", async () => {
@@ -91,7 +94,7 @@ describe("ownership on PostgreSQL", () => {
     const rows = await rowsOf("org-key:fresh-race");
     expect(rows).toHaveLength(1);
     const winner = rows[0]!.owner;
-    const loser = winner === "team-a" ? rb! : ra!;
+    const loser = winner === "team-a" ? rb : ra;
     expect(loser.stdout + loser.stderr).toContain(`is owned by team ${winner}`);
     const key = orgKeysOf(sandbox).get("fresh-race");
     expect(key?.writes).toBe(1);

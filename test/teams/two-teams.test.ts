@@ -76,7 +76,21 @@ describe("two teams on one gateway", () => {
   it("transfers management with no call; the new owner's apply writes, the old owner's orphan policy leaves it on", async () => {
     const before = callsOf(sandbox);
     const moved = await runCli(
-      ["ownership", "transfer", "org-key:acme", "--interface", "gateway", "--to", "billing", "--to-environment", "default", "--reason", "billing runs acme now", "-c", payments],
+      [
+        "ownership",
+        "transfer",
+        "org-key:acme",
+        "--interface",
+        "gateway",
+        "--to",
+        "billing",
+        "--to-environment",
+        "default",
+        "--reason",
+        "billing runs acme now",
+        "-c",
+        payments,
+      ],
       env,
     );
     expect(moved.stderr).toBe("");
@@ -125,7 +139,9 @@ describe("two teams on one gateway", () => {
     insert.run("gateway", sandbox.urls.gateway.replace(/\/$/, ""), "org-key:broken", "", "default", "OrgKey/broken", "2026-12-02T00:00:00Z");
     db.close();
     const listed = await runCli(["ownership", "list", "-c", billing], env);
-    expect(listed.stdout).toContain("org-key:billing-own  gateway https://gateway.elsewhere.example  owner payments (environment default)  claimed by OrgKey/forged");
+    expect(listed.stdout).toContain(
+      "org-key:billing-own  gateway https://gateway.elsewhere.example  owner payments (environment default)  claimed by OrgKey/forged",
+    );
     expect(listed.stdout).toContain("(a target no environment of this config names: ignored by its runs)");
     expect(listed.stdout).not.toContain("org-key:broken");
     // billing's own key is still its own: the row of another target is not read
@@ -135,7 +151,10 @@ describe("two teams on one gateway", () => {
   });
 
   it("refuses an unknown owner name or an object nobody owns on release", async () => {
-    const bad = await runCli(["ownership", "transfer", "org-key:acme", "--interface", "gateway", "--to", "Pay Ments", "--to-environment", "x", "--reason", "r", "-c", billing], env);
+    const bad = await runCli(
+      ["ownership", "transfer", "org-key:acme", "--interface", "gateway", "--to", "Pay Ments", "--to-environment", "x", "--reason", "r", "-c", billing],
+      env,
+    );
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain("--to and --to-environment must be short names");
     const none = await runCli(["ownership", "release", "org-key:nobody", "--interface", "gateway", "--reason", "r", "-c", billing], env);
@@ -153,7 +172,9 @@ describe("two teams on one gateway", () => {
     const rows = JSON.parse((await runCli(["ownership", "list", "-c", payments, "--format", "json"], env)).stdout) as Array<{ object: string; owner: string }>;
     expect(rows.find((r) => r.object === "org-key:acme")?.owner).toBe("payments");
     // billing, declaring it still, no longer manages it: its no-op says so, a re-assert (an update) is refused
-    const json = JSON.parse((await runCli(["plan", "-c", billing, "--format", "json"], env)).stdout) as { changes: Array<{ id: string; action: string; ownedBy?: object; notes: string[] }> };
+    const json = JSON.parse((await runCli(["plan", "-c", billing, "--format", "json"], env)).stdout) as {
+      changes: Array<{ id: string; action: string; ownedBy?: object; notes: string[] }>;
+    };
     expect(json.changes.find((c) => c.id === "OrgKey/acme")).toMatchObject({
       action: "no-op",
       ownedBy: { owner: "payments", environment: "default" },

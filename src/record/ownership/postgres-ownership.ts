@@ -17,8 +17,7 @@ export const ownershipSchema = "gatesync_ownership";
 const t = `${ownershipSchema}.owners`;
 const columns = "interface, url, object, owner, environment, resource, claimed_at";
 
-const validRows = (rows: readonly Record<string, unknown>[]): OwnershipRow[] =>
-  rows.map(rowOf).filter((r): r is OwnershipRow => typeof r !== "string");
+const validRows = (rows: readonly Record<string, unknown>[]): OwnershipRow[] => rows.map(rowOf).filter((r): r is OwnershipRow => typeof r !== "string");
 
 export class PostgresOwnership implements OwnershipRegistry {
   readonly description: string;
@@ -61,7 +60,9 @@ export class PostgresOwnership implements OwnershipRegistry {
   }
 
   all(): Promise<OwnershipRow[]> {
-    return this.run("cannot read the ownership registry", async (c) => validRows((await c.query(`SELECT ${columns} FROM ${t} ORDER BY interface, url, object`)).rows));
+    return this.run("cannot read the ownership registry", async (c) =>
+      validRows((await c.query(`SELECT ${columns} FROM ${t} ORDER BY interface, url, object`)).rows),
+    );
   }
 
   claim(claims: readonly OwnershipClaim[], now: string): Promise<OwnershipRow[]> {
@@ -74,21 +75,32 @@ export class PostgresOwnership implements OwnershipRegistry {
          ON CONFLICT DO NOTHING`,
         [...args, now],
       );
-      const rows = await c.query(`SELECT ${columns} FROM ${t} WHERE (interface, url, object) IN (SELECT * FROM unnest($1::text[], $2::text[], $3::text[]))`, args.slice(0, 3));
+      const rows = await c.query(
+        `SELECT ${columns} FROM ${t} WHERE (interface, url, object) IN (SELECT * FROM unnest($1::text[], $2::text[], $3::text[]))`,
+        args.slice(0, 3),
+      );
       return validRows(rows.rows);
     });
   }
 
   release(key: OwnershipKey): Promise<OwnershipRow | undefined> {
     return this.run("cannot write the ownership registry", async (c) => {
-      const rows = await c.query(`DELETE FROM ${t} WHERE interface = $1 AND url = $2 AND object = $3 RETURNING ${columns}`, [key.interface, key.url, key.object]);
+      const rows = await c.query(`DELETE FROM ${t} WHERE interface = $1 AND url = $2 AND object = $3 RETURNING ${columns}`, [
+        key.interface,
+        key.url,
+        key.object,
+      ]);
       return validRows(rows.rows)[0];
     });
   }
 
   transfer(key: OwnershipKey, to: Claimant, now: string): Promise<OwnershipRow | undefined> {
     return this.run("cannot write the ownership registry", async (c) => {
-      const before = await c.query(`SELECT ${columns} FROM ${t} WHERE interface = $1 AND url = $2 AND object = $3 FOR UPDATE`, [key.interface, key.url, key.object]);
+      const before = await c.query(`SELECT ${columns} FROM ${t} WHERE interface = $1 AND url = $2 AND object = $3 FOR UPDATE`, [
+        key.interface,
+        key.url,
+        key.object,
+      ]);
       if (before.rows.length === 0) return undefined;
       await c.query(`UPDATE ${t} SET owner = $4, environment = $5, claimed_at = $6 WHERE interface = $1 AND url = $2 AND object = $3`, [
         key.interface,

@@ -26,8 +26,7 @@ const schema = `CREATE TABLE IF NOT EXISTS owners (
 /** The registry's file beside a SQLite state. */
 export const ownershipFileBeside = (statePath: string): string => path.join(path.dirname(statePath), "ownership.db");
 
-const validRows = (rows: readonly Record<string, unknown>[]): OwnershipRow[] =>
-  rows.map(rowOf).filter((r): r is OwnershipRow => typeof r !== "string");
+const validRows = (rows: readonly Record<string, unknown>[]): OwnershipRow[] => rows.map(rowOf).filter((r): r is OwnershipRow => typeof r !== "string");
 
 export class SqliteOwnership implements OwnershipRegistry {
   readonly description: string;

@@ -52,7 +52,13 @@ export async function listAction(opts: OwnershipOptions, io: CliIo): Promise<voi
     const rows = await registry.all();
     const known = knownTargets(top);
     if (opts.format === "json") {
-      io.stdout(`${JSON.stringify(rows.map((r) => ({ ...r, knownTarget: known.has(`${r.interface} ${r.url}`) })), null, 2)}\n`);
+      io.stdout(
+        `${JSON.stringify(
+          rows.map((r) => ({ ...r, knownTarget: known.has(`${r.interface} ${r.url}`) })),
+          null,
+          2,
+        )}\n`,
+      );
       return;
     }
     if (rows.length === 0) io.stdout(`no object has an owner yet (${registry.description})\n`);
@@ -67,7 +73,8 @@ function keyFor(object: string, opts: OwnershipOptions, config: GatesyncConfig):
   const name = opts.interface as InterfaceName;
   if (!interfaceNames().includes(name)) throw new UsageError(`--interface ${JSON.stringify(opts.interface)} is not one of ${interfaceNames().join(", ")}`);
   const url = config.targets[name]?.url;
-  if (url === undefined) throw new UsageError(`the environment has no ${name} target: the object's URL is unknown`, { hint: "pass the --env whose targets hold it" });
+  if (url === undefined)
+    throw new UsageError(`the environment has no ${name} target: the object's URL is unknown`, { hint: "pass the --env whose targets hold it" });
   if (object.trim() === "" || object.length > 1000) throw new UsageError("name the object as `gatesync ownership list` prints it");
   return { interface: name, url: registryUrl(url), object };
 }
@@ -81,7 +88,7 @@ async function audited(config: GatesyncConfig, io: CliIo, record: Omit<Ownership
   const state = openStateBackend(config, io.env);
   const now = new Date().toISOString();
   try {
-    await state.appendHistory({ record: { kind: "ownership", startedAt: now, finishedAt: now, ...record } as OwnershipRecord }, config.history);
+    await state.appendHistory({ record: { kind: "ownership", startedAt: now, finishedAt: now, ...record } }, config.history);
   } finally {
     await state.close();
   }
