@@ -6,6 +6,7 @@ import type { Command } from "commander";
 import { InvalidArgumentError } from "commander";
 import type { CliIo } from "../../common/cli-io.js";
 import { envOptionHelpOne } from "../../common/cli-io.js";
+import { examplesText } from "../../common/help-examples.js";
 import type { OwnershipOptions } from "./action.js";
 
 function formatOf(value: string): "text" | "json" {
@@ -19,13 +20,15 @@ const reasonHelp = 'why (the history row says it: "payments hands acme to billin
 export function addOwnershipCommand(program: Command, io: CliIo): void {
   const ownership = program
     .command("ownership")
-    .description("the ownership registry: which team owns each object on a target, and where it is managed (docs/user/teams.md); the operator's");
+    .description("the ownership registry: which team owns each object on a target, and where it is managed (docs/user/teams.md); the operator's")
+    .addHelpText("after", examplesText("ownership"));
   ownership
     .command("list")
     .description("every row of the registry beside this config's state: object, target, owner, environment, the resource that claimed it")
     .option("-c, --config <file>", "gatesync.yaml", "gatesync.yaml")
     .option("--env <name>", envOptionHelpOne)
     .option("--format <format>", "text or json", formatOf, "text" as const)
+    .addHelpText("after", examplesText("ownership list"))
     .action(async (opts: OwnershipOptions) => (await import("./action.js")).listAction(opts, io));
   ownership
     .command("release")
@@ -35,6 +38,7 @@ export function addOwnershipCommand(program: Command, io: CliIo): void {
     .requiredOption("--reason <text>", reasonHelp)
     .option("-c, --config <file>", "gatesync.yaml", "gatesync.yaml")
     .option("--env <name>", envOptionHelpOne)
+    .addHelpText("after", examplesText("ownership release"))
     .action(async (object: string, opts: OwnershipOptions) => (await import("./action.js")).releaseAction(object, opts, io));
   ownership
     .command("transfer")
@@ -46,5 +50,6 @@ export function addOwnershipCommand(program: Command, io: CliIo): void {
     .requiredOption("--reason <text>", reasonHelp)
     .option("-c, --config <file>", "gatesync.yaml", "gatesync.yaml")
     .option("--env <name>", envOptionHelpOne)
+    .addHelpText("after", examplesText("ownership transfer"))
     .action(async (object: string, opts: OwnershipOptions) => (await import("./action.js")).transferAction(object, opts, io));
 }
