@@ -17,6 +17,7 @@ import { addPromoteCommand } from "./cli/commands/promote/command.js";
 import { addRollbackCommand } from "./cli/commands/rollback/command.js";
 import { addFreezeCommand } from "./cli/commands/freeze/command.js";
 import { addUnfreezeCommand } from "./cli/commands/unfreeze/command.js";
+import { addOwnershipCommand } from "./cli/commands/ownership/command.js";
 import type { CliIo } from "./cli/common/cli-io.js";
 import { addValidateCommand } from "./cli/commands/validate/command.js";
 import { GatesyncError, ValidationFailed } from "./errors.js";
@@ -73,6 +74,7 @@ export function buildProgram(io: CliIo = defaultIo): Command {
   addRollbackCommand(program, io);
   addFreezeCommand(program, io);
   addUnfreezeCommand(program, io);
+  addOwnershipCommand(program, io);
   addRunCommand(program, io);
   addSandboxCommand(program, io);
   addDemoCommand(program, io);

@@ -170,3 +170,39 @@ export function stateConfig(st: Record<string, unknown>, resolve: (p: string) =>
     ...(typeof st.lockStaleAfter === "string" ? { lockStaleMs: parseDuration(st.lockStaleAfter) } : {}),
   };
 }
+
+/** Where the resource files come from (`source:`, top level or an environment's). */
+export type SourceConfig =
+  | { readonly type: "directory"; readonly directory: string; readonly watch: boolean }
+  | {
+      readonly type: "git";
+      readonly url: string;
+      readonly branch?: string;
+      readonly tag?: string;
+      readonly commit?: string;
+      readonly subdirectory: string;
+      readonly cacheDir: string;
+      readonly tokenEnv?: string;
+      readonly sshKeyFile?: string;
+      /** The repository's settings file (team settings), relative to the repository's root: `gatesync.yaml` unless named. */
+      readonly config?: string;
+    };
+
+/** The source section: a git repository or a directory; paths relative to the config. */
+export function sourceConfig(src: Raw, resolve: (p: string) => string): SourceConfig {
+  if (!("git" in src)) return { type: "directory", directory: resolve(String(src.directory)), watch: src.watch === true };
+  const g = src.git as Raw;
+  return {
+    type: "git",
+    // a local path written relative (./repo.git) is relative to the config, like every other path
+    url: /^\.\.?\//.test(String(g.url)) ? resolve(String(g.url)) : String(g.url),
+    ...optional("branch", g.branch),
+    ...optional("tag", g.tag),
+    ...optional("commit", g.commit),
+    subdirectory: typeof g.subdirectory === "string" ? g.subdirectory : ".",
+    cacheDir: resolve(typeof g.cacheDir === "string" ? g.cacheDir : ".gatesync/git"),
+    ...optional("tokenEnv", g.tokenEnv),
+    ...optional("sshKeyFile", g.sshKeyFile, resolve),
+    ...optional("config", g.config),
+  };
+}

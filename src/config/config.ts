@@ -14,7 +14,7 @@ import { rulesFromDocument } from "../rules/rules-config.js";
 import type { RulesConfig } from "../rules/rules-config.js";
 import type { PreparedRules } from "../rules/prepare-rules.js";
 import type { NotificationsConfig } from "./notifications.js";
-import { optional, scheduleConfig, secretsConfig, stateConfig, targetsConfig } from "./config-sections.js";
+import { optional, scheduleConfig, secretsConfig, sourceConfig, stateConfig, targetsConfig } from "./config-sections.js";
 import type { ScheduleConfig, SecretsConfig, StateConfig, TargetsConfig } from "./config-sections.js";
 import { environmentsFromDocument, valuesFromDocument } from "./environment-section.js";
 import type { EnvironmentDefinition, EnvironmentValue, PatchSource } from "./environment-section.js";
@@ -22,21 +22,9 @@ import { telemetryFromDocument } from "./telemetry-section.js";
 import type { TrackSetting } from "./track-section.js";
 import type { TelemetryConfig } from "./telemetry-section.js";
 
-export type SourceConfig =
-  | { readonly type: "directory"; readonly directory: string; readonly watch: boolean }
-  | {
-      readonly type: "git";
-      readonly url: string;
-      readonly branch?: string;
-      readonly tag?: string;
-      readonly commit?: string;
-      readonly subdirectory: string;
-      readonly cacheDir: string;
-      readonly tokenEnv?: string;
-      readonly sshKeyFile?: string;
-      /** The repository's settings file (team settings), relative to the repository's root: `gatesync.yaml` unless named. */
-      readonly config?: string;
-    };
+import type { SourceConfig } from "./config-sections.js";
+
+export type { SourceConfig } from "./config-sections.js";
 
 export interface GatesyncConfig {
   /** The file it was read from (absolute), or undefined for the built-in default. */
@@ -59,6 +47,8 @@ export interface GatesyncConfig {
   /** How much of each environment's history its state keeps (`history:`). */
   readonly history: ReturnType<typeof historyFromDocument>;
   readonly orphans: "report" | "deactivate";
+  /** `owner:` (docs/user/teams.md): on an environment's effective config, its own or the top level's; read through `claimantOf`. */
+  readonly owner?: string;
   /** The guard against mass deactivation (docs/user/renames.md). */
   readonly deactivationGuard: DeactivationGuard;
   readonly server: {
@@ -144,25 +134,6 @@ function deactivationGuard(raw: Raw | undefined): DeactivationGuard {
   };
 }
 
-/** The source section: a git repository or a directory; paths relative to the config. */
-function sourceConfig(src: Raw, resolve: (p: string) => string): SourceConfig {
-  if (!("git" in src)) return { type: "directory", directory: resolve(String(src.directory)), watch: src.watch === true };
-  const g = src.git as Raw;
-  return {
-    type: "git",
-    // a local path written relative (./repo.git) is relative to the config, like every other path
-    url: /^\.\.?\//.test(String(g.url)) ? resolve(String(g.url)) : String(g.url),
-    ...optional("branch", g.branch),
-    ...optional("tag", g.tag),
-    ...optional("commit", g.commit),
-    subdirectory: typeof g.subdirectory === "string" ? g.subdirectory : ".",
-    cacheDir: resolve(typeof g.cacheDir === "string" ? g.cacheDir : ".gatesync/git"),
-    ...optional("tokenEnv", g.tokenEnv),
-    ...optional("sshKeyFile", g.sshKeyFile, resolve),
-    ...optional("config", g.config),
-  };
-}
-
 /** Builds the typed config from a document that passed the schema. */
 export function configFromDocument(doc: Raw, file: string | undefined, baseDir: string): GatesyncConfig {
   const resolve = (p: string): string => path.resolve(baseDir, p);
@@ -188,6 +159,7 @@ export function configFromDocument(doc: Raw, file: string | undefined, baseDir: 
     schedule: scheduleConfig((doc.schedule ?? {}) as Raw),
     history: historyFromDocument(doc.history),
     orphans: doc.orphans === "deactivate" ? "deactivate" : "report",
+    ...(typeof doc.owner === "string" ? { owner: doc.owner } : {}),
     deactivationGuard: deactivationGuard(doc.deactivationGuard as Raw | undefined),
     server: {
       listen: typeof sv.listen === "string" ? sv.listen : "127.0.0.1:9464",

@@ -12,12 +12,12 @@ import { isInside } from "../file-paths.js";
 import { parseSelector } from "../label-selector.js";
 import { notificationsFromDocument } from "./notifications.js";
 import type { NotificationsConfig } from "./notifications.js";
-import { scheduleConfig, secretsConfig, stateConfig, targetsConfig } from "./config-sections.js";
+import { scheduleConfig, secretsConfig, sourceConfig, stateConfig, targetsConfig } from "./config-sections.js";
 import { promotionChainProblems, promotionFromDocument } from "./promotion-section.js";
 import type { PromotionSettings } from "./promotion-section.js";
 import { windowProblems, windowsFromDocument } from "./windows-section.js";
 import type { SyncWindow } from "./windows-section.js";
-import type { ScheduleConfig, SecretsConfig, StateConfig, TargetsConfig } from "./config-sections.js";
+import type { ScheduleConfig, SecretsConfig, SourceConfig, StateConfig, TargetsConfig } from "./config-sections.js";
 import { trackFromDocument } from "./track-section.js";
 import type { TrackSetting } from "./track-section.js";
 
@@ -43,6 +43,10 @@ export interface EnvironmentDefinition {
   readonly secrets?: SecretsConfig;
   readonly notifications?: NotificationsConfig;
   readonly orphans?: "report" | "deactivate";
+  /** Its owner (docs/user/teams.md); absent: the top level's, else its name. */
+  readonly owner?: string;
+  /** Its own repository (a team's: docs/user/teams.md); absent: the top level's. */
+  readonly source?: SourceConfig;
   /** An explicit state; absent: the top-level state, namespaced by the name. */
   readonly state?: StateConfig;
   readonly patches: readonly PatchSource[];
@@ -102,6 +106,8 @@ export function environmentsFromDocument(raw: Raw, resolve: (p: string) => strin
       ...(e.secrets === undefined ? {} : { secrets: secretsConfig(e.secrets as Raw, resolve) }),
       ...(notifications === undefined ? {} : { notifications }),
       ...(e.orphans === "deactivate" || e.orphans === "report" ? { orphans: e.orphans } : {}),
+      ...(typeof e.owner === "string" ? { owner: e.owner } : {}),
+      ...(e.source === undefined ? {} : { source: sourceConfig(e.source as Raw, resolve) }),
       ...(e.state === undefined ? {} : { state: stateConfig(e.state as Raw, resolve, file) }),
       ...(track === undefined ? {} : { track }),
     };

@@ -52,6 +52,8 @@ function effective(config: GatesyncConfig, env: EnvironmentDefinition): Environm
     schedule: env.schedule ?? config.schedule,
     secrets: env.secrets ?? config.secrets,
     orphans: env.orphans ?? config.orphans,
+    owner: env.owner ?? config.owner ?? env.name,
+    source: env.source ?? config.source,
     state: env.state ?? namespacedState(config.state, env.name),
     values,
     patches: env.patches,
@@ -99,6 +101,12 @@ export function environmentNamed(config: GatesyncConfig, name: string): Environm
 /** `--env NAME` as given (one environment), or every environment when it is absent. */
 export function selectEnvironments(config: GatesyncConfig, name: string | undefined): EnvironmentConfig[] {
   return name === undefined ? environmentsOf(config) : [environmentNamed(config, name)];
+}
+
+/** Who an (effective) config's runs claim for (docs/user/teams.md): its owner (default: the environment's name) and its environment. */
+export function claimantOf(config: GatesyncConfig): { readonly owner: string; readonly environment: string } {
+  const environment = config.environment ?? implicitEnvironmentName;
+  return { owner: config.owner ?? environment, environment };
 }
 
 /** A description of a state for messages: the file or the PostgreSQL schema. */

@@ -300,6 +300,7 @@ async function stopDaemon(logger: Logger, r: Running): Promise<void> {
     await u.history
       .settled()
       .then(async () => u.verifier.settled())
-      .then(async () => u.state.close());
+      .then(async () => u.state.close())
+      .then(async () => u.ownership.close());
   logger.info("daemon stopped");
 }

@@ -59,6 +59,8 @@ export interface PlannedChange {
   readonly breaking?: readonly BreakingChange[];
   readonly reason?: string;
   readonly hint?: string;
+  /** The object is another claimant's in the ownership registry (ownership-check.ts): a write of it is refused (OWNED_ELSEWHERE). */
+  readonly ownedBy?: { readonly owner: string; readonly environment: string };
   readonly notes: readonly string[];
   /** Sensitive fields holding SOPS values this plan could not decrypt (not-compared.ts). */
   readonly notCompared?: readonly NotCompared[];

@@ -27,6 +27,8 @@ import { planChange } from "./decide-change.js";
 import type { ChangeContext } from "./decide-change.js";
 import { fieldChanges, isExecutable, movesRecord, refuseUnaddressable } from "./plan-change.js";
 import { planOrphan } from "./orphan.js";
+import { checkOwnership } from "./ownership-check.js";
+import type { OwnershipView } from "./ownership-check.js";
 import { notComparedFields } from "./not-compared.js";
 import { holdsPayload } from "../record/wrappers/lazy-record.js";
 import type { Action, Draft, PlannedChange } from "./plan-change.js";
@@ -113,6 +115,8 @@ export interface PlanOptions {
   readonly selection?: PlanScope;
   /** The guard against mass deactivation (absent: no guard). */
   readonly deactivationGuard?: DeactivationGuard;
+  /** The ownership registry's rows of this environment's targets, and who plans (absent: no check; ownership-check.ts). */
+  readonly ownership?: OwnershipView;
 }
 
 /** What a partial plan needs beyond its selected resources. */
@@ -251,24 +255,10 @@ export function computePlan(desired: readonly Desired[], state: StateSnapshot, o
       ),
     );
   }
-  const { changes, massDeactivation } = guardDeactivations(planned, state, options.deactivationGuard, options.commit);
+  const owned = options.ownership === undefined ? planned : checkOwnership(planned, new Map(desired.map((d) => [d.id, d])), state, options.ownership);
+  const { changes, massDeactivation } = guardDeactivations(owned, state, options.deactivationGuard, options.commit);
   changes.sort((a, b) => a.wave - b.wave || kindOrder(a.kind) - kindOrder(b.kind) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  const count = (a: Action): number => changes.filter((c) => c.action === a).length;
-  const summary: PlanSummary = {
-    resources: desired.length,
-    create: count("create"),
-    update: count("update"),
-    noop: count("no-op"),
-    blocked: count("blocked"),
-    orphan: count("orphan"),
-    adopt: count("adopt"),
-    moved: changes.filter(movesRecord).length,
-    reactivate: changes.filter((c) => c.reactivate === true).length,
-    deactivate: changes.filter((c) => c.deactivate === true).length,
-    quotaResets: changes.filter((c) => c.quotaReset === true).length,
-    breaking: changes.filter(isBreaking).length,
-    calls: countCalls(changes, options.batch),
-  };
+  const summary = summaryOf(changes, desired.length, options.batch);
   return {
     formatVersion: planFormatVersion,
     createdAt: options.now,
@@ -282,6 +272,31 @@ export function computePlan(desired: readonly Desired[], state: StateSnapshot, o
     summary,
     digest: new PlanDigest(changes),
   };
+}
+
+/** The counts of a plan's changes (`resources`: the desired resources planned). */
+function summaryOf(changes: readonly PlannedChange[], resources: number, batch: PlanOptions["batch"]): PlanSummary {
+  const count = (a: Action): number => changes.filter((c) => c.action === a).length;
+  return {
+    resources,
+    create: count("create"),
+    update: count("update"),
+    noop: count("no-op"),
+    blocked: count("blocked"),
+    orphan: count("orphan"),
+    adopt: count("adopt"),
+    moved: changes.filter(movesRecord).length,
+    reactivate: changes.filter((c) => c.reactivate === true).length,
+    deactivate: changes.filter((c) => c.deactivate === true).length,
+    quotaResets: changes.filter((c) => c.quotaReset === true).length,
+    breaking: changes.filter(isBreaking).length,
+    calls: countCalls(changes, batch),
+  };
+}
+
+/** The plan with some of its changes replaced (the same ids, in the same order): its summary and digest of the new ones (the apply's ownership re-check). */
+export function withChanges(plan: Plan, changes: readonly PlannedChange[]): Plan {
+  return { ...plan, changes, summary: summaryOf(changes, plan.summary.resources, plan.batch), digest: new PlanDigest(changes) };
 }
 
 /** Executable changes exist: what --detailed-exitcode reports as 2. */

@@ -10,7 +10,13 @@ import type { Invocation } from "../printed-commands.js";
 import type { PlanRunInput } from "./run-types.js";
 
 /** What the planner is told besides the desired set and the state: the config's policies and the run's. */
-export function planOptions(input: PlanRunInput, hashKey: string, selection: PlanOptions["selection"], commit: string | undefined): PlanOptions {
+export function planOptions(
+  input: PlanRunInput,
+  hashKey: string,
+  selection: PlanOptions["selection"],
+  commit: string | undefined,
+  ownership: PlanOptions["ownership"],
+): PlanOptions {
   const { config } = input;
   const batch = config.targets.gateway?.batch;
   return {
@@ -22,6 +28,7 @@ export function planOptions(input: PlanRunInput, hashKey: string, selection: Pla
     hashKey,
     ...(input.reassert === true ? { reassert: true } : {}),
     ...(selection === undefined ? {} : { selection }),
+    ...(ownership === undefined ? {} : { ownership }),
   };
 }
 

@@ -20,6 +20,7 @@ import { prepareDesired } from "../plan/prepare-desired.js";
 import { noSecrets } from "../plan/outgoing.js";
 import { payloadsNeeded } from "../plan/decide-change.js";
 import type { Plan } from "../plan/plan.js";
+import type { OwnershipView } from "../plan/ownership-check.js";
 import { computePlan } from "../plan/plan.js";
 import { invocationOf } from "../printed-commands.js";
 import { rulesetsOf } from "../rules/prepare-rules.js";
@@ -154,11 +155,25 @@ function reviewedSaved(saved: Plan | undefined): boolean {
 
 /**
  * The plan (`computePlan`, pure: no IO, no lookup), in its `gatesync.plan` span, as gatesync shows
- * it. `saved`: the saved plan an apply checks this one against (its reviewed deactivations are allowed).
+ * it. `saved`: the saved plan an apply checks this one against (its reviewed deactivations are allowed);
+ * `ownership`: the registry's rows (readOwnership), each change checked against them.
  */
-export async function computeThePlan(input: PlanRunInput, ctx: RunContext, kept: PlanInputs, state: StateSnapshot, saved: Plan | undefined): Promise<PlanRun> {
+export async function computeThePlan(
+  input: PlanRunInput,
+  ctx: RunContext,
+  kept: PlanInputs,
+  state: StateSnapshot,
+  saved: Plan | undefined,
+  ownership: OwnershipView | undefined,
+): Promise<PlanRun> {
   const commit = await input.commit;
-  const options = planOptions(reviewedSaved(saved) ? { ...input, allowMassDeactivation: true } : input, kept.hashKey.key, kept.selected?.plan, commit);
+  const options = planOptions(
+    reviewedSaved(saved) ? { ...input, allowMassDeactivation: true } : input,
+    kept.hashKey.key,
+    kept.selected?.plan,
+    commit,
+    ownership,
+  );
   const compute = (): Plan => computePlan(kept.desired.desired, state, options);
   const plan = input.traced === false ? compute() : tracedPlan(compute);
   const { desired, resources, hashKey, warnings, ruleFindings } = kept;

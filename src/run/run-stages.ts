@@ -9,6 +9,7 @@ import { movedSince } from "../record/state.js";
 import { execute, recordMovesAndAdoptions, relabel, reviewAndConfirm, takeLock, versionAfter } from "./apply-stages.js";
 import { computeThePlan, credentialsAndSecrets, planInputs, prepare, readHeads, readPayloads, validate } from "./plan-stages.js";
 import type { Prepared, Validated } from "./plan-stages.js";
+import { claimOwnership, readOwnership } from "./ownership-stages.js";
 import type { ApplyPart, ApplyRunResult, PlanRun, PlanRunInput } from "./run-types.js";
 
 export async function runStages(input: PlanRunInput): Promise<PlanRun>;
@@ -24,12 +25,15 @@ export async function runStages(input: PlanRunInput, apply?: ApplyPart): Promise
     // written since its heads were read: the state came back whole, and is prepared for again
     if (movedSince(heads, state)) prepared = prepare(input, ctx, validated.resources, state);
     const kept = planInputs(input, validated, prepared);
+    const owners = await readOwnership(input);
     // a plan only: nothing holds the resources from here on (the bodies to send would)
     validated = undefined;
     prepared = undefined;
-    const run = await computeThePlan(input, ctx, kept, state, apply?.savedPlan);
-    if (apply === undefined || lock === undefined) return run;
-    if (!(await reviewAndConfirm(run, apply))) return { plan: run.plan, run, declined: true };
+    const planned = await computeThePlan(input, ctx, kept, state, apply?.savedPlan, owners);
+    if (apply === undefined || lock === undefined) return planned;
+    if (!(await reviewAndConfirm(planned, apply))) return { plan: planned.plan, run: planned, declined: true };
+    // under the lock: what another owner claimed since is refused, what nobody owns is claimed
+    const run = await claimOwnership(input, planned);
     const recorded = await recordMovesAndAdoptions(input, run);
     const summary = await execute({ ...input, ...apply }, run, recorded, lock);
     await relabel(input.state, run, recorded.labels);

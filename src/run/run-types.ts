@@ -11,6 +11,7 @@ import type { Invocation } from "../printed-commands.js";
 import type { Dispatcher } from "undici";
 import type { Logger } from "../logger.js";
 import type { StateVersion } from "../record/state.js";
+import type { OwnershipRegistry } from "../record/ownership/ownership.js";
 import type { ApplyDeps, ApplySummary, Progress } from "../apply/types.js";
 
 export interface PlanRun {
@@ -60,6 +61,11 @@ export interface PlanRunInput {
   readonly printsDocuments?: boolean;
   /** `--allow-mass-deactivation`: lifts the guard against mass deactivation for this run. */
   readonly allowMassDeactivation?: boolean;
+  /**
+   * The ownership registry (docs/user/teams.md): its rows of the config's targets are read for
+   * the plan, and an apply claims under its lock what it declares; absent: no ownership check.
+   */
+  readonly ownership?: OwnershipRegistry;
   /** What the commands the plan's hints quote need (printed-commands.ts); default: the config's `--env` and `-c`. */
   readonly invocation?: Invocation;
 }

@@ -11,7 +11,7 @@ import { describe, expect, it } from "vitest";
 import { projectRoot } from "./source-files.js";
 
 const stagesFile = "src/run/run-stages.ts";
-const stageModules = new Set(["./plan-stages.js", "./apply-stages.js"]);
+const stageModules = new Set(["./plan-stages.js", "./apply-stages.js", "./ownership-stages.js"]);
 
 /** The names a file imports, as values, from the stage modules. */
 function stageImports(source: ts.SourceFile): Set<string> {

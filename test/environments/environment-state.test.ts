@@ -69,12 +69,15 @@ describe("the state of each environment", () => {
     expect(all.stderr).toContain(`[staging] note: the state of this repository's single-environment days`);
     expect(all.stderr).toContain("`gatesync state move-to-env staging -c ");
     const before = await runCli(["plan", "-c", config, "--env", "staging", "--detailed-exitcode"], env);
-    expect(before.code).toBe(2);
+    // the single-environment days' claims are still the implicit environment's (docs/user/teams.md): refused until moved
+    expect(before.code).toBe(3);
+    expect(before.stdout).toContain("is owned by team default (environment default)");
     expect(before.stderr).toContain("note: the state of this repository's single-environment days");
     const moved = await runCli(commandIn(before.stderr), env);
     expect(moved.stderr).toBe("");
     expect(moved.code).toBe(0);
     expect(moved.stdout).toContain("migrated 1 records");
+    expect(moved.stdout).toContain("1 objects of the ownership registry are now environment staging's");
     expect(existsSync(path.join(dir, "state/state.staging.db"))).toBe(true);
 
     const after = await runCli(["plan", "-c", config, "--env", "staging", "--detailed-exitcode"], env);

@@ -75,6 +75,7 @@ export const gatesyncCommands = [
   "freeze",
   "history",
   "init",
+  "ownership",
   "plan",
   "promote",
   "rollback",

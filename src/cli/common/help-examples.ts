@@ -96,6 +96,24 @@ export const helpExamples: Readonly<Record<string, readonly HelpExample[]>> = {
     { line: 'gatesync freeze production --reason "release freeze"', says: "hold it until `gatesync unfreeze production`" },
   ],
   unfreeze: [{ line: 'gatesync unfreeze production --reason "incident closed"', says: "lift the freeze: production applies what waited, now" }],
+  ownership: [
+    { line: "gatesync ownership list --format json", says: "the ownership registry as JSON: each object's target, owner, environment and claiming resource" },
+  ],
+  "ownership list": [
+    { line: "gatesync ownership list", says: "which team owns each object on the targets, and the environment that manages it (docs/user/teams.md)" },
+  ],
+  "ownership transfer": [
+    {
+      line: 'gatesync ownership transfer org-key:acme --interface gateway --to payments --to-environment payments-prod --reason "payments runs acme now"',
+      says: "hand the object to another owner: nothing is sent; payments' next apply manages it, this repository's plans refuse it",
+    },
+  ],
+  "ownership release": [
+    {
+      line: 'gatesync ownership release org-key:acme --interface gateway --reason "acme goes back to this repository"',
+      says: "no owner: the next apply that declares it claims it",
+    },
+  ],
   sandbox: [
     { line: "gatesync sandbox --fixtures sandbox-fixtures.yaml", says: "a local gateway on 127.0.0.1:8080, with the objects the interfaces cannot create" },
     {

@@ -1,7 +1,8 @@
 /**
  * The daemon's sources, one per ref its environments follow (`track:`, docs/user/environments.md):
  * environments that follow the same ref share one SharedSource (fetched once for all of them);
- * one that follows another branch, or the newest tag matching a pattern, has its own. A trigger
+ * one that follows another branch, or the newest tag matching a pattern, or names its own
+ * repository (`source:`, a team's), has its own. A trigger
  * (webhook, sync) invalidates every one of them.
  */
 import type { GatesyncConfig } from "../../config/config.js";
@@ -22,10 +23,14 @@ export class EnvironmentSources {
     const top = new SharedSource(createSource(config, env), reuseMs);
     this.description = top.description;
     for (const e of environments) {
-      const key = trackKey(e.config.track, config.source);
+      // an environment naming its own repository (a team's: docs/user/teams.md) reads it, on its own ref
+      const own = e.config.source !== config.source;
+      const base = own ? { ...config, source: e.config.source } : config;
+      const ref = trackKey(e.config.track, base.source);
+      const key = own ? `source ${JSON.stringify(e.config.source)} ${ref ?? ""}` : ref;
       let source = key === undefined ? top : this.byKey.get(key);
       if (source === undefined) {
-        source = new SharedSource(createSource({ ...config, ...(e.config.track === undefined ? {} : { track: e.config.track }) }, env), reuseMs);
+        source = new SharedSource(createSource({ ...base, ...(e.config.track === undefined ? {} : { track: e.config.track }) }, env), reuseMs);
         this.byKey.set(key!, source);
       }
       this.byEnvironment.set(e.name, source);

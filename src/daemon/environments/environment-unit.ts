@@ -15,6 +15,8 @@ import type { Notifier } from "../../notify/notifier.js";
 import type { Plan } from "../../plan/plan.js";
 import { keptSnapshotState } from "../../record/wrappers/kept-snapshot-state.js";
 import { openStateBackend } from "../../record/open-backend.js";
+import { openOwnership } from "../../record/ownership/open-ownership.js";
+import type { OwnershipRegistry } from "../../record/ownership/ownership.js";
 import type { StateBackend } from "../../record/state.js";
 import { LeaseFencedState } from "../../record/wrappers/lease-fenced-state.js";
 import type { RepositoryValidator } from "../../validate/repository/repository-validator.js";
@@ -44,6 +46,8 @@ export interface EnvironmentUnit {
   readonly name: string;
   readonly config: EnvironmentConfig["config"];
   readonly state: StateBackend;
+  /** The ownership registry of its state's place (docs/user/teams.md), closed with the state. */
+  readonly ownership: OwnershipRegistry;
   readonly snapshots: CachedState;
   readonly reconciler: Reconciler;
   readonly history: RunHistory;
@@ -206,12 +210,27 @@ function holdsOf(
   return holds;
 }
 
+/** What a run's end tells: the history, the verifier, the notifications, the daemon. */
+function runEnded(
+  name: string,
+  parts: { readonly history: RunHistory; readonly verifier: Verifier; readonly notifier: Notifier | undefined },
+  shared: SharedParts,
+): NonNullable<ConstructorParameters<typeof Reconciler>[0]["onRun"]> {
+  return (report, plan) => {
+    parts.history.runFinished(report, plan);
+    parts.verifier.runEnded();
+    parts.notifier?.runFinished(report);
+    shared.onRun(name, report, plan);
+  };
+}
+
 export function createEnvironmentUnit(environment: EnvironmentConfig, configHash: string, shared: SharedParts): EnvironmentUnit {
   const { name, config } = environment;
   // the implicit environment logs as a daemon of one environment always did: without the name
   const logger = environment.implicit ? shared.logger : shared.logger.child({ environment: name });
   const metrics = shared.metrics.for(name);
   const state = fencedState(environment, shared);
+  const ownership = openOwnership(config, shared.env, shared.leases === undefined ? {} : { applicationName: shared.leases.applicationName });
   const { canApply, role } = leadershipOf(name, shared);
   const leads = (): boolean => canApply === undefined || canApply();
   const replica = shared.leases === undefined ? {} : { replica: shared.leases.name };
@@ -226,6 +245,7 @@ export function createEnvironmentUnit(environment: EnvironmentConfig, configHash
     source: sourceOf(environment, state, shared),
     ...autoPromotionOf(environment, shared),
     state,
+    ownership,
     validator: shared.validator,
     env: shared.env,
     logger,
@@ -239,16 +259,11 @@ export function createEnvironmentUnit(environment: EnvironmentConfig, configHash
     ...(shared.retryBaseMs === undefined ? {} : { retryBaseMs: shared.retryBaseMs }),
     observer: history,
     ...(notifier === undefined ? {} : { onRunStart: (where: { commit?: string }) => notifier.runStarted(where.commit) }),
-    onRun: (report, plan) => {
-      history.runFinished(report, plan);
-      verifier.runEnded();
-      notifier?.runFinished(report);
-      shared.onRun(name, report, plan);
-    },
+    onRun: runEnded(name, { history, verifier, notifier }, shared),
   });
   // a PostgreSQL state is written by whichever replica leads the environment: read again every 2 s
   const writtenElsewhere = config.state.backend === "postgres";
-  const { snapshots, preview } = stateViews({ reconciler, history, state, validator: shared.validator, env: shared.env, writtenElsewhere });
+  const { snapshots, preview } = stateViews({ reconciler, history, state, ownership, validator: shared.validator, env: shared.env, writtenElsewhere });
   const page = statusPage({
     reconciler,
     history,
@@ -264,5 +279,5 @@ export function createEnvironmentUnit(environment: EnvironmentConfig, configHash
   metrics.setLeader(canApply === undefined || canApply());
   const promoteHere = (ask: PromotionAsk): Promise<PromotionAnswer> => promote(promotionParts(shared), name, ask);
   const hold = (): Promise<Hold | undefined> => holds.current();
-  return { name, config, state, snapshots, reconciler, history, metrics, notifier, page, verifier, promote: promoteHere, role, hold };
+  return { name, config, state, ownership, snapshots, reconciler, history, metrics, notifier, page, verifier, promote: promoteHere, role, hold };
 }

@@ -7,6 +7,7 @@ import type { GatesyncConfig } from "../../config/config.js";
 import type { Logger } from "../../logger.js";
 import type { Plan } from "../../plan/plan.js";
 import type { StateBackend } from "../../record/state.js";
+import type { OwnershipRegistry } from "../../record/ownership/ownership.js";
 import type { Source } from "../../source/source.js";
 import type { RepositoryValidator } from "../../validate/repository/repository-validator.js";
 import type { RunMetrics } from "../metrics/metrics.js";
@@ -23,6 +24,8 @@ export interface ReconcilerOptions {
    */
   readonly autoPromote?: () => Promise<void>;
   readonly state: StateBackend;
+  /** The ownership registry its runs read and claim in (docs/user/teams.md); absent: no ownership check. */
+  readonly ownership?: OwnershipRegistry;
   readonly validator: RepositoryValidator;
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly logger: Logger;

@@ -256,6 +256,7 @@ export class Reconciler {
       boundary: snapshot.boundary,
       validator: this.opts.validator,
       state: this.opts.state,
+      ...(this.opts.ownership === undefined ? {} : { ownership: this.opts.ownership }),
       env: this.opts.env,
       // the apply's own logger adds a git commit to its lines: not twice
       logger: snapshot.commit === undefined ? log : this.log,
@@ -341,8 +342,7 @@ export class Reconciler {
     this.abort.abort();
     this.wake?.();
     const timeout = this.opts.shutdownTimeoutMs ?? 15_000;
-    // an unreferenced timer: once the run is done it must not keep the process alive
-    // eslint-disable-next-line no-restricted-syntax -- two promises of this process, no calls
+    // eslint-disable-next-line no-restricted-syntax -- two promises of this process, no calls; the timer unreferenced: once the run is done it must not keep the process alive
     await Promise.race([Promise.allSettled([this.running, this.loop]), sleep(timeout, undefined, { ref: false })]);
     this.latest.drop();
     await this.opts.source.close();

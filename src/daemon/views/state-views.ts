@@ -3,6 +3,7 @@
  * preview of the next plan made from it. One daemon and each environment of a daemon build the
  * same pair.
  */
+import type { OwnershipRegistry } from "../../record/ownership/ownership.js";
 import { runPlan } from "../../run/run-plan.js";
 import type { StateBackend } from "../../record/state.js";
 import type { RepositoryValidator } from "../../validate/repository/repository-validator.js";
@@ -23,6 +24,8 @@ export interface StateViewParts {
    * it is read again every 2 s, else once a minute while no run is under way.
    */
   readonly writtenElsewhere: boolean;
+  /** The ownership registry the preview checks against, as the run does (docs/user/teams.md). */
+  readonly ownership?: OwnershipRegistry;
 }
 
 export function stateViews(parts: StateViewParts): { readonly snapshots: CachedState; readonly preview: PlanPreview } {
@@ -44,6 +47,7 @@ export function stateViews(parts: StateViewParts): { readonly snapshots: CachedS
         boundary: snap.boundary,
         validator: parts.validator,
         state,
+        ...(parts.ownership === undefined ? {} : { ownership: parts.ownership }),
         env: parts.env,
         ...(snap.commit === undefined ? {} : { commit: snap.commit }),
         // a preview, no run: not in the trace of the run it may overlap

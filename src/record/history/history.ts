@@ -12,7 +12,7 @@
 import type { HistoryBound } from "../../config/history-section.js";
 
 /** The kinds of rows this gatesync writes. */
-export type HistoryKind = "run" | "verification" | "promotion" | "freeze";
+export type HistoryKind = "run" | "verification" | "promotion" | "freeze" | "ownership";
 
 /** What every row holds; the rest is its kind's. */
 export interface HistoryRecord {

@@ -305,6 +305,15 @@ export class PostgresStateBackend implements StateBackend {
     });
   }
 
+  /**
+   * `work` in a transaction of its own on a pooled connection of this state's database: what the
+   * ownership registry (record/ownership/postgres-ownership.ts) reads and claims through, so it
+   * uses the connections the state uses.
+   */
+  transaction<T>(what: string, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    return this.inTransaction(what, work);
+  }
+
   /** `work` in a transaction of its own on a pooled connection. */
   private async inTransaction<T>(what: string, work: (client: pg.PoolClient) => Promise<T>, begin = "BEGIN"): Promise<T> {
     let client: pg.PoolClient;

@@ -12,6 +12,7 @@ import { ErrorCode, UsageError, ValidationFailed } from "../../../errors.js";
 import { createLogger } from "../../../logger.js";
 import type { Plan } from "../../../plan/plan.js";
 import { planChunks } from "../../../plan/render/render.js";
+import { openOwnership } from "../../../record/ownership/open-ownership.js";
 import { openStateBackend } from "../../../record/open-backend.js";
 import { painter } from "../../../text/style.js";
 import { RepositoryValidator } from "../../../validate/repository/repository-validator.js";
@@ -94,6 +95,7 @@ export async function applyAction(opts: ApplyFlags, io: CliIo): Promise<void> {
   const logger = createLogger({ level: io.env.GATESYNC_LOG_LEVEL ?? (io.isTty ? "warn" : "info") });
   const resources = await openResources(config, io.env, opts.dir);
   const state = openStateBackend(config, io.env);
+  const ownership = openOwnership(config, io.env);
   const place = { configDir: top.baseDir, environment, stateDescription: state.description };
   const dispatcher = managementDispatcher();
   const progress = io.isTty ? terminalProgress(process.stderr) : undefined;
@@ -105,6 +107,7 @@ export async function applyAction(opts: ApplyFlags, io: CliIo): Promise<void> {
       ...resources.input,
       validator: RepositoryValidator.oneShot(),
       state,
+      ownership,
       env: io.env,
       logger,
       dispatcher,
@@ -129,7 +132,7 @@ export async function applyAction(opts: ApplyFlags, io: CliIo): Promise<void> {
     reportApply(result, io, color, interrupt.received(), invocationWith(config, opts.dir));
   } finally {
     progress?.stop();
-    await state.close();
+    await state.close().then(async () => ownership.close());
     await resources.close();
     await dispatcher.close().catch(() => undefined);
     interrupt.dispose();
@@ -171,6 +174,8 @@ function reportApply(result: ApplyRunResult, io: CliIo, color: boolean, stoppedB
     io.stdout(
       `${painter(color)("yellow", withInvocation(`Blocked, not applied (exit code 3; \`gatesync plan\` says why and what to do): ${blocked.join(", ")}`, inv))}\n`,
     );
+  // refused for their owner (docs/user/teams.md): named here, since the apply's check under the lock may refuse what the plan shown did not
+  for (const c of result.plan.changes) if (c.ownedBy !== undefined && c.action === "blocked" && c.reason !== undefined) io.stdout(`  ${c.reason}\n`);
   if (stoppedBy !== undefined) {
     const left = result.summary.skipped.length;
     io.stdout(

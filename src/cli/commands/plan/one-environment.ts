@@ -17,7 +17,7 @@ import type { SelectionRequest } from "../../../select/selection.js";
 import { RepositoryValidator } from "../../../validate/repository/repository-validator.js";
 import type { CliIo } from "../../common/cli-io.js";
 import { givenStateUrl } from "../../common/cli-io.js";
-import { checkStateRequired, openPlanState } from "./plan-state.js";
+import { checkStateRequired, openPlanOwnership, openPlanState } from "./plan-state.js";
 import { commandSettings, forMergeRequest } from "../../common/command-settings.js";
 import type { PlanStateFlags } from "./plan-state.js";
 import type { SelectionFlags } from "../../common/selection-options.js";
@@ -79,6 +79,7 @@ export async function computePlanRun(
   config = settings.config;
   for (const note of settings.notes) io.stderr(`${formatDiagnostic(note)}\n`);
   const state = await openPlanState(config, io.env, opts);
+  const ownership = openPlanOwnership(config, io.env, opts);
   try {
     // a plan only: the state's payloads are read only where the plan compares them
     const computed = await runPlan({
@@ -86,6 +87,7 @@ export async function computePlanRun(
       ...resources.input,
       validator: RepositoryValidator.oneShot(),
       state,
+      ...(ownership === undefined ? {} : { ownership }),
       env: io.env,
       payloads: "needed",
       keep: "plan",
@@ -106,5 +108,6 @@ export async function computePlanRun(
     };
   } finally {
     await state.close();
+    await ownership?.close();
   }
 }

@@ -15,6 +15,9 @@
  * GitHub Actions and GitLab set it) or with `--require-state` it is an error (STATE_EMPTY)
  * unless `--allow-empty-state`: the first plan of a repository nothing was applied from.
  */
+import { openOwnership } from "../../../record/ownership/open-ownership.js";
+import type { OwnershipRegistry } from "../../../record/ownership/ownership.js";
+import { ownershipFileBeside } from "../../../record/ownership/sqlite-ownership.js";
 import { existsSync } from "node:fs";
 import type { GatesyncConfig } from "../../../config/config.js";
 import { ErrorCode, StateError, UsageError } from "../../../errors.js";
@@ -58,6 +61,17 @@ export async function openPlanState(config: GatesyncConfig, env: Env, flags: Pla
     return new SnapshotState(emptySnapshot(""), `sqlite ${config.state.path} (does not exist)`);
   }
   return openStateBackend(config, env);
+}
+
+/**
+ * The ownership registry a plan against the config's own state reads (docs/user/teams.md); none
+ * for a plan against another state (`--state`, a daemon's GET /state) or where none was ever
+ * written (a plan never creates one).
+ */
+export function openPlanOwnership(config: GatesyncConfig, env: Env, flags: PlanStateFlags): OwnershipRegistry | undefined {
+  if (givenStateUrl(env, flags) !== undefined || flags.state !== undefined) return undefined;
+  if (config.state.backend === "sqlite" && !existsSync(ownershipFileBeside(config.state.path))) return undefined;
+  return openOwnership(config, env);
 }
 
 /**

@@ -1,0 +1,137 @@
+/**
+ * Ownership, checked per resource (docs/user/teams.md): a change that would write an object
+ * another owner holds in the ownership registry — a create, an update, an adoption, a rename's
+ * write, an orphan's deactivation — is refused for that resource alone (OWNED_ELSEWHERE, naming
+ * the owner and its environment); the rest of the plan proceeds. An object owned elsewhere that
+ * this plan leaves alone (a no-op, an orphan reported) gets a note, and a reference to another
+ * owner's API is said to be one. Pure: the registry's rows come in as data (run/ reads them).
+ */
+import { allKinds, knownKind } from "../kinds/registry.js";
+import type { InterfaceName } from "../contract/interfaces.js";
+import type { ResourceRecord, StateSnapshot } from "../record/state.js";
+import { keyOf } from "../record/ownership/ownership.js";
+import type { Claimant, OwnershipKey, OwnershipRow } from "../record/ownership/ownership.js";
+import { recordKeys } from "./names/renames.js";
+import type { Desired } from "./desired.js";
+import type { PlannedChange } from "./plan-change.js";
+
+/** What the check needs: who plans, where each interface is, and the registry's rows of those targets (by keyOf). */
+export interface OwnershipView {
+  readonly claimant: Claimant;
+  /** Each interface's URL (registryUrl) for this environment. */
+  readonly targets: Partial<Readonly<Record<InterfaceName, string>>>;
+  readonly rows: ReadonlyMap<string, OwnershipRow>;
+}
+
+const noCompare: Readonly<Record<string, unknown>> = Object.freeze({});
+
+/** The object a resource's request (or a record) stands for: its content key (a name the server ids by), else its address key. */
+export function objectOf(kind: string, address: Readonly<Record<string, string>>, compare: Readonly<Record<string, unknown>>): string | undefined {
+  const keys = knownKind(kind)?.objectKeys(address, compare);
+  return keys?.content ?? keys?.address;
+}
+
+/** The registry key of a desired resource's object on this environment's target, if the target and identity are known. */
+export function desiredKey(d: Desired, targets: OwnershipView["targets"]): OwnershipKey | undefined {
+  const kind = knownKind(d.kind);
+  const url = kind === undefined ? undefined : targets[kind.interface];
+  // a kind that names its objects itself (no server id) is known by its address alone: its
+  // request's compare is not read (made again from the resource, it would double a plan's time)
+  const byAddress = kind?.serverId === undefined ? kind?.objectKeys(d.request.address, noCompare) : undefined;
+  const object =
+    byAddress?.address !== undefined && byAddress.content === undefined ? byAddress.address : objectOf(d.kind, d.request.address, d.request.readCompare());
+  return kind === undefined || url === undefined || object === undefined ? undefined : { interface: kind.interface, url, object };
+}
+
+function recordKey(record: ResourceRecord, targets: OwnershipView["targets"]): OwnershipKey | undefined {
+  const kind = knownKind(record.kind);
+  const url = kind === undefined ? undefined : targets[kind.interface];
+  const keys = recordKeys(record);
+  const object = keys.content ?? keys.address;
+  return kind === undefined || url === undefined || object === undefined ? undefined : { interface: kind.interface, url, object };
+}
+
+/** Whether the row is another claimant's (another owner, or the same owner's other environment). */
+export const isElsewhere = (row: OwnershipRow, me: Claimant): boolean => row.owner !== me.owner || row.environment !== me.environment;
+
+/** The refusal's text: `OWNED_ELSEWHERE: OrgKey/acme (org-key:acme on gateway https://…) is owned by team payments (environment payments-prod)`. */
+export function ownedElsewhere(id: string, row: OwnershipRow): string {
+  return `OWNED_ELSEWHERE: ${ownedText(id, row)}`;
+}
+
+const ownedText = (id: string, row: OwnershipRow): string =>
+  `${id} (${row.object} on ${row.interface} ${row.url}) is owned by team ${row.owner} (environment ${row.environment})`;
+
+/** The hint of a refusal: the owner's to change, or the operator's to hand over. */
+export const ownedHint = (row: OwnershipRow): string =>
+  `leave it to team ${row.owner} (its repository changes it), or have the operator hand it over (gatesync ownership transfer: docs/user/teams.md)`;
+
+const writes = (d: PlannedChange): boolean =>
+  d.action === "create" || d.action === "update" || d.action === "adopt" || (d.action === "moved" && d.operation !== undefined) || d.deactivate === true;
+
+/** The change refused (a declared resource: blocked; an orphan: reported, never deactivated). */
+export function refuseOwned(d: PlannedChange, row: OwnershipRow): PlannedChange {
+  const { operation: _op, quotaReset: _q, deactivate: _d, reactivate: _r, ...rest } = d;
+  const ownedBy = { owner: row.owner, environment: row.environment };
+  const reason = ownedElsewhere(d.id, row);
+  if (d.action === "orphan") return { ...rest, action: "orphan", ownedBy, reason, notes: [...d.notes, `never deactivated here: ${reason}`] };
+  return { ...rest, action: "blocked", fields: [], ownedBy, reason, hint: ownedHint(row) };
+}
+
+/** The kind that provides API ids (the gateway's API definitions): what a reference by API id names. */
+const apiKind = allKinds().find((k) => k.providedApiId !== undefined);
+
+/** A declared API id another owner holds (an OAuth client of it): a reference, not a write. */
+function referenceNote(d: Desired, view: OwnershipView): string | undefined {
+  const apiId = d.request.address.apiID;
+  if (apiKind === undefined || apiId === undefined || d.kind === apiKind.kind) return undefined;
+  const url = view.targets[apiKind.interface];
+  const object = apiKind.objectKeys({ apiID: apiId }, noCompare).address;
+  if (url === undefined || object === undefined) return undefined;
+  const row = view.rows.get(keyOf({ interface: apiKind.interface, url, object }));
+  if (row === undefined || !isElsewhere(row, view.claimant)) return undefined;
+  return `references API ${apiId}, owned by team ${row.owner} (environment ${row.environment}): a reference across owners, allowed (nothing of it is written)`;
+}
+
+/**
+ * Each change checked against the registry: `desired` by id (a declared resource's object),
+ * `state` (an orphan's record). O(changes), one map lookup each. `recheck`: the apply's check
+ * under the state lock, which refuses and notes nothing else (the plan's notes are there already).
+ */
+export function checkOwnership(
+  changes: readonly PlannedChange[],
+  desired: ReadonlyMap<string, Desired>,
+  state: StateSnapshot,
+  view: OwnershipView,
+  recheck = false,
+): PlannedChange[] {
+  return changes.map((c) => {
+    const row = rowFor(c.id, desired, state, view);
+    if (row !== undefined && isElsewhere(row, view.claimant)) {
+      if (writes(c)) return refuseOwned(c, row);
+      if (recheck || c.ownedBy !== undefined) return c;
+      return { ...c, ownedBy: { owner: row.owner, environment: row.environment }, notes: [...c.notes, `${ownedText(c.id, row)}: not managed here`] };
+    }
+    const d = desired.get(c.id);
+    const note = d === undefined || recheck ? undefined : referenceNote(d, view);
+    return note === undefined ? c : { ...c, notes: [...c.notes, note] };
+  });
+}
+
+/** The registry key of a change's object: its declared resource's, or its record's (an orphan). */
+export function changeKey(
+  id: string,
+  desired: ReadonlyMap<string, Desired>,
+  state: StateSnapshot,
+  targets: OwnershipView["targets"],
+): OwnershipKey | undefined {
+  const d = desired.get(id);
+  if (d !== undefined) return desiredKey(d, targets);
+  const record = state.resources.get(id);
+  return record === undefined ? undefined : recordKey(record, targets);
+}
+
+function rowFor(id: string, desired: ReadonlyMap<string, Desired>, state: StateSnapshot, view: OwnershipView): OwnershipRow | undefined {
+  const key = changeKey(id, desired, state, view.targets);
+  return key === undefined ? undefined : view.rows.get(keyOf(key));
+}

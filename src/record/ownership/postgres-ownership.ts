@@ -1,0 +1,120 @@
+/**
+ * The ownership registry in PostgreSQL: the table `gatesync_ownership.owners` of the state's
+ * database, shared by every environment and every daemon whose states live there. Its
+ * connections are the state backend's (PostgresStateBackend.transaction): whatever decides how
+ * the state's connections are pooled decides the registry's too. A claim is one transaction of
+ * `INSERT … ON CONFLICT DO NOTHING`: two claimants of one new object race on the primary key,
+ * and the second finds the first's row.
+ */
+import type pg from "pg";
+import { createSchema } from "../postgres/postgres-schema.js";
+import type { PostgresStateBackend } from "../postgres/postgres-backend.js";
+import { rowOf } from "./ownership.js";
+import type { Claimant, OwnershipClaim, OwnershipKey, OwnershipRegistry, OwnershipRow, OwnershipTarget } from "./ownership.js";
+
+/** The registry's schema: one per database, whatever the states' schemas. */
+export const ownershipSchema = "gatesync_ownership";
+const t = `${ownershipSchema}.owners`;
+const columns = "interface, url, object, owner, environment, resource, claimed_at";
+
+const validRows = (rows: readonly Record<string, unknown>[]): OwnershipRow[] => rows.map(rowOf).filter((r): r is OwnershipRow => typeof r !== "string");
+
+export class PostgresOwnership implements OwnershipRegistry {
+  readonly description: string;
+  private ready: Promise<void> | undefined;
+
+  /** `backend`: a state backend of the database (its own schema untouched: only its connections are used). */
+  constructor(private readonly backend: PostgresStateBackend) {
+    this.description = `ownership registry (postgres schema ${ownershipSchema})`;
+  }
+
+  private prepared(): Promise<void> {
+    this.ready ??= this.backend
+      .transaction("cannot prepare the ownership registry", async (c) => {
+        await createSchema(c, ownershipSchema, ownershipSchema);
+        await c.query(`CREATE TABLE IF NOT EXISTS ${t} (
+          interface text NOT NULL, url text NOT NULL, object text NOT NULL,
+          owner text NOT NULL, environment text NOT NULL, resource text NOT NULL, claimed_at text NOT NULL,
+          PRIMARY KEY (interface, url, object))`);
+      })
+      .catch((err: unknown) => {
+        this.ready = undefined;
+        throw err;
+      });
+    return this.ready;
+  }
+
+  private async run<T>(what: string, work: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+    await this.prepared();
+    return this.backend.transaction(what, work);
+  }
+
+  rowsOf(targets: readonly OwnershipTarget[]): Promise<OwnershipRow[]> {
+    return this.run("cannot read the ownership registry", async (c) => {
+      const rows = await c.query(
+        `SELECT ${columns} FROM ${t} WHERE (interface, url) IN (SELECT * FROM unnest($1::text[], $2::text[])) ORDER BY interface, url, object`,
+        [targets.map((x) => x.interface), targets.map((x) => x.url)],
+      );
+      return validRows(rows.rows);
+    });
+  }
+
+  all(): Promise<OwnershipRow[]> {
+    return this.run("cannot read the ownership registry", async (c) =>
+      validRows((await c.query(`SELECT ${columns} FROM ${t} ORDER BY interface, url, object`)).rows),
+    );
+  }
+
+  claim(claims: readonly OwnershipClaim[], now: string): Promise<OwnershipRow[]> {
+    if (claims.length === 0) return Promise.resolve([]);
+    return this.run("cannot write the ownership registry", async (c) => {
+      const col = (f: (x: OwnershipClaim) => string): string[] => claims.map(f);
+      const args = [col((x) => x.interface), col((x) => x.url), col((x) => x.object), col((x) => x.owner), col((x) => x.environment), col((x) => x.resource)];
+      await c.query(
+        `INSERT INTO ${t} (${columns}) SELECT i, u, o, w, e, r, $7 FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[]) AS x(i, u, o, w, e, r)
+         ON CONFLICT DO NOTHING`,
+        [...args, now],
+      );
+      const rows = await c.query(
+        `SELECT ${columns} FROM ${t} WHERE (interface, url, object) IN (SELECT * FROM unnest($1::text[], $2::text[], $3::text[]))`,
+        args.slice(0, 3),
+      );
+      return validRows(rows.rows);
+    });
+  }
+
+  release(key: OwnershipKey): Promise<OwnershipRow | undefined> {
+    return this.run("cannot write the ownership registry", async (c) => {
+      const rows = await c.query(`DELETE FROM ${t} WHERE interface = $1 AND url = $2 AND object = $3 RETURNING ${columns}`, [
+        key.interface,
+        key.url,
+        key.object,
+      ]);
+      return validRows(rows.rows)[0];
+    });
+  }
+
+  transfer(key: OwnershipKey, to: Claimant, now: string): Promise<OwnershipRow | undefined> {
+    return this.run("cannot write the ownership registry", async (c) => {
+      const before = await c.query(`SELECT ${columns} FROM ${t} WHERE interface = $1 AND url = $2 AND object = $3 FOR UPDATE`, [
+        key.interface,
+        key.url,
+        key.object,
+      ]);
+      if (before.rows.length === 0) return undefined;
+      await c.query(`UPDATE ${t} SET owner = $4, environment = $5, claimed_at = $6 WHERE interface = $1 AND url = $2 AND object = $3`, [
+        key.interface,
+        key.url,
+        key.object,
+        to.owner,
+        to.environment,
+        now,
+      ]);
+      return validRows(before.rows)[0];
+    });
+  }
+
+  close(): Promise<void> {
+    return this.backend.close();
+  }
+}
