@@ -96,7 +96,8 @@ export async function validateAction(
   opts: { config?: string; format: ReportFormat; env?: string; only?: string[] },
   io: CliIo,
 ): Promise<void> {
-  if (opts.only !== undefined && dir === undefined) throw new UsageError("--only needs the resource directory", "gatesync validate config --only config/a.yaml");
+  if (opts.only !== undefined && dir === undefined)
+    throw new UsageError("--only needs the resource directory", "gatesync validate config --only config/a.yaml");
   // none of the named files (a commit's staged files) is a resource file: nothing to check
   if (opts.only !== undefined && !anyInside(opts.only, dir!)) {
     io.stdout(renderValidation({ valid: true, files: 0, resources: 0, diagnostics: [] }, opts.format, false));
