@@ -5,7 +5,7 @@
  * commands a team runs work from it: --version, validate, plan and run (a PostgreSQL state: the
  * SQLite driver is an optional peer, and without it a SQLite state says how to add it).
  */
-import { execFileSync, spawnSync } from "node:child_process";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -43,8 +43,17 @@ afterAll(async () => {
   await removeTempRepos();
 });
 
-const gatesync = (env: Record<string, string>, ...args: string[]) =>
-  spawnSync("npx", ["--no-install", "gatesync", ...args], { cwd: dir, encoding: "utf8", env: { ...process.env, NO_COLOR: "1", CI: "", ...env } });
+/** `npx gatesync ARGS` in the install's directory — asynchronously: the sandbox answers from this process. */
+const gatesync = (env: Record<string, string>, ...args: string[]): Promise<{ status: number; stdout: string; stderr: string }> =>
+  new Promise((resolve, reject) => {
+    const child = spawn("npx", ["--no-install", "gatesync", ...args], { cwd: dir, env: { ...process.env, NO_COLOR: "1", CI: "", ...env } });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (b: Buffer) => (stdout += b.toString()));
+    child.stderr.on("data", (b: Buffer) => (stderr += b.toString()));
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ status: code ?? 1, stdout, stderr }));
+  });
 
 describe("gatesync installed from its packed tarball", () => {
   it("installs production dependencies only, built, with no install script waiting for approval", () => {
@@ -70,17 +79,17 @@ state: ${state}
 `;
     writeFileSync(path.join(dir, "gatesync.yaml"), config(`{ backend: postgres, urlEnv: DATABASE_URL, schema: ${testSchema()} }`));
     const env = { GW_KEY: testCredentials.gatewayKey, DATABASE_URL: pgUrl };
-    const valid = gatesync(env, "validate", path.join(repo, "config"));
+    const valid = await gatesync(env, "validate", path.join(repo, "config"));
     expect(valid.status, valid.stderr).toBe(0);
-    const plan = gatesync(env, "plan", "--detailed-exitcode");
+    const plan = await gatesync(env, "plan", "--detailed-exitcode");
     expect(plan.status, plan.stderr).toBe(2);
     expect(plan.stdout).toContain("OrgKey/acme");
-    const run = gatesync(env, "run", "--once");
+    const run = await gatesync(env, "run", "--once");
     expect(run.status, run.stdout + run.stderr).toBe(0);
-    expect(gatesync(env, "plan", "--detailed-exitcode").status).toBe(0);
+    expect((await gatesync(env, "plan", "--detailed-exitcode")).status).toBe(0);
 
     writeFileSync(path.join(dir, "gatesync.yaml"), config("{ backend: sqlite, path: .gatesync/state.db }"));
-    const sqlite = gatesync(env, "plan");
+    const sqlite = await gatesync(env, "plan");
     expect(sqlite.status).toBe(1);
     expect(sqlite.stderr).toContain("error[STATE_SQLITE_MISSING]");
     expect(sqlite.stderr).toContain("npm install better-sqlite3");

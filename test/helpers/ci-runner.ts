@@ -71,7 +71,7 @@ server: { listen: "127.0.0.1:0", stateTokenEnv: GATESYNC_STATE_TOKEN }
 }
 
 /** `gatesync` in PKG/bin with PKG/examples the project's, as `npm install --global` lays the package out. */
-async function gatesyncOnPath(): Promise<string> {
+export async function gatesyncOnPath(): Promise<string> {
   const pkg = path.join(await tempRepo(), "pkg");
   await mkdir(path.join(pkg, "bin"), { recursive: true });
   await symlink(path.join(projectRoot, "examples"), path.join(pkg, "examples"));
