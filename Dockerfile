@@ -20,7 +20,12 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY bin ./bin
 COPY scripts/bundle ./scripts/bundle
-RUN npm run build && npm prune --omit=dev
+# better-sqlite3 (the SQLite state's driver) is an optional peer dependency, listed for the
+# repository's own installs among the development ones: the prune keeps it and what it loads
+RUN npm run build \
+ && mkdir /keep && mv node_modules/better-sqlite3 node_modules/bindings node_modules/file-uri-to-path /keep/ \
+ && npm prune --omit=dev \
+ && mv /keep/* node_modules/ && node -e "require('better-sqlite3')(':memory:').close()"
 
 # 2. Runtime: git for the git source, no build tools, an unprivileged user.
 FROM node:20-bookworm-slim

@@ -15,7 +15,8 @@
 import { randomUUID } from "node:crypto";
 import { existsSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import Database from "better-sqlite3";
+import type Database from "better-sqlite3";
+import { sqliteDriver } from "./sqlite-driver.js";
 import { ensureDirectory } from "../../ensure-directory.js";
 import { ErrorCode, InternalError, StateError } from "../../errors.js";
 import { boundRecord } from "../bound-record.js";
@@ -88,7 +89,8 @@ export class SqliteStateBackend implements StateBackend {
       }
     }
     checkSqliteHeader(this.file, (what) => this.corrupt(what));
-    const db = new Database(this.file, { fileMustExist: true, timeout: this.opts.busyTimeoutMs ?? 5_000 });
+    const Driver = sqliteDriver(this.file);
+    const db = new Driver(this.file, { fileMustExist: true, timeout: this.opts.busyTimeoutMs ?? 5_000 });
     try {
       // two processes opening a new state at once: switching it to WAL answers SQLITE_BUSY at
       // once (SQLite's busy handler does not cover it), so the switch is retried for the timeout

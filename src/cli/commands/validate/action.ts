@@ -21,6 +21,7 @@ import { configIfPresent } from "../../common/cli-io.js";
 import { resourcesPerRef } from "../../common/resources.js";
 import { inRepository, repositoryPrefix, workTreeOf } from "../../../source/repository-path.js";
 import { commandSettings, forMergeRequest } from "../../common/command-settings.js";
+import { anyInside, onlyFilesOf, onlyFindingsOf } from "./only-files.js";
 
 /**
  * Validates a resource directory with the settings of a config (when there is one). Without a
@@ -90,7 +91,19 @@ function keepLines(file: string): string[] {
 }
 
 /** `gatesync validate [dir]`: every environment without --env, else the one it names. */
-export async function validateAction(dir: string | undefined, opts: { config?: string; format: ReportFormat; env?: string }, io: CliIo): Promise<void> {
+export async function validateAction(
+  dir: string | undefined,
+  opts: { config?: string; format: ReportFormat; env?: string; only?: string[] },
+  io: CliIo,
+): Promise<void> {
+  if (opts.only !== undefined && dir === undefined)
+    throw new UsageError("--only needs the resource directory", "gatesync validate config --only config/a.yaml");
+  // none of the named files (a commit's staged files) is a resource file: nothing to check
+  if (opts.only !== undefined && !anyInside(opts.only, dir!)) {
+    io.stdout(renderValidation({ valid: true, files: 0, resources: 0, diagnostics: [] }, opts.format, false));
+    process.exitCode = 0;
+    return;
+  }
   const config = await configIfPresent(opts.config);
   if (opts.env !== undefined && config === undefined) throw new UsageError("--env needs gatesync.yaml", "run where gatesync.yaml is, or pass --config FILE");
   if (dir === undefined && config === undefined) {
@@ -106,9 +119,11 @@ export async function validateAction(dir: string | undefined, opts: { config?: s
   try {
     // the operator settings of a repository's own gatesync.yaml are said by the daemon that ignores them, where their value differs
     const result = await validateEnvironments(filesOf, config, opts.env, io.env, { fromSource: dir === undefined, mergeRequest: forMergeRequest(io.env) });
-    const report = { valid: result.valid, files: result.files, resources: result.resources.length, diagnostics: result.diagnostics };
+    const only = opts.only === undefined ? undefined : onlyFilesOf(opts.only);
+    const diagnostics = only === undefined ? result.diagnostics : onlyFindingsOf(result.diagnostics, only);
+    const report = { valid: !hasErrors(diagnostics), files: result.files, resources: result.resources.length, diagnostics };
     io.stdout(renderValidation(report, opts.format, io.isTty && io.env.NO_COLOR === undefined));
-    process.exitCode = result.valid ? 0 : 1;
+    process.exitCode = report.valid ? 0 : 1;
   } finally {
     await perRef?.close();
   }

@@ -18,7 +18,8 @@ export function addValidateCommand(program: Command, io: CliIo): void {
         .default("text"),
     )
     .option("--env <name>", envOptionHelp)
-    .action(async (dir: string | undefined, opts: { config?: string; format: ReportFormat; env?: string }) => {
+    .option("--only <files...>", "report only the findings in these files (the whole directory is still checked): the pre-commit hook's staged files")
+    .action(async (dir: string | undefined, opts: { config?: string; format: ReportFormat; env?: string; only?: string[] }) => {
       const { validateAction } = await import("./action.js");
       await validateAction(dir, opts, io);
     });
