@@ -3014,7 +3014,7 @@ return errors === 0;
 validate32.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const v5 = validate35;
-const schema56 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/gatesync-config.schema.json","title":"gatesync configuration (gatesync.yaml)","description":"Where the resources come from, where they go, how fast, and where the state is kept. Credentials are never written here: only the names of the environment variables that hold them. Each setting has an owner (`x-owner`): the team's (values, patches, rules, selector) are read by the daemon from the repository's file at the commit it applies; the operator's (everything else, and which environments exist) only from the daemon's own file (docs/user/configuration.md).","type":"object","required":["apiVersion","kind","source"],"anyOf":[{"required":["targets"]},{"required":["environments"]}],"x-error":"give `targets` (one environment) or `environments` (several), or both (the top-level targets are then every environment's defaults)","additionalProperties":false,"properties":{"apiVersion":{"const":"gatesync.dev/v1"},"kind":{"const":"GatesyncConfig"},"source":{"x-owner":"operator","description":"Where the resource files come from.","oneOf":[{"type":"object","required":["directory"],"additionalProperties":false,"properties":{"directory":{"description":"Resource directory, relative to this file.","type":"string","minLength":1},"watch":{"description":"Re-run when files change (debounced).","type":"boolean","default":false}}},{"type":"object","required":["git"],"additionalProperties":false,"properties":{"git":{"type":"object","required":["url"],"additionalProperties":false,"properties":{"url":{"type":"string","minLength":1,"description":"Clone URL (https, ssh, or a path; a path starting with ./ or ../ is relative to this file). Never put credentials in it: use tokenEnv or sshKeyFile."},"branch":{"type":"string","minLength":1},"tag":{"type":"string","minLength":1},"commit":{"type":"string","pattern":"^[0-9a-f]{7,40}$"},"subdirectory":{"type":"string"},"cacheDir":{"type":"string"},"tokenEnv":{"description":"Environment variable holding an HTTPS token.","$ref":"#/$defs/envName"},"sshKeyFile":{"description":"Path of a private SSH key file.","type":"string"},"config":{"description":"The repository's settings file (its team settings: values, patches, rules, selector), relative to the repository's root; default gatesync.yaml. The daemon reads it at every commit it applies (docs/user/configuration.md).","type":"string","minLength":1}}}}}],"x-error":"give exactly one source: `directory` or `git`"},"targets":{"x-owner":"operator","type":"object","additionalProperties":false,"properties":{"gateway":{"type":"object","required":["url","credentialEnv"],"additionalProperties":false,"properties":{"url":{"description":"{base_url}: host only.","$ref":"#/$defs/url"},"credentialEnv":{"description":"Environment variable holding the X-GW-Authorization key.","$ref":"#/$defs/envName"},"authScheme":{"description":"Scheme written before the credential in its header (`<scheme> <credential>`); an empty string sends the credential alone. Default: empty (the bare key), as production expects: the gateway takes `X-GW-Authorization: <key>`.","$ref":"#/$defs/authScheme"},"batch":{"description":"Group gateway calls through operation 4 at the listen path of a loopback API.","type":"object","required":["listenPath","keyEnv"],"additionalProperties":false,"properties":{"listenPath":{"description":"Listen path of the loopback API (its upstream is the gateway's own /gw/). The route is the operator's: a resource that addresses this API, or a listen path at or beneath it, is refused (BATCH_ROUTE_RESERVED).","type":"string","minLength":1},"apiId":{"description":"The loopback API's gateway id: a resource with this apiId is refused (BATCH_ROUTE_RESERVED). Without it, a change to an API whose listen path the repository does not give is sent directly, not batched.","type":"string","minLength":1},"keyEnv":{"description":"Environment variable holding the loopback API's own key (sub-request `authorization`).","$ref":"#/$defs/envName"},"maxSize":{"type":"integer","minimum":1,"maximum":1000,"default":50}}},"rateLimit":{"$ref":"#/$defs/rateLimit"}}},"dashboard":{"type":"object","required":["url","tokenEnv"],"additionalProperties":false,"properties":{"url":{"description":"{base_url} of the dashboard.","$ref":"#/$defs/url"},"tokenEnv":{"description":"Environment variable holding the dashboard bearer token.","$ref":"#/$defs/envName"},"authScheme":{"description":"Scheme written before the credential in its header (`<scheme> <credential>`); an empty string sends the credential alone. Default: Bearer, as production expects: the dashboard takes `Authorization: Bearer <token>`.","$ref":"#/$defs/authScheme"},"rateLimit":{"$ref":"#/$defs/rateLimit"}}},"portal":{"type":"object","required":["url","credentialEnv"],"additionalProperties":false,"properties":{"url":{"description":"{portal_api_url}, including its path prefix.","$ref":"#/$defs/url"},"credentialEnv":{"$ref":"#/$defs/envName"},"authScheme":{"description":"Scheme written before the credential in its header (`<scheme> <credential>`); an empty string sends the credential alone. Default: empty (the bare key), as production expects: the portal takes `Authorization: <key>`.","$ref":"#/$defs/authScheme"},"appTypeProviders":{"description":"Ids of identity providers that register applications by type (they require IdpAppType).","type":"array","items":{"type":"integer"},"uniqueItems":true},"rateLimit":{"$ref":"#/$defs/rateLimit"}}},"llm":{"type":"object","required":["url","credentialEnv"],"additionalProperties":false,"properties":{"url":{"description":"{llm_api_url}, including its path prefix.","$ref":"#/$defs/url"},"credentialEnv":{"$ref":"#/$defs/envName"},"authScheme":{"description":"Scheme written before the credential in its header (`<scheme> <credential>`); an empty string sends the credential alone. Default: Bearer, as production expects: the LLM service splits `Authorization` on a space and needs exactly two parts.","$ref":"#/$defs/authScheme"},"rateLimit":{"$ref":"#/$defs/rateLimit"}}}}},"environments":{"x-owner":"operator","description":"Several environments (staging, production, regions …) synced from one repository, each with its own targets, values, state and overlay patches; the top-level targets, selector, schedule, secrets, notifications and orphans are their defaults. See docs/user/environments.md.","type":"object","minProperties":1,"propertyNames":{"pattern":"^[a-z][a-z0-9-]{0,39}$","x-error":"an environment's name is lower-case letters, digits and `-` (at most 40), starting with a letter"},"additionalProperties":{"$ref":"#/$defs/environment"}},"values":{"x-owner":"team","description":"Values every environment shares (an environment's own `values` override them one by one); with no `environments`, the values of the one implicit environment.","$ref":"#/$defs/values"},"retries":{"x-owner":"operator","type":"object","additionalProperties":false,"properties":{"max":{"type":"integer","minimum":0,"maximum":20,"default":4},"baseDelayMs":{"type":"integer","minimum":1,"default":200},"maxDelayMs":{"type":"integer","minimum":1,"default":10000},"timeoutMs":{"description":"Deadline of one HTTP call: connecting, the headers and the whole answer.","type":"integer","minimum":100,"default":15000},"maxRetryAfterMs":{"description":"Longest Retry-After honoured; a longer one fails the interface's remaining calls as throttled (not sent) until the next run.","type":"integer","minimum":0,"default":300000}}},"state":{"x-owner":"operator","oneOf":[{"type":"object","required":["backend"],"additionalProperties":false,"properties":{"backend":{"const":"sqlite"},"path":{"description":"The SQLite database file.","type":"string","default":".gatesync/state.db"},"lockStaleAfter":{"description":"A writer lock whose heartbeat is older than this is taken over by another run (the holder refreshes it six times as often). A holder that wakes up after that (a frozen VM, a suspended runner) sends nothing more: every call checks the lock first.","$ref":"#/$defs/duration","default":"1m"}}},{"description":"The retired file state: refused with the `gatesync state migrate` command that moves it to sqlite.","type":"object","required":["backend"],"additionalProperties":false,"properties":{"backend":{"const":"file"},"path":{"type":"string","default":".gatesync/state.json"}}},{"type":"object","required":["backend","urlEnv"],"additionalProperties":false,"properties":{"backend":{"const":"postgres"},"urlEnv":{"description":"Environment variable holding the connection string.","$ref":"#/$defs/envName"},"schema":{"type":"string","pattern":"^[a-z_][a-z0-9_]*$","default":"gatesync"},"lease":{"description":"The fleet's leases (docs/user/fleets.md): how long a replica's lease of an environment lasts without renewal, and how often it is renewed (at least 3 renewals per lease; a lease of 1s at least). Another replica takes an environment within about `duration` of its leader's death, pause or partition. The top-level state's only: one setting for every environment.","type":"object","additionalProperties":false,"properties":{"duration":{"$ref":"#/$defs/duration","default":"5s"},"renewEvery":{"$ref":"#/$defs/duration","default":"1s"}}}}}],"x-error":"state needs `backend: sqlite` (with an optional `path`) or `backend: postgres` with `urlEnv`"},"history":{"x-owner":"operator","description":"How much of each environment's history its state keeps (runs: trigger, commit, author and subject, outcome, counts): at most `keep` rows, none older than `maxAge`. `gatesync history` prints it; the status page's runs view reads it.","type":"object","additionalProperties":false,"properties":{"keep":{"description":"Rows kept at most, newest first.","type":"integer","minimum":1,"maximum":100000,"default":500},"maxAge":{"description":"Rows that ended longer ago are dropped.","$ref":"#/$defs/duration","default":"30d"}}},"schedule":{"x-owner":"operator","type":"object","additionalProperties":false,"properties":{"interval":{"$ref":"#/$defs/duration","default":"1m"},"jitter":{"type":"number","minimum":0,"maximum":1,"default":0.1},"reassertInterval":{"description":"Re-apply idempotent resources this often to undo drift; off when absent.","$ref":"#/$defs/duration"}}},"orphans":{"x-owner":"operator","description":"What to do with resources that left the repository.","enum":["report","deactivate"],"default":"report"},"deactivationGuard":{"x-owner":"operator","description":"The guard against mass deactivation (orphans: deactivate): a run that would switch off every API definition and org key gatesync applied, or more than `maxShare` of them, switches off none and blocks them instead (docs/user/renames.md).","type":"object","additionalProperties":false,"properties":{"maxShare":{"description":"Largest share (0 to 1) of the deactivatable objects one run may switch off; all of them are never switched off in one run unless allowed.","type":"number","minimum":0,"maximum":1,"default":0.5},"allowCommit":{"description":"Lifts the guard for the runs of this commit (its hash, at least 7 characters): the daemon's way to let one intended mass deactivation through.","type":"string","pattern":"^[0-9a-f]{7,40}$"},"allow":{"description":"Lifts the guard for every run (one-shot commands: --allow-mass-deactivation).","type":"boolean","default":false}}},"telemetry":{"x-owner":"operator","description":"Traces of the daemon's runs and the commands, exported with OpenTelemetry over OTLP/HTTP (docs/user/telemetry.md). The standard OTEL_* variables, when set, win over these.","type":"object","additionalProperties":false,"properties":{"traces":{"type":"object","additionalProperties":false,"properties":{"exporter":{"description":"`otlp` turns tracing on (as OTEL_TRACES_EXPORTER=otlp); `none` keeps it off. An endpoint alone turns it on.","enum":["otlp","none"]},"endpoint":{"description":"The collector's OTLP/HTTP base address (`/v1/traces` is added), as OTEL_EXPORTER_OTLP_ENDPOINT.","type":"string","pattern":"^https?://"},"headersEnv":{"description":"The variable holding the headers sent with every export (`key=value,…`, as OTEL_EXPORTER_OTLP_HEADERS): a collector's token is never written here.","type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"serviceName":{"description":"service.name (default gatesync), as OTEL_SERVICE_NAME.","type":"string","minLength":1},"sampler":{"description":"As OTEL_TRACES_SAMPLER (default parentbased_always_on).","enum":["always_on","always_off","traceidratio","parentbased_always_on","parentbased_always_off","parentbased_traceidratio"]},"samplerArg":{"description":"The ratio of the traceidratio samplers, as OTEL_TRACES_SAMPLER_ARG.","type":"number","minimum":0,"maximum":1},"resourceAttributes":{"description":"Resource attributes, as OTEL_RESOURCE_ATTRIBUTES (deployment.environment.name: production …).","type":"object","additionalProperties":{"type":"string"}}}}}},"notifications":{"x-owner":"operator","description":"Who is told when runs fail, resources are in doubt, a commit is refused, the daemon recovers or the leader changes; and commit status on GitHub or GitLab. Delivery is retried with backoff, bounded, and never delays or fails a run.","type":"object","additionalProperties":false,"properties":{"statusUrl":{"description":"Base URL links point at (…/status); default: the daemon's own address.","$ref":"#/$defs/url"},"receivers":{"type":"array","items":{"type":"object","required":["type"],"properties":{"type":{"enum":["webhook","slack","github","gitlab"]}},"oneOf":[{"required":["type","secretEnv"],"oneOf":[{"required":["url"]},{"required":["urlEnv"]}],"additionalProperties":false,"properties":{"type":{"const":"webhook"},"name":{"type":"string","minLength":1},"url":{"description":"Receiver URL (or urlEnv when the URL holds a token).","$ref":"#/$defs/url"},"urlEnv":{"$ref":"#/$defs/envName"},"secretEnv":{"description":"Environment variable holding the HMAC-SHA256 key of X-Gatesync-Signature.","$ref":"#/$defs/envName"},"events":{"$ref":"#/$defs/notificationEvents"}}},{"required":["type","urlEnv"],"additionalProperties":false,"properties":{"type":{"const":"slack"},"name":{"type":"string","minLength":1},"urlEnv":{"description":"Environment variable holding the incoming-webhook URL (it is a secret).","$ref":"#/$defs/envName"},"events":{"$ref":"#/$defs/notificationEvents"}}},{"required":["type","repository","tokenEnv"],"additionalProperties":false,"properties":{"type":{"const":"github"},"name":{"type":"string","minLength":1},"apiUrl":{"description":"Default https://api.github.com (GitHub Enterprise: https://HOST/api/v3).","$ref":"#/$defs/url"},"repository":{"description":"owner/repo","type":"string","pattern":"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"},"tokenEnv":{"$ref":"#/$defs/envName"},"context":{"type":"string","minLength":1,"default":"gatesync"}}},{"required":["type","project","tokenEnv"],"additionalProperties":false,"properties":{"type":{"const":"gitlab"},"name":{"type":"string","minLength":1},"apiUrl":{"description":"Default https://gitlab.com/api/v4.","$ref":"#/$defs/url"},"project":{"description":"Project id or full path (group/project).","type":"string","minLength":1},"tokenEnv":{"$ref":"#/$defs/envName"},"context":{"type":"string","minLength":1,"default":"gatesync"}}}]}},"delivery":{"type":"object","additionalProperties":false,"properties":{"attempts":{"type":"integer","minimum":1,"maximum":20,"default":5},"baseDelayMs":{"type":"integer","minimum":1,"default":1000},"maxDelayMs":{"type":"integer","minimum":1,"default":60000},"timeoutMs":{"type":"integer","minimum":100,"default":10000},"queueLimit":{"type":"integer","minimum":1,"maximum":10000,"default":100}}}}},"selector":{"x-owner":"team","description":"Label selector (team=storefront, tier!=internal, team in (a,b), comma = AND): this instance owns only the matching resources. Orphans are judged by the labels recorded in the state.","type":"string","minLength":1},"rules":{"x-owner":"team","description":"Governance rules: Spectral rulesets (YAML or JSON) checked by validate, plan and apply and by the daemon. Paths are relative to this file and must lie inside its directory. A finding of severity `error` fails the run; warn, info and hint are reported. See docs/user/rules.md.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"openapi":{"description":"Ruleset applied to every ApiDefinition's OpenAPI document (inline or definitionFile), e.g. `extends: [[spectral:oas, recommended]]`.","type":"string","minLength":1},"resources":{"description":"Ruleset applied to every resource document: the whole apiVersion/kind/metadata/spec envelope.","type":"string","minLength":1},"documentTimeout":{"x-owner":"operator","description":"How long the rules may run on one document before their thread is stopped and the document gets a RULE_TIMEOUT error (the commit is refused). Default 10s. The operator's: a commit cannot lift its own budget.","$ref":"#/$defs/duration"},"runTimeout":{"x-owner":"operator","description":"How long the rules may run in one validation: documents not linted by then get a RULE_TIMEOUT error. Default 5m. The operator's: a commit cannot lift its own budget.","$ref":"#/$defs/duration"},"allowCustomFunctions":{"x-owner":"operator","description":"Load the rulesets' custom JavaScript functions (`functions:`, `functionsDir`): they run code from the repository inside gatesync. Off by default: a ruleset naming one is refused. The operator's: a commit cannot turn it on for the daemon.","type":"boolean","default":false}}},"server":{"x-owner":"operator","type":"object","additionalProperties":false,"properties":{"listen":{"type":"string","default":"127.0.0.1:9464","pattern":"^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$","description":"HOST:PORT of the health, metrics, status and webhook server: 127.0.0.1:9464 (loopback, the default), [::1]:9464, or 0.0.0.0:9464 inside a container."},"webhookSecretEnv":{"$ref":"#/$defs/envName"},"syncTokenEnv":{"$ref":"#/$defs/envName"},"stateTokenEnv":{"description":"Environment variable holding the bearer token of GET /state: the state as `gatesync state pull` writes it, for merge-request plans (`gatesync plan --state-url`). It reads everything the state holds, the key of its keyed hashes included: keep it as private as read access to the state.","$ref":"#/$defs/envName"},"pagesTokenEnv":{"description":"Environment variable holding the token the status page and /status ask for (Authorization: Bearer TOKEN, or Basic with any user and TOKEN as password). /healthz, /readyz and /metrics stay open; /hooks/git and /sync have their own secrets. Unset: no authentication (keep server.listen on loopback, or set it).","$ref":"#/$defs/envName"},"promoteTokenEnv":{"description":"Environment variable holding the token of POST /environments/NAME/promote (`gatesync promote`, `gatesync rollback`): the sync and state tokens cannot promote. Unset: the route answers 404.","$ref":"#/$defs/envName"}}},"secrets":{"x-owner":"operator","type":"object","additionalProperties":false,"properties":{"fileRoot":{"description":"Directory that ${file:PATH} and ${sops:PATH} references resolve in; a reference may not leave it, nor leave it through a link. With a directory source: relative to this file. With a git source: a directory of the repository, read in the checkout of the commit being run (relative to the repository's settings file, source.git.config), except for the references fromDaemonDisk names.","type":"string"},"fromDaemonDisk":{"description":"With a git source: the references that read the daemon's own disk (below fileRoot, relative to this file) instead of the commit being run. Default [file]: ${file:} reads files beside the daemon (a mounted secret), ${sops:} the commit's encrypted files. [] reads both from the commit; [file, sops] both from the daemon's disk. No effect with a directory source.","type":"array","items":{"enum":["file","sops"]},"uniqueItems":true},"env":{"description":"Environment variables that ${env:NAME} references may read. Nothing else resolves; the variables this file names for gatesync's own credentials are refused even when listed.","type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"uniqueItems":true},"envPrefix":{"description":"Environment variables whose name starts with this prefix may be read by ${env:NAME} references (gatesync's own credentials excepted).","type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"sopsAgeKeyEnv":{"description":"Environment variable holding the age identities (AGE-SECRET-KEY-1… lines) ${sops:} references decrypt with. When this or sopsAgeKeyFile is set, only what they name is read (give each environment its own key: production's never decrypts in a staging run); when neither is, SOPS_AGE_KEY, SOPS_AGE_KEY_FILE and ~/.config/sops/age/keys.txt, as sops reads them. Never readable by ${env:}.","$ref":"#/$defs/envName"},"sopsAgeKeyFile":{"description":"File of age identities ${sops:} references decrypt with (relative to this file); see sopsAgeKeyEnv. Never readable by ${file:}.","type":"string","minLength":1}}},"limits":{"x-owner":"operator","type":"object","additionalProperties":false,"properties":{"maxFileBytes":{"type":"integer","minimum":1024,"default":5242880},"maxFiles":{"type":"integer","minimum":1,"default":50000},"maxDepth":{"type":"integer","minimum":8,"maximum":1000,"default":128},"maxResponseBytes":{"description":"Largest server answer read; beyond it reading stops and the call's outcome is unknown.","type":"integer","minimum":1024,"default":4194304},"maxDocumentsPerFile":{"description":"Most YAML documents in one file, empty ones (a stray `---`) included; counted before the file is parsed in full.","type":"integer","minimum":1,"default":1000},"maxDocuments":{"description":"Most YAML documents in the whole repository.","type":"integer","minimum":1,"default":200000},"concurrentEnvironments":{"description":"How many environments of one daemon run at once (each environment's runs stay one after another; a slow environment holds only its own place). Default: the machine's cores (os.availableParallelism()). 1: the environments take turns.","type":"integer","minimum":1,"maximum":256}}}},"$defs":{"environment":{"type":"object","additionalProperties":false,"properties":{"targets":{"x-owner":"operator","description":"This environment's targets (the shape of the top-level `targets`); each interface given here replaces the top-level one.","$ref":"#/properties/targets"},"values":{"x-owner":"team","description":"This environment's values (over the top-level `values`).","$ref":"#/$defs/values"},"selector":{"x-owner":"team","$ref":"#/properties/selector"},"schedule":{"x-owner":"operator","$ref":"#/properties/schedule"},"secrets":{"x-owner":"operator","description":"This environment's secret scope: which variables `${env:}` may read, where `${file:}` and `${sops:}` resolve, and which age identities `${sops:}` decrypts with (replaces the top-level scope as a whole).","$ref":"#/properties/secrets"},"notifications":{"x-owner":"operator","$ref":"#/properties/notifications"},"orphans":{"x-owner":"operator","$ref":"#/properties/orphans"},"state":{"x-owner":"operator","description":"This environment's own state. By default the top-level state, namespaced by the environment's name (SQLite: `state.NAME.db` beside the configured file; PostgreSQL: the schema `SCHEMA_NAME`, `-` written `_`).","$ref":"#/properties/state"},"patches":{"x-owner":"team","description":"Overlay patches applied, in order, to the repository's resources for this environment.","type":"array","items":{"$ref":"#/$defs/patch"}},"track":{"x-owner":"operator","$ref":"#/$defs/track"},"soak":{"x-owner":"operator","description":"How long a revision must run here with nothing failed, in doubt or blocked and its post-apply checks healthy before it is verified: a candidate for the environments promoted from this one. Default 0 (verified at its first healthy run). See docs/user/promotion.md.","$ref":"#/$defs/duration"},"promotion":{"x-owner":"operator","description":"With `track: { promotedFrom: ENV }`: `auto` promotes each newly verified candidate by itself; `manual` (the default) waits for `gatesync promote`. See docs/user/promotion.md.","enum":["auto","manual"],"default":"manual"},"windows":{"x-owner":"operator","description":"Sync windows (as Argo CD's): inside a `deny` window, or outside every `allow` window when there are any, the environment plans but applies and promotes nothing — scheduled runs, webhooks, `promotion: auto` and rollbacks alike — until the window opens (then it runs). See docs/user/promotion.md.","type":"array","maxItems":50,"items":{"type":"object","additionalProperties":false,"required":["kind","schedule","duration"],"properties":{"kind":{"description":"`allow`: applies only inside; `deny`: applies nothing inside.","enum":["allow","deny"]},"schedule":{"description":"When the window opens: a cron expression (`0 22 * * 1-5`: 22:00 on weekdays), in `timeZone`.","type":"string","minLength":1,"maxLength":200},"duration":{"description":"How long it stays open from each start.","$ref":"#/$defs/duration"},"timeZone":{"description":"The IANA time zone of the schedule (default UTC).","type":"string","minLength":1,"maxLength":100,"default":"UTC"}}}}}},"track":{"description":"What this environment applies (a git source): `{ branch: NAME }` the head of a branch (default: the top-level `source.git` ref), `{ tag: PATTERN }` the newest tag matching a glob (`*` any characters, `?` one; by semantic version when every matching name is one, else by the tagged commit's date), or `{ promotedFrom: ENV }` only revisions that ENV applied and verified. See docs/user/environments.md.","oneOf":[{"type":"object","additionalProperties":false,"required":["branch"],"properties":{"branch":{"description":"The branch whose head this environment applies.","type":"string","minLength":1,"maxLength":200,"pattern":"^(?![-/.])[A-Za-z0-9._/-]+$","x-error":"a branch name is letters, digits, `.`, `_`, `/` and `-` (at most 200), not starting with `-`, `/` or `.`"}}},{"type":"object","additionalProperties":false,"required":["tag"],"properties":{"tag":{"description":"A glob over tag names (`v*`, `release-?.*`): the newest matching tag is applied.","type":"string","minLength":1,"maxLength":200,"pattern":"^(?![-/.])[A-Za-z0-9._/*?+-]+$","x-error":"a tag pattern is letters, digits, `.`, `_`, `/`, `+`, `-` and the wildcards `*` and `?` (at most 200), not starting with `-`, `/` or `.`"}}},{"type":"object","additionalProperties":false,"required":["promotedFrom"],"properties":{"promotedFrom":{"description":"The environment whose applied and verified revisions this one takes.","type":"string","pattern":"^[a-z][a-z0-9-]{0,39}$","x-error":"an environment's name is lower-case letters, digits and `-` (at most 40), starting with a letter"}}}],"x-error":"`track` is one of `{ branch: NAME }`, `{ tag: PATTERN }` or `{ promotedFrom: ENV }`"},"values":{"description":"Values `${var:NAME}` references in resources (and their attached OpenAPI documents) are replaced with before validation. A string that is only the reference takes the value's type. Values are not secrets: secrets stay `${env:}`/`${file:}`.","type":"object","propertyNames":{"pattern":"^[A-Za-z_][A-Za-z0-9_.-]*$","x-error":"a value's name is letters, digits, `_`, `.` and `-`, starting with a letter or `_`"},"additionalProperties":{"type":["string","number","boolean"]}},"patch":{"description":"An overlay patch: a file of patch documents (a path relative to this file, inside its directory) or one patch document written inline. A patch document names a resource by `kind` and `metadata.name` and is merged into it (RFC 7386 JSON merge patch: maps merge, `null` removes a field, lists and scalars replace); `$patch: delete` leaves the resource out of the environment. A document naming no resource of the repository is an error: resources are added by resource files.","oneOf":[{"type":"string","minLength":1},{"type":"object","required":["kind","metadata"],"properties":{"kind":{"type":"string","minLength":1},"metadata":{"type":"object","required":["name"],"properties":{"name":{"type":"string","minLength":1}}},"$patch":{"enum":["merge","delete"]}}}],"x-error":"a patch is a file path or a document with `kind` and `metadata.name`"},"authScheme":{"type":"string","pattern":"^[!#$%&'*+.^_`|~0-9A-Za-z-]*$","x-error":"must be one HTTP authentication scheme such as `Bearer` (no spaces), or an empty string for the bare credential"},"envName":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$","x-error":"must be the name of an environment variable, e.g. `GW_ADMIN_KEY`"},"url":{"type":"string","pattern":"^https?://","x-error":"must be an http(s) URL"},"notificationEvents":{"description":"Events this receiver is told of (default: all).","type":"array","uniqueItems":true,"items":{"enum":["run-failed","in-doubt","commit-refused","recovered","leader-changed","promoted","frozen"]}},"duration":{"type":"string","pattern":"^[0-9]+(ms|s|m|h|d)$","x-error":"must be a duration such as `500ms`, `30s`, `1m`, `2h` or `30d`"},"rateLimit":{"type":"object","additionalProperties":false,"properties":{"concurrency":{"type":"integer","minimum":1,"default":8},"requestsPerSecond":{"type":"number","exclusiveMinimum":0,"default":50}}}}};
+const schema56 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/gatesync-config.schema.json","title":"gatesync configuration (gatesync.yaml)","description":"Where the resources come from, where they go, how fast, and where the state is kept. Credentials are never written here: only the names of the environment variables that hold them. Each setting has an owner (`x-owner`): the team's (values, patches, rules, selector) are read by the daemon from the repository's file at the commit it applies; the operator's (everything else, and which environments exist) only from the daemon's own file (docs/user/configuration.md).","type":"object","required":["apiVersion","kind","source"],"anyOf":[{"required":["targets"]},{"required":["environments"]}],"x-error":"give `targets` (one environment) or `environments` (several), or both (the top-level targets are then every environment's defaults)","additionalProperties":false,"properties":{"apiVersion":{"const":"gatesync.dev/v1"},"kind":{"const":"GatesyncConfig"},"source":{"x-owner":"operator","description":"Where the resource files come from.","oneOf":[{"type":"object","required":["directory"],"additionalProperties":false,"properties":{"directory":{"description":"Resource directory, relative to this file.","type":"string","minLength":1},"watch":{"description":"Re-run when files change (debounced).","type":"boolean","default":false}}},{"type":"object","required":["git"],"additionalProperties":false,"properties":{"git":{"type":"object","required":["url"],"additionalProperties":false,"properties":{"url":{"type":"string","minLength":1,"description":"Clone URL (https, ssh, or a path; a path starting with ./ or ../ is relative to this file). Never put credentials in it: use tokenEnv or sshKeyFile."},"branch":{"type":"string","minLength":1},"tag":{"type":"string","minLength":1},"commit":{"type":"string","pattern":"^[0-9a-f]{7,40}$"},"subdirectory":{"type":"string"},"cacheDir":{"type":"string"},"tokenEnv":{"description":"Environment variable holding an HTTPS token.","$ref":"#/$defs/envName"},"sshKeyFile":{"description":"Path of a private SSH key file.","type":"string"},"config":{"description":"The repository's settings file (its team settings: values, patches, rules, selector), relative to the repository's root; default gatesync.yaml. The daemon reads it at every commit it applies (docs/user/configuration.md).","type":"string","minLength":1}}}}}],"x-error":"give exactly one source: `directory` or `git`"},"targets":{"x-owner":"operator","type":"object","additionalProperties":false,"properties":{"gateway":{"type":"object","required":["url","credentialEnv"],"additionalProperties":false,"properties":{"url":{"description":"{base_url}: host only.","$ref":"#/$defs/url"},"credentialEnv":{"description":"Environment variable holding the X-GW-Authorization key.","$ref":"#/$defs/envName"},"authScheme":{"description":"Scheme written before the credential in its header (`<scheme> <credential>`); an empty string sends the credential alone. Default: empty (the bare key), as production expects: the gateway takes `X-GW-Authorization: <key>`.","$ref":"#/$defs/authScheme"},"batch":{"description":"Group gateway calls through operation 4 at the listen path of a loopback API.","type":"object","required":["listenPath","keyEnv"],"additionalProperties":false,"properties":{"listenPath":{"description":"Listen path of the loopback API (its upstream is the gateway's own /gw/). The route is the operator's: a resource that addresses this API, or a listen path at or beneath it, is refused (BATCH_ROUTE_RESERVED).","type":"string","minLength":1},"apiId":{"description":"The loopback API's gateway id: a resource with this apiId is refused (BATCH_ROUTE_RESERVED). Without it, a change to an API whose listen path the repository does not give is sent directly, not batched.","type":"string","minLength":1},"keyEnv":{"description":"Environment variable holding the loopback API's own key (sub-request `authorization`).","$ref":"#/$defs/envName"},"maxSize":{"type":"integer","minimum":1,"maximum":1000,"default":50}}},"rateLimit":{"$ref":"#/$defs/rateLimit"}}},"dashboard":{"type":"object","required":["url","tokenEnv"],"additionalProperties":false,"properties":{"url":{"description":"{base_url} of the dashboard.","$ref":"#/$defs/url"},"tokenEnv":{"description":"Environment variable holding the dashboard bearer token.","$ref":"#/$defs/envName"},"authScheme":{"description":"Scheme written before the credential in its header (`<scheme> <credential>`); an empty string sends the credential alone. Default: Bearer, as production expects: the dashboard takes `Authorization: Bearer <token>`.","$ref":"#/$defs/authScheme"},"rateLimit":{"$ref":"#/$defs/rateLimit"}}},"portal":{"type":"object","required":["url","credentialEnv"],"additionalProperties":false,"properties":{"url":{"description":"{portal_api_url}, including its path prefix.","$ref":"#/$defs/url"},"credentialEnv":{"$ref":"#/$defs/envName"},"authScheme":{"description":"Scheme written before the credential in its header (`<scheme> <credential>`); an empty string sends the credential alone. Default: empty (the bare key), as production expects: the portal takes `Authorization: <key>`.","$ref":"#/$defs/authScheme"},"appTypeProviders":{"description":"Ids of identity providers that register applications by type (they require IdpAppType).","type":"array","items":{"type":"integer"},"uniqueItems":true},"rateLimit":{"$ref":"#/$defs/rateLimit"}}},"llm":{"type":"object","required":["url","credentialEnv"],"additionalProperties":false,"properties":{"url":{"description":"{llm_api_url}, including its path prefix.","$ref":"#/$defs/url"},"credentialEnv":{"$ref":"#/$defs/envName"},"authScheme":{"description":"Scheme written before the credential in its header (`<scheme> <credential>`); an empty string sends the credential alone. Default: Bearer, as production expects: the LLM service splits `Authorization` on a space and needs exactly two parts.","$ref":"#/$defs/authScheme"},"rateLimit":{"$ref":"#/$defs/rateLimit"}}}}},"environments":{"x-owner":"operator","description":"Several environments (staging, production, regions …) synced from one repository, each with its own targets, values, state and overlay patches; the top-level targets, selector, schedule, secrets, notifications and orphans are their defaults. See docs/user/environments.md.","type":"object","minProperties":1,"propertyNames":{"pattern":"^[a-z][a-z0-9-]{0,39}$","x-error":"an environment's name is lower-case letters, digits and `-` (at most 40), starting with a letter"},"additionalProperties":{"$ref":"#/$defs/environment"}},"values":{"x-owner":"team","description":"Values every environment shares (an environment's own `values` override them one by one); with no `environments`, the values of the one implicit environment.","$ref":"#/$defs/values"},"retries":{"x-owner":"operator","type":"object","additionalProperties":false,"properties":{"max":{"type":"integer","minimum":0,"maximum":20,"default":4},"baseDelayMs":{"type":"integer","minimum":1,"default":200},"maxDelayMs":{"type":"integer","minimum":1,"default":10000},"timeoutMs":{"description":"Deadline of one HTTP call: connecting, the headers and the whole answer.","type":"integer","minimum":100,"default":15000},"maxRetryAfterMs":{"description":"Longest Retry-After honoured; a longer one fails the interface's remaining calls as throttled (not sent) until the next run.","type":"integer","minimum":0,"default":300000}}},"state":{"x-owner":"operator","oneOf":[{"type":"object","required":["backend"],"additionalProperties":false,"properties":{"backend":{"const":"sqlite"},"path":{"description":"The SQLite database file.","type":"string","default":".gatesync/state.db"},"lockStaleAfter":{"description":"A writer lock whose heartbeat is older than this is taken over by another run (the holder refreshes it six times as often). A holder that wakes up after that (a frozen VM, a suspended runner) sends nothing more: every call checks the lock first.","$ref":"#/$defs/duration","default":"1m"}}},{"description":"The retired file state: refused with the `gatesync state migrate` command that moves it to sqlite.","type":"object","required":["backend"],"additionalProperties":false,"properties":{"backend":{"const":"file"},"path":{"type":"string","default":".gatesync/state.json"}}},{"type":"object","required":["backend","urlEnv"],"additionalProperties":false,"properties":{"backend":{"const":"postgres"},"urlEnv":{"description":"Environment variable holding the connection string.","$ref":"#/$defs/envName"},"schema":{"type":"string","pattern":"^[a-z_][a-z0-9_]*$","default":"gatesync"},"lease":{"description":"The fleet's leases (docs/user/fleets.md): how long a replica's lease of an environment lasts without renewal, and how often it is renewed (at least 3 renewals per lease; a lease of 1s at least). Another replica takes an environment within about `duration` of its leader's death, pause or partition. The top-level state's only: one setting for every environment.","type":"object","additionalProperties":false,"properties":{"duration":{"$ref":"#/$defs/duration","default":"5s"},"renewEvery":{"$ref":"#/$defs/duration","default":"1s"}}},"pool":{"description":"The connections each process keeps to this database (docs/user/fleets.md): one pool shared by every environment's state, history and views, whatever their number. A fleet replica opens at most `size` plus its lease connection (and, for a moment, the one replacing a dropped lease connection). A wait for a connection longer than `acquireTimeout` fails with STATE_POOL_TIMEOUT. The top-level state's only.","type":"object","additionalProperties":false,"properties":{"size":{"description":"Connections at most; one environment's reads hold at most half of them, state locks all but one.","type":"integer","minimum":2,"maximum":100,"default":4},"acquireTimeout":{"description":"How long a read, a history row or a state lock waits for a connection.","$ref":"#/$defs/duration","default":"10s"}}}}}],"x-error":"state needs `backend: sqlite` (with an optional `path`) or `backend: postgres` with `urlEnv`"},"history":{"x-owner":"operator","description":"How much of each environment's history its state keeps (runs: trigger, commit, author and subject, outcome, counts): at most `keep` rows, none older than `maxAge`. `gatesync history` prints it; the status page's runs view reads it.","type":"object","additionalProperties":false,"properties":{"keep":{"description":"Rows kept at most, newest first.","type":"integer","minimum":1,"maximum":100000,"default":500},"maxAge":{"description":"Rows that ended longer ago are dropped.","$ref":"#/$defs/duration","default":"30d"}}},"schedule":{"x-owner":"operator","type":"object","additionalProperties":false,"properties":{"interval":{"$ref":"#/$defs/duration","default":"1m"},"jitter":{"type":"number","minimum":0,"maximum":1,"default":0.1},"reassertInterval":{"description":"Re-apply idempotent resources this often to undo drift; off when absent.","$ref":"#/$defs/duration"}}},"orphans":{"x-owner":"operator","description":"What to do with resources that left the repository.","enum":["report","deactivate"],"default":"report"},"deactivationGuard":{"x-owner":"operator","description":"The guard against mass deactivation (orphans: deactivate): a run that would switch off every API definition and org key gatesync applied, or more than `maxShare` of them, switches off none and blocks them instead (docs/user/renames.md).","type":"object","additionalProperties":false,"properties":{"maxShare":{"description":"Largest share (0 to 1) of the deactivatable objects one run may switch off; all of them are never switched off in one run unless allowed.","type":"number","minimum":0,"maximum":1,"default":0.5},"allowCommit":{"description":"Lifts the guard for the runs of this commit (its hash, at least 7 characters): the daemon's way to let one intended mass deactivation through.","type":"string","pattern":"^[0-9a-f]{7,40}$"},"allow":{"description":"Lifts the guard for every run (one-shot commands: --allow-mass-deactivation).","type":"boolean","default":false}}},"telemetry":{"x-owner":"operator","description":"Traces of the daemon's runs and the commands, exported with OpenTelemetry over OTLP/HTTP (docs/user/telemetry.md). The standard OTEL_* variables, when set, win over these.","type":"object","additionalProperties":false,"properties":{"traces":{"type":"object","additionalProperties":false,"properties":{"exporter":{"description":"`otlp` turns tracing on (as OTEL_TRACES_EXPORTER=otlp); `none` keeps it off. An endpoint alone turns it on.","enum":["otlp","none"]},"endpoint":{"description":"The collector's OTLP/HTTP base address (`/v1/traces` is added), as OTEL_EXPORTER_OTLP_ENDPOINT.","type":"string","pattern":"^https?://"},"headersEnv":{"description":"The variable holding the headers sent with every export (`key=value,…`, as OTEL_EXPORTER_OTLP_HEADERS): a collector's token is never written here.","type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"serviceName":{"description":"service.name (default gatesync), as OTEL_SERVICE_NAME.","type":"string","minLength":1},"sampler":{"description":"As OTEL_TRACES_SAMPLER (default parentbased_always_on).","enum":["always_on","always_off","traceidratio","parentbased_always_on","parentbased_always_off","parentbased_traceidratio"]},"samplerArg":{"description":"The ratio of the traceidratio samplers, as OTEL_TRACES_SAMPLER_ARG.","type":"number","minimum":0,"maximum":1},"resourceAttributes":{"description":"Resource attributes, as OTEL_RESOURCE_ATTRIBUTES (deployment.environment.name: production …).","type":"object","additionalProperties":{"type":"string"}}}}}},"notifications":{"x-owner":"operator","description":"Who is told when runs fail, resources are in doubt, a commit is refused, the daemon recovers or the leader changes; and commit status on GitHub or GitLab. Delivery is retried with backoff, bounded, and never delays or fails a run.","type":"object","additionalProperties":false,"properties":{"statusUrl":{"description":"Base URL links point at (…/status); default: the daemon's own address.","$ref":"#/$defs/url"},"receivers":{"type":"array","items":{"type":"object","required":["type"],"properties":{"type":{"enum":["webhook","slack","github","gitlab"]}},"oneOf":[{"required":["type","secretEnv"],"oneOf":[{"required":["url"]},{"required":["urlEnv"]}],"additionalProperties":false,"properties":{"type":{"const":"webhook"},"name":{"type":"string","minLength":1},"url":{"description":"Receiver URL (or urlEnv when the URL holds a token).","$ref":"#/$defs/url"},"urlEnv":{"$ref":"#/$defs/envName"},"secretEnv":{"description":"Environment variable holding the HMAC-SHA256 key of X-Gatesync-Signature.","$ref":"#/$defs/envName"},"events":{"$ref":"#/$defs/notificationEvents"}}},{"required":["type","urlEnv"],"additionalProperties":false,"properties":{"type":{"const":"slack"},"name":{"type":"string","minLength":1},"urlEnv":{"description":"Environment variable holding the incoming-webhook URL (it is a secret).","$ref":"#/$defs/envName"},"events":{"$ref":"#/$defs/notificationEvents"}}},{"required":["type","repository","tokenEnv"],"additionalProperties":false,"properties":{"type":{"const":"github"},"name":{"type":"string","minLength":1},"apiUrl":{"description":"Default https://api.github.com (GitHub Enterprise: https://HOST/api/v3).","$ref":"#/$defs/url"},"repository":{"description":"owner/repo","type":"string","pattern":"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"},"tokenEnv":{"$ref":"#/$defs/envName"},"context":{"type":"string","minLength":1,"default":"gatesync"}}},{"required":["type","project","tokenEnv"],"additionalProperties":false,"properties":{"type":{"const":"gitlab"},"name":{"type":"string","minLength":1},"apiUrl":{"description":"Default https://gitlab.com/api/v4.","$ref":"#/$defs/url"},"project":{"description":"Project id or full path (group/project).","type":"string","minLength":1},"tokenEnv":{"$ref":"#/$defs/envName"},"context":{"type":"string","minLength":1,"default":"gatesync"}}}]}},"delivery":{"type":"object","additionalProperties":false,"properties":{"attempts":{"type":"integer","minimum":1,"maximum":20,"default":5},"baseDelayMs":{"type":"integer","minimum":1,"default":1000},"maxDelayMs":{"type":"integer","minimum":1,"default":60000},"timeoutMs":{"type":"integer","minimum":100,"default":10000},"queueLimit":{"type":"integer","minimum":1,"maximum":10000,"default":100}}}}},"selector":{"x-owner":"team","description":"Label selector (team=storefront, tier!=internal, team in (a,b), comma = AND): this instance owns only the matching resources. Orphans are judged by the labels recorded in the state.","type":"string","minLength":1},"rules":{"x-owner":"team","description":"Governance rules: Spectral rulesets (YAML or JSON) checked by validate, plan and apply and by the daemon. Paths are relative to this file and must lie inside its directory. A finding of severity `error` fails the run; warn, info and hint are reported. See docs/user/rules.md.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"openapi":{"description":"Ruleset applied to every ApiDefinition's OpenAPI document (inline or definitionFile), e.g. `extends: [[spectral:oas, recommended]]`.","type":"string","minLength":1},"resources":{"description":"Ruleset applied to every resource document: the whole apiVersion/kind/metadata/spec envelope.","type":"string","minLength":1},"documentTimeout":{"x-owner":"operator","description":"How long the rules may run on one document before their thread is stopped and the document gets a RULE_TIMEOUT error (the commit is refused). Default 10s. The operator's: a commit cannot lift its own budget.","$ref":"#/$defs/duration"},"runTimeout":{"x-owner":"operator","description":"How long the rules may run in one validation: documents not linted by then get a RULE_TIMEOUT error. Default 5m. The operator's: a commit cannot lift its own budget.","$ref":"#/$defs/duration"},"allowCustomFunctions":{"x-owner":"operator","description":"Load the rulesets' custom JavaScript functions (`functions:`, `functionsDir`): they run code from the repository inside gatesync. Off by default: a ruleset naming one is refused. The operator's: a commit cannot turn it on for the daemon.","type":"boolean","default":false}}},"server":{"x-owner":"operator","type":"object","additionalProperties":false,"properties":{"listen":{"type":"string","default":"127.0.0.1:9464","pattern":"^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$","description":"HOST:PORT of the health, metrics, status and webhook server: 127.0.0.1:9464 (loopback, the default), [::1]:9464, or 0.0.0.0:9464 inside a container."},"webhookSecretEnv":{"$ref":"#/$defs/envName"},"syncTokenEnv":{"$ref":"#/$defs/envName"},"stateTokenEnv":{"description":"Environment variable holding the bearer token of GET /state: the state as `gatesync state pull` writes it, for merge-request plans (`gatesync plan --state-url`). It reads everything the state holds, the key of its keyed hashes included: keep it as private as read access to the state.","$ref":"#/$defs/envName"},"pagesTokenEnv":{"description":"Environment variable holding the token the status page and /status ask for (Authorization: Bearer TOKEN, or Basic with any user and TOKEN as password). /healthz, /readyz and /metrics stay open; /hooks/git and /sync have their own secrets. Unset: no authentication (keep server.listen on loopback, or set it).","$ref":"#/$defs/envName"},"promoteTokenEnv":{"description":"Environment variable holding the token of POST /environments/NAME/promote (`gatesync promote`, `gatesync rollback`): the sync and state tokens cannot promote. Unset: the route answers 404.","$ref":"#/$defs/envName"}}},"secrets":{"x-owner":"operator","type":"object","additionalProperties":false,"properties":{"fileRoot":{"description":"Directory that ${file:PATH} and ${sops:PATH} references resolve in; a reference may not leave it, nor leave it through a link. With a directory source: relative to this file. With a git source: a directory of the repository, read in the checkout of the commit being run (relative to the repository's settings file, source.git.config), except for the references fromDaemonDisk names.","type":"string"},"fromDaemonDisk":{"description":"With a git source: the references that read the daemon's own disk (below fileRoot, relative to this file) instead of the commit being run. Default [file]: ${file:} reads files beside the daemon (a mounted secret), ${sops:} the commit's encrypted files. [] reads both from the commit; [file, sops] both from the daemon's disk. No effect with a directory source.","type":"array","items":{"enum":["file","sops"]},"uniqueItems":true},"env":{"description":"Environment variables that ${env:NAME} references may read. Nothing else resolves; the variables this file names for gatesync's own credentials are refused even when listed.","type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"uniqueItems":true},"envPrefix":{"description":"Environment variables whose name starts with this prefix may be read by ${env:NAME} references (gatesync's own credentials excepted).","type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"sopsAgeKeyEnv":{"description":"Environment variable holding the age identities (AGE-SECRET-KEY-1… lines) ${sops:} references decrypt with. When this or sopsAgeKeyFile is set, only what they name is read (give each environment its own key: production's never decrypts in a staging run); when neither is, SOPS_AGE_KEY, SOPS_AGE_KEY_FILE and ~/.config/sops/age/keys.txt, as sops reads them. Never readable by ${env:}.","$ref":"#/$defs/envName"},"sopsAgeKeyFile":{"description":"File of age identities ${sops:} references decrypt with (relative to this file); see sopsAgeKeyEnv. Never readable by ${file:}.","type":"string","minLength":1}}},"limits":{"x-owner":"operator","type":"object","additionalProperties":false,"properties":{"maxFileBytes":{"type":"integer","minimum":1024,"default":5242880},"maxFiles":{"type":"integer","minimum":1,"default":50000},"maxDepth":{"type":"integer","minimum":8,"maximum":1000,"default":128},"maxResponseBytes":{"description":"Largest server answer read; beyond it reading stops and the call's outcome is unknown.","type":"integer","minimum":1024,"default":4194304},"maxDocumentsPerFile":{"description":"Most YAML documents in one file, empty ones (a stray `---`) included; counted before the file is parsed in full.","type":"integer","minimum":1,"default":1000},"maxDocuments":{"description":"Most YAML documents in the whole repository.","type":"integer","minimum":1,"default":200000},"concurrentEnvironments":{"description":"How many environments of one daemon run at once (each environment's runs stay one after another; a slow environment holds only its own place). Default: the machine's cores (os.availableParallelism()). 1: the environments take turns.","type":"integer","minimum":1,"maximum":256}}}},"$defs":{"environment":{"type":"object","additionalProperties":false,"properties":{"targets":{"x-owner":"operator","description":"This environment's targets (the shape of the top-level `targets`); each interface given here replaces the top-level one.","$ref":"#/properties/targets"},"values":{"x-owner":"team","description":"This environment's values (over the top-level `values`).","$ref":"#/$defs/values"},"selector":{"x-owner":"team","$ref":"#/properties/selector"},"schedule":{"x-owner":"operator","$ref":"#/properties/schedule"},"secrets":{"x-owner":"operator","description":"This environment's secret scope: which variables `${env:}` may read, where `${file:}` and `${sops:}` resolve, and which age identities `${sops:}` decrypts with (replaces the top-level scope as a whole).","$ref":"#/properties/secrets"},"notifications":{"x-owner":"operator","$ref":"#/properties/notifications"},"orphans":{"x-owner":"operator","$ref":"#/properties/orphans"},"state":{"x-owner":"operator","description":"This environment's own state. By default the top-level state, namespaced by the environment's name (SQLite: `state.NAME.db` beside the configured file; PostgreSQL: the schema `SCHEMA_NAME`, `-` written `_`).","$ref":"#/properties/state"},"patches":{"x-owner":"team","description":"Overlay patches applied, in order, to the repository's resources for this environment.","type":"array","items":{"$ref":"#/$defs/patch"}},"track":{"x-owner":"operator","$ref":"#/$defs/track"},"soak":{"x-owner":"operator","description":"How long a revision must run here with nothing failed, in doubt or blocked and its post-apply checks healthy before it is verified: a candidate for the environments promoted from this one. Default 0 (verified at its first healthy run). See docs/user/promotion.md.","$ref":"#/$defs/duration"},"promotion":{"x-owner":"operator","description":"With `track: { promotedFrom: ENV }`: `auto` promotes each newly verified candidate by itself; `manual` (the default) waits for `gatesync promote`. See docs/user/promotion.md.","enum":["auto","manual"],"default":"manual"},"windows":{"x-owner":"operator","description":"Sync windows (as Argo CD's): inside a `deny` window, or outside every `allow` window when there are any, the environment plans but applies and promotes nothing — scheduled runs, webhooks, `promotion: auto` and rollbacks alike — until the window opens (then it runs). See docs/user/promotion.md.","type":"array","maxItems":50,"items":{"type":"object","additionalProperties":false,"required":["kind","schedule","duration"],"properties":{"kind":{"description":"`allow`: applies only inside; `deny`: applies nothing inside.","enum":["allow","deny"]},"schedule":{"description":"When the window opens: a cron expression (`0 22 * * 1-5`: 22:00 on weekdays), in `timeZone`.","type":"string","minLength":1,"maxLength":200},"duration":{"description":"How long it stays open from each start.","$ref":"#/$defs/duration"},"timeZone":{"description":"The IANA time zone of the schedule (default UTC).","type":"string","minLength":1,"maxLength":100,"default":"UTC"}}}}}},"track":{"description":"What this environment applies (a git source): `{ branch: NAME }` the head of a branch (default: the top-level `source.git` ref), `{ tag: PATTERN }` the newest tag matching a glob (`*` any characters, `?` one; by semantic version when every matching name is one, else by the tagged commit's date), or `{ promotedFrom: ENV }` only revisions that ENV applied and verified. See docs/user/environments.md.","oneOf":[{"type":"object","additionalProperties":false,"required":["branch"],"properties":{"branch":{"description":"The branch whose head this environment applies.","type":"string","minLength":1,"maxLength":200,"pattern":"^(?![-/.])[A-Za-z0-9._/-]+$","x-error":"a branch name is letters, digits, `.`, `_`, `/` and `-` (at most 200), not starting with `-`, `/` or `.`"}}},{"type":"object","additionalProperties":false,"required":["tag"],"properties":{"tag":{"description":"A glob over tag names (`v*`, `release-?.*`): the newest matching tag is applied.","type":"string","minLength":1,"maxLength":200,"pattern":"^(?![-/.])[A-Za-z0-9._/*?+-]+$","x-error":"a tag pattern is letters, digits, `.`, `_`, `/`, `+`, `-` and the wildcards `*` and `?` (at most 200), not starting with `-`, `/` or `.`"}}},{"type":"object","additionalProperties":false,"required":["promotedFrom"],"properties":{"promotedFrom":{"description":"The environment whose applied and verified revisions this one takes.","type":"string","pattern":"^[a-z][a-z0-9-]{0,39}$","x-error":"an environment's name is lower-case letters, digits and `-` (at most 40), starting with a letter"}}}],"x-error":"`track` is one of `{ branch: NAME }`, `{ tag: PATTERN }` or `{ promotedFrom: ENV }`"},"values":{"description":"Values `${var:NAME}` references in resources (and their attached OpenAPI documents) are replaced with before validation. A string that is only the reference takes the value's type. Values are not secrets: secrets stay `${env:}`/`${file:}`.","type":"object","propertyNames":{"pattern":"^[A-Za-z_][A-Za-z0-9_.-]*$","x-error":"a value's name is letters, digits, `_`, `.` and `-`, starting with a letter or `_`"},"additionalProperties":{"type":["string","number","boolean"]}},"patch":{"description":"An overlay patch: a file of patch documents (a path relative to this file, inside its directory) or one patch document written inline. A patch document names a resource by `kind` and `metadata.name` and is merged into it (RFC 7386 JSON merge patch: maps merge, `null` removes a field, lists and scalars replace); `$patch: delete` leaves the resource out of the environment. A document naming no resource of the repository is an error: resources are added by resource files.","oneOf":[{"type":"string","minLength":1},{"type":"object","required":["kind","metadata"],"properties":{"kind":{"type":"string","minLength":1},"metadata":{"type":"object","required":["name"],"properties":{"name":{"type":"string","minLength":1}}},"$patch":{"enum":["merge","delete"]}}}],"x-error":"a patch is a file path or a document with `kind` and `metadata.name`"},"authScheme":{"type":"string","pattern":"^[!#$%&'*+.^_`|~0-9A-Za-z-]*$","x-error":"must be one HTTP authentication scheme such as `Bearer` (no spaces), or an empty string for the bare credential"},"envName":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$","x-error":"must be the name of an environment variable, e.g. `GW_ADMIN_KEY`"},"url":{"type":"string","pattern":"^https?://","x-error":"must be an http(s) URL"},"notificationEvents":{"description":"Events this receiver is told of (default: all).","type":"array","uniqueItems":true,"items":{"enum":["run-failed","in-doubt","commit-refused","recovered","leader-changed","promoted","frozen"]}},"duration":{"type":"string","pattern":"^[0-9]+(ms|s|m|h|d)$","x-error":"must be a duration such as `500ms`, `30s`, `1m`, `2h` or `30d`"},"rateLimit":{"type":"object","additionalProperties":false,"properties":{"concurrency":{"type":"integer","minimum":1,"default":8},"requestsPerSecond":{"type":"number","exclusiveMinimum":0,"default":50}}}}};
 const schema57 = {"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$","x-error":"must be the name of an environment variable, e.g. `GW_ADMIN_KEY`"};
 const schema58 = {"type":"string","pattern":"^https?://","x-error":"must be an http(s) URL"};
 const schema60 = {"type":"string","pattern":"^[!#$%&'*+.^_`|~0-9A-Za-z-]*$","x-error":"must be one HTTP authentication scheme such as `Bearer` (no spaces), or an empty string for the bare credential"};
@@ -3032,12 +3032,12 @@ const pattern44 = new RegExp("^[A-Za-z_][A-Za-z0-9_.-]*$", "u");
 const pattern45 = new RegExp("^[0-9]+(ms|s|m|h|d)$", "u");
 const pattern62 = new RegExp("^[a-z_][a-z0-9_]*$", "u");
 const pattern56 = new RegExp("^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$", "u");
-const pattern94 = new RegExp("^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$", "u");
+const pattern96 = new RegExp("^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$", "u");
 const schema75 = {"type":"object","additionalProperties":false,"properties":{"targets":{"x-owner":"operator","description":"This environment's targets (the shape of the top-level `targets`); each interface given here replaces the top-level one.","$ref":"#/properties/targets"},"values":{"x-owner":"team","description":"This environment's values (over the top-level `values`).","$ref":"#/$defs/values"},"selector":{"x-owner":"team","$ref":"#/properties/selector"},"schedule":{"x-owner":"operator","$ref":"#/properties/schedule"},"secrets":{"x-owner":"operator","description":"This environment's secret scope: which variables `${env:}` may read, where `${file:}` and `${sops:}` resolve, and which age identities `${sops:}` decrypts with (replaces the top-level scope as a whole).","$ref":"#/properties/secrets"},"notifications":{"x-owner":"operator","$ref":"#/properties/notifications"},"orphans":{"x-owner":"operator","$ref":"#/properties/orphans"},"state":{"x-owner":"operator","description":"This environment's own state. By default the top-level state, namespaced by the environment's name (SQLite: `state.NAME.db` beside the configured file; PostgreSQL: the schema `SCHEMA_NAME`, `-` written `_`).","$ref":"#/properties/state"},"patches":{"x-owner":"team","description":"Overlay patches applied, in order, to the repository's resources for this environment.","type":"array","items":{"$ref":"#/$defs/patch"}},"track":{"x-owner":"operator","$ref":"#/$defs/track"},"soak":{"x-owner":"operator","description":"How long a revision must run here with nothing failed, in doubt or blocked and its post-apply checks healthy before it is verified: a candidate for the environments promoted from this one. Default 0 (verified at its first healthy run). See docs/user/promotion.md.","$ref":"#/$defs/duration"},"promotion":{"x-owner":"operator","description":"With `track: { promotedFrom: ENV }`: `auto` promotes each newly verified candidate by itself; `manual` (the default) waits for `gatesync promote`. See docs/user/promotion.md.","enum":["auto","manual"],"default":"manual"},"windows":{"x-owner":"operator","description":"Sync windows (as Argo CD's): inside a `deny` window, or outside every `allow` window when there are any, the environment plans but applies and promotes nothing — scheduled runs, webhooks, `promotion: auto` and rollbacks alike — until the window opens (then it runs). See docs/user/promotion.md.","type":"array","maxItems":50,"items":{"type":"object","additionalProperties":false,"required":["kind","schedule","duration"],"properties":{"kind":{"description":"`allow`: applies only inside; `deny`: applies nothing inside.","enum":["allow","deny"]},"schedule":{"description":"When the window opens: a cron expression (`0 22 * * 1-5`: 22:00 on weekdays), in `timeZone`.","type":"string","minLength":1,"maxLength":200},"duration":{"description":"How long it stays open from each start.","$ref":"#/$defs/duration"},"timeZone":{"description":"The IANA time zone of the schedule (default UTC).","type":"string","minLength":1,"maxLength":100,"default":"UTC"}}}}}};
 const schema95 = {"x-owner":"team","description":"Label selector (team=storefront, tier!=internal, team in (a,b), comma = AND): this instance owns only the matching resources. Orphans are judged by the labels recorded in the state.","type":"string","minLength":1};
 const schema113 = {"x-owner":"operator","description":"What to do with resources that left the repository.","enum":["report","deactivate"],"default":"report"};
-const schema119 = {"description":"An overlay patch: a file of patch documents (a path relative to this file, inside its directory) or one patch document written inline. A patch document names a resource by `kind` and `metadata.name` and is merged into it (RFC 7386 JSON merge patch: maps merge, `null` removes a field, lists and scalars replace); `$patch: delete` leaves the resource out of the environment. A document naming no resource of the repository is an error: resources are added by resource files.","oneOf":[{"type":"string","minLength":1},{"type":"object","required":["kind","metadata"],"properties":{"kind":{"type":"string","minLength":1},"metadata":{"type":"object","required":["name"],"properties":{"name":{"type":"string","minLength":1}}},"$patch":{"enum":["merge","delete"]}}}],"x-error":"a patch is a file path or a document with `kind` and `metadata.name`"};
-const schema120 = {"description":"What this environment applies (a git source): `{ branch: NAME }` the head of a branch (default: the top-level `source.git` ref), `{ tag: PATTERN }` the newest tag matching a glob (`*` any characters, `?` one; by semantic version when every matching name is one, else by the tagged commit's date), or `{ promotedFrom: ENV }` only revisions that ENV applied and verified. See docs/user/environments.md.","oneOf":[{"type":"object","additionalProperties":false,"required":["branch"],"properties":{"branch":{"description":"The branch whose head this environment applies.","type":"string","minLength":1,"maxLength":200,"pattern":"^(?![-/.])[A-Za-z0-9._/-]+$","x-error":"a branch name is letters, digits, `.`, `_`, `/` and `-` (at most 200), not starting with `-`, `/` or `.`"}}},{"type":"object","additionalProperties":false,"required":["tag"],"properties":{"tag":{"description":"A glob over tag names (`v*`, `release-?.*`): the newest matching tag is applied.","type":"string","minLength":1,"maxLength":200,"pattern":"^(?![-/.])[A-Za-z0-9._/*?+-]+$","x-error":"a tag pattern is letters, digits, `.`, `_`, `/`, `+`, `-` and the wildcards `*` and `?` (at most 200), not starting with `-`, `/` or `.`"}}},{"type":"object","additionalProperties":false,"required":["promotedFrom"],"properties":{"promotedFrom":{"description":"The environment whose applied and verified revisions this one takes.","type":"string","pattern":"^[a-z][a-z0-9-]{0,39}$","x-error":"an environment's name is lower-case letters, digits and `-` (at most 40), starting with a letter"}}}],"x-error":"`track` is one of `{ branch: NAME }`, `{ tag: PATTERN }` or `{ promotedFrom: ENV }`"};
+const schema120 = {"description":"An overlay patch: a file of patch documents (a path relative to this file, inside its directory) or one patch document written inline. A patch document names a resource by `kind` and `metadata.name` and is merged into it (RFC 7386 JSON merge patch: maps merge, `null` removes a field, lists and scalars replace); `$patch: delete` leaves the resource out of the environment. A document naming no resource of the repository is an error: resources are added by resource files.","oneOf":[{"type":"string","minLength":1},{"type":"object","required":["kind","metadata"],"properties":{"kind":{"type":"string","minLength":1},"metadata":{"type":"object","required":["name"],"properties":{"name":{"type":"string","minLength":1}}},"$patch":{"enum":["merge","delete"]}}}],"x-error":"a patch is a file path or a document with `kind` and `metadata.name`"};
+const schema121 = {"description":"What this environment applies (a git source): `{ branch: NAME }` the head of a branch (default: the top-level `source.git` ref), `{ tag: PATTERN }` the newest tag matching a glob (`*` any characters, `?` one; by semantic version when every matching name is one, else by the tagged commit's date), or `{ promotedFrom: ENV }` only revisions that ENV applied and verified. See docs/user/environments.md.","oneOf":[{"type":"object","additionalProperties":false,"required":["branch"],"properties":{"branch":{"description":"The branch whose head this environment applies.","type":"string","minLength":1,"maxLength":200,"pattern":"^(?![-/.])[A-Za-z0-9._/-]+$","x-error":"a branch name is letters, digits, `.`, `_`, `/` and `-` (at most 200), not starting with `-`, `/` or `.`"}}},{"type":"object","additionalProperties":false,"required":["tag"],"properties":{"tag":{"description":"A glob over tag names (`v*`, `release-?.*`): the newest matching tag is applied.","type":"string","minLength":1,"maxLength":200,"pattern":"^(?![-/.])[A-Za-z0-9._/*?+-]+$","x-error":"a tag pattern is letters, digits, `.`, `_`, `/`, `+`, `-` and the wildcards `*` and `?` (at most 200), not starting with `-`, `/` or `.`"}}},{"type":"object","additionalProperties":false,"required":["promotedFrom"],"properties":{"promotedFrom":{"description":"The environment whose applied and verified revisions this one takes.","type":"string","pattern":"^[a-z][a-z0-9-]{0,39}$","x-error":"an environment's name is lower-case letters, digits and `-` (at most 40), starting with a letter"}}}],"x-error":"`track` is one of `{ branch: NAME }`, `{ tag: PATTERN }` or `{ promotedFrom: ENV }`"};
 const schema76 = {"x-owner":"operator","type":"object","additionalProperties":false,"properties":{"gateway":{"type":"object","required":["url","credentialEnv"],"additionalProperties":false,"properties":{"url":{"description":"{base_url}: host only.","$ref":"#/$defs/url"},"credentialEnv":{"description":"Environment variable holding the X-GW-Authorization key.","$ref":"#/$defs/envName"},"authScheme":{"description":"Scheme written before the credential in its header (`<scheme> <credential>`); an empty string sends the credential alone. Default: empty (the bare key), as production expects: the gateway takes `X-GW-Authorization: <key>`.","$ref":"#/$defs/authScheme"},"batch":{"description":"Group gateway calls through operation 4 at the listen path of a loopback API.","type":"object","required":["listenPath","keyEnv"],"additionalProperties":false,"properties":{"listenPath":{"description":"Listen path of the loopback API (its upstream is the gateway's own /gw/). The route is the operator's: a resource that addresses this API, or a listen path at or beneath it, is refused (BATCH_ROUTE_RESERVED).","type":"string","minLength":1},"apiId":{"description":"The loopback API's gateway id: a resource with this apiId is refused (BATCH_ROUTE_RESERVED). Without it, a change to an API whose listen path the repository does not give is sent directly, not batched.","type":"string","minLength":1},"keyEnv":{"description":"Environment variable holding the loopback API's own key (sub-request `authorization`).","$ref":"#/$defs/envName"},"maxSize":{"type":"integer","minimum":1,"maximum":1000,"default":50}}},"rateLimit":{"$ref":"#/$defs/rateLimit"}}},"dashboard":{"type":"object","required":["url","tokenEnv"],"additionalProperties":false,"properties":{"url":{"description":"{base_url} of the dashboard.","$ref":"#/$defs/url"},"tokenEnv":{"description":"Environment variable holding the dashboard bearer token.","$ref":"#/$defs/envName"},"authScheme":{"description":"Scheme written before the credential in its header (`<scheme> <credential>`); an empty string sends the credential alone. Default: Bearer, as production expects: the dashboard takes `Authorization: Bearer <token>`.","$ref":"#/$defs/authScheme"},"rateLimit":{"$ref":"#/$defs/rateLimit"}}},"portal":{"type":"object","required":["url","credentialEnv"],"additionalProperties":false,"properties":{"url":{"description":"{portal_api_url}, including its path prefix.","$ref":"#/$defs/url"},"credentialEnv":{"$ref":"#/$defs/envName"},"authScheme":{"description":"Scheme written before the credential in its header (`<scheme> <credential>`); an empty string sends the credential alone. Default: empty (the bare key), as production expects: the portal takes `Authorization: <key>`.","$ref":"#/$defs/authScheme"},"appTypeProviders":{"description":"Ids of identity providers that register applications by type (they require IdpAppType).","type":"array","items":{"type":"integer"},"uniqueItems":true},"rateLimit":{"$ref":"#/$defs/rateLimit"}}},"llm":{"type":"object","required":["url","credentialEnv"],"additionalProperties":false,"properties":{"url":{"description":"{llm_api_url}, including its path prefix.","$ref":"#/$defs/url"},"credentialEnv":{"$ref":"#/$defs/envName"},"authScheme":{"description":"Scheme written before the credential in its header (`<scheme> <credential>`); an empty string sends the credential alone. Default: Bearer, as production expects: the LLM service splits `Authorization` on a space and needs exactly two parts.","$ref":"#/$defs/authScheme"},"rateLimit":{"$ref":"#/$defs/rateLimit"}}}}};
 
 function validate37(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -5598,7 +5598,7 @@ return errors === 0;
 }
 validate43.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema114 = {"x-owner":"operator","oneOf":[{"type":"object","required":["backend"],"additionalProperties":false,"properties":{"backend":{"const":"sqlite"},"path":{"description":"The SQLite database file.","type":"string","default":".gatesync/state.db"},"lockStaleAfter":{"description":"A writer lock whose heartbeat is older than this is taken over by another run (the holder refreshes it six times as often). A holder that wakes up after that (a frozen VM, a suspended runner) sends nothing more: every call checks the lock first.","$ref":"#/$defs/duration","default":"1m"}}},{"description":"The retired file state: refused with the `gatesync state migrate` command that moves it to sqlite.","type":"object","required":["backend"],"additionalProperties":false,"properties":{"backend":{"const":"file"},"path":{"type":"string","default":".gatesync/state.json"}}},{"type":"object","required":["backend","urlEnv"],"additionalProperties":false,"properties":{"backend":{"const":"postgres"},"urlEnv":{"description":"Environment variable holding the connection string.","$ref":"#/$defs/envName"},"schema":{"type":"string","pattern":"^[a-z_][a-z0-9_]*$","default":"gatesync"},"lease":{"description":"The fleet's leases (docs/user/fleets.md): how long a replica's lease of an environment lasts without renewal, and how often it is renewed (at least 3 renewals per lease; a lease of 1s at least). Another replica takes an environment within about `duration` of its leader's death, pause or partition. The top-level state's only: one setting for every environment.","type":"object","additionalProperties":false,"properties":{"duration":{"$ref":"#/$defs/duration","default":"5s"},"renewEvery":{"$ref":"#/$defs/duration","default":"1s"}}}}}],"x-error":"state needs `backend: sqlite` (with an optional `path`) or `backend: postgres` with `urlEnv`"};
+const schema114 = {"x-owner":"operator","oneOf":[{"type":"object","required":["backend"],"additionalProperties":false,"properties":{"backend":{"const":"sqlite"},"path":{"description":"The SQLite database file.","type":"string","default":".gatesync/state.db"},"lockStaleAfter":{"description":"A writer lock whose heartbeat is older than this is taken over by another run (the holder refreshes it six times as often). A holder that wakes up after that (a frozen VM, a suspended runner) sends nothing more: every call checks the lock first.","$ref":"#/$defs/duration","default":"1m"}}},{"description":"The retired file state: refused with the `gatesync state migrate` command that moves it to sqlite.","type":"object","required":["backend"],"additionalProperties":false,"properties":{"backend":{"const":"file"},"path":{"type":"string","default":".gatesync/state.json"}}},{"type":"object","required":["backend","urlEnv"],"additionalProperties":false,"properties":{"backend":{"const":"postgres"},"urlEnv":{"description":"Environment variable holding the connection string.","$ref":"#/$defs/envName"},"schema":{"type":"string","pattern":"^[a-z_][a-z0-9_]*$","default":"gatesync"},"lease":{"description":"The fleet's leases (docs/user/fleets.md): how long a replica's lease of an environment lasts without renewal, and how often it is renewed (at least 3 renewals per lease; a lease of 1s at least). Another replica takes an environment within about `duration` of its leader's death, pause or partition. The top-level state's only: one setting for every environment.","type":"object","additionalProperties":false,"properties":{"duration":{"$ref":"#/$defs/duration","default":"5s"},"renewEvery":{"$ref":"#/$defs/duration","default":"1s"}}},"pool":{"description":"The connections each process keeps to this database (docs/user/fleets.md): one pool shared by every environment's state, history and views, whatever their number. A fleet replica opens at most `size` plus its lease connection (and, for a moment, the one replacing a dropped lease connection). A wait for a connection longer than `acquireTimeout` fails with STATE_POOL_TIMEOUT. The top-level state's only.","type":"object","additionalProperties":false,"properties":{"size":{"description":"Connections at most; one environment's reads hold at most half of them, state locks all but one.","type":"integer","minimum":2,"maximum":100,"default":4},"acquireTimeout":{"description":"How long a read, a history row or a state lock waits for a connection.","$ref":"#/$defs/duration","default":"10s"}}}}}],"x-error":"state needs `backend: sqlite` (with an optional `path`) or `backend: postgres` with `urlEnv`"};
 
 function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -5802,7 +5802,7 @@ vErrors.push(err13);
 errors++;
 }
 for(const key2 in data){
-if(!((((key2 === "backend") || (key2 === "urlEnv")) || (key2 === "schema")) || (key2 === "lease"))){
+if(!(((((key2 === "backend") || (key2 === "urlEnv")) || (key2 === "schema")) || (key2 === "lease")) || (key2 === "pool"))){
 const err14 = {instancePath,schemaPath:"#/oneOf/2/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema114.oneOf[2],data};
 if(vErrors === null){
 vErrors = [err14];
@@ -5953,14 +5953,101 @@ vErrors.push(err25);
 errors++;
 }
 }
-}
-else {
-const err26 = {instancePath,schemaPath:"#/oneOf/2/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema114.oneOf[2].type,parentSchema:schema114.oneOf[2],data};
+if(data.pool !== undefined){
+let data11 = data.pool;
+if(data11 && typeof data11 == "object" && !Array.isArray(data11)){
+for(const key4 in data11){
+if(!((key4 === "size") || (key4 === "acquireTimeout"))){
+const err26 = {instancePath:instancePath+"/pool",schemaPath:"#/oneOf/2/properties/pool/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema114.oneOf[2].properties.pool,data:data11};
 if(vErrors === null){
 vErrors = [err26];
 }
 else {
 vErrors.push(err26);
+}
+errors++;
+}
+}
+if(data11.size !== undefined){
+let data12 = data11.size;
+if(!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))){
+const err27 = {instancePath:instancePath+"/pool/size",schemaPath:"#/oneOf/2/properties/pool/properties/size/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema114.oneOf[2].properties.pool.properties.size.type,parentSchema:schema114.oneOf[2].properties.pool.properties.size,data:data12};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+if((typeof data12 == "number") && (isFinite(data12))){
+if(data12 > 100 || isNaN(data12)){
+const err28 = {instancePath:instancePath+"/pool/size",schemaPath:"#/oneOf/2/properties/pool/properties/size/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100",schema:100,parentSchema:schema114.oneOf[2].properties.pool.properties.size,data:data12};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+if(data12 < 2 || isNaN(data12)){
+const err29 = {instancePath:instancePath+"/pool/size",schemaPath:"#/oneOf/2/properties/pool/properties/size/minimum",keyword:"minimum",params:{comparison: ">=", limit: 2},message:"must be >= 2",schema:2,parentSchema:schema114.oneOf[2].properties.pool.properties.size,data:data12};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+}
+if(data11.acquireTimeout !== undefined){
+let data13 = data11.acquireTimeout;
+if(typeof data13 === "string"){
+if(!pattern45.test(data13)){
+const err30 = {instancePath:instancePath+"/pool/acquireTimeout",schemaPath:"#/$defs/duration/pattern",keyword:"pattern",params:{pattern: "^[0-9]+(ms|s|m|h|d)$"},message:"must match pattern \""+"^[0-9]+(ms|s|m|h|d)$"+"\"",schema:"^[0-9]+(ms|s|m|h|d)$",parentSchema:schema97,data:data13};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+else {
+const err31 = {instancePath:instancePath+"/pool/acquireTimeout",schemaPath:"#/$defs/duration/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema97.type,parentSchema:schema97,data:data13};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+}
+}
+else {
+const err32 = {instancePath:instancePath+"/pool",schemaPath:"#/oneOf/2/properties/pool/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema114.oneOf[2].properties.pool.type,parentSchema:schema114.oneOf[2].properties.pool,data:data11};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+}
+}
+else {
+const err33 = {instancePath,schemaPath:"#/oneOf/2/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema114.oneOf[2].type,parentSchema:schema114.oneOf[2],data};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
 }
 errors++;
 }
@@ -5980,12 +6067,12 @@ props0 = true;
 }
 }
 if(!valid0){
-const err27 = {instancePath,schemaPath:"#/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema114.oneOf,parentSchema:schema114,data};
+const err34 = {instancePath,schemaPath:"#/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema114.oneOf,parentSchema:schema114,data};
 if(vErrors === null){
-vErrors = [err27];
+vErrors = [err34];
 }
 else {
-vErrors.push(err27);
+vErrors.push(err34);
 }
 errors++;
 }
@@ -6006,8 +6093,8 @@ return errors === 0;
 }
 validate45.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-const pattern65 = new RegExp("^(?![-/.])[A-Za-z0-9._/-]+$", "u");
-const pattern66 = new RegExp("^(?![-/.])[A-Za-z0-9._/*?+-]+$", "u");
+const pattern66 = new RegExp("^(?![-/.])[A-Za-z0-9._/-]+$", "u");
+const pattern67 = new RegExp("^(?![-/.])[A-Za-z0-9._/*?+-]+$", "u");
 
 function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -6166,7 +6253,7 @@ let passing0 = null;
 const _errs36 = errors;
 if(typeof data10 === "string"){
 if(func1(data10) < 1){
-const err8 = {instancePath:instancePath+"/patches/" + i0,schemaPath:"#/$defs/patch/oneOf/0/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema119.oneOf[0],data:data10};
+const err8 = {instancePath:instancePath+"/patches/" + i0,schemaPath:"#/$defs/patch/oneOf/0/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema120.oneOf[0],data:data10};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -6177,7 +6264,7 @@ errors++;
 }
 }
 else {
-const err9 = {instancePath:instancePath+"/patches/" + i0,schemaPath:"#/$defs/patch/oneOf/0/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema119.oneOf[0].type,parentSchema:schema119.oneOf[0],data:data10};
+const err9 = {instancePath:instancePath+"/patches/" + i0,schemaPath:"#/$defs/patch/oneOf/0/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema120.oneOf[0].type,parentSchema:schema120.oneOf[0],data:data10};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -6194,7 +6281,7 @@ passing0 = 0;
 const _errs38 = errors;
 if(data10 && typeof data10 == "object" && !Array.isArray(data10)){
 if(data10.kind === undefined){
-const err10 = {instancePath:instancePath+"/patches/" + i0,schemaPath:"#/$defs/patch/oneOf/1/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema119.oneOf[1].required,parentSchema:schema119.oneOf[1],data:data10};
+const err10 = {instancePath:instancePath+"/patches/" + i0,schemaPath:"#/$defs/patch/oneOf/1/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema120.oneOf[1].required,parentSchema:schema120.oneOf[1],data:data10};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -6204,7 +6291,7 @@ vErrors.push(err10);
 errors++;
 }
 if(data10.metadata === undefined){
-const err11 = {instancePath:instancePath+"/patches/" + i0,schemaPath:"#/$defs/patch/oneOf/1/required",keyword:"required",params:{missingProperty: "metadata"},message:"must have required property '"+"metadata"+"'",schema:schema119.oneOf[1].required,parentSchema:schema119.oneOf[1],data:data10};
+const err11 = {instancePath:instancePath+"/patches/" + i0,schemaPath:"#/$defs/patch/oneOf/1/required",keyword:"required",params:{missingProperty: "metadata"},message:"must have required property '"+"metadata"+"'",schema:schema120.oneOf[1].required,parentSchema:schema120.oneOf[1],data:data10};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -6217,7 +6304,7 @@ if(data10.kind !== undefined){
 let data11 = data10.kind;
 if(typeof data11 === "string"){
 if(func1(data11) < 1){
-const err12 = {instancePath:instancePath+"/patches/" + i0+"/kind",schemaPath:"#/$defs/patch/oneOf/1/properties/kind/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema119.oneOf[1].properties.kind,data:data11};
+const err12 = {instancePath:instancePath+"/patches/" + i0+"/kind",schemaPath:"#/$defs/patch/oneOf/1/properties/kind/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema120.oneOf[1].properties.kind,data:data11};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -6228,7 +6315,7 @@ errors++;
 }
 }
 else {
-const err13 = {instancePath:instancePath+"/patches/" + i0+"/kind",schemaPath:"#/$defs/patch/oneOf/1/properties/kind/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema119.oneOf[1].properties.kind.type,parentSchema:schema119.oneOf[1].properties.kind,data:data11};
+const err13 = {instancePath:instancePath+"/patches/" + i0+"/kind",schemaPath:"#/$defs/patch/oneOf/1/properties/kind/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema120.oneOf[1].properties.kind.type,parentSchema:schema120.oneOf[1].properties.kind,data:data11};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -6242,7 +6329,7 @@ if(data10.metadata !== undefined){
 let data12 = data10.metadata;
 if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
 if(data12.name === undefined){
-const err14 = {instancePath:instancePath+"/patches/" + i0+"/metadata",schemaPath:"#/$defs/patch/oneOf/1/properties/metadata/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema119.oneOf[1].properties.metadata.required,parentSchema:schema119.oneOf[1].properties.metadata,data:data12};
+const err14 = {instancePath:instancePath+"/patches/" + i0+"/metadata",schemaPath:"#/$defs/patch/oneOf/1/properties/metadata/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema120.oneOf[1].properties.metadata.required,parentSchema:schema120.oneOf[1].properties.metadata,data:data12};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -6255,7 +6342,7 @@ if(data12.name !== undefined){
 let data13 = data12.name;
 if(typeof data13 === "string"){
 if(func1(data13) < 1){
-const err15 = {instancePath:instancePath+"/patches/" + i0+"/metadata/name",schemaPath:"#/$defs/patch/oneOf/1/properties/metadata/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema119.oneOf[1].properties.metadata.properties.name,data:data13};
+const err15 = {instancePath:instancePath+"/patches/" + i0+"/metadata/name",schemaPath:"#/$defs/patch/oneOf/1/properties/metadata/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema120.oneOf[1].properties.metadata.properties.name,data:data13};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -6266,7 +6353,7 @@ errors++;
 }
 }
 else {
-const err16 = {instancePath:instancePath+"/patches/" + i0+"/metadata/name",schemaPath:"#/$defs/patch/oneOf/1/properties/metadata/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema119.oneOf[1].properties.metadata.properties.name.type,parentSchema:schema119.oneOf[1].properties.metadata.properties.name,data:data13};
+const err16 = {instancePath:instancePath+"/patches/" + i0+"/metadata/name",schemaPath:"#/$defs/patch/oneOf/1/properties/metadata/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema120.oneOf[1].properties.metadata.properties.name.type,parentSchema:schema120.oneOf[1].properties.metadata.properties.name,data:data13};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -6278,7 +6365,7 @@ errors++;
 }
 }
 else {
-const err17 = {instancePath:instancePath+"/patches/" + i0+"/metadata",schemaPath:"#/$defs/patch/oneOf/1/properties/metadata/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema119.oneOf[1].properties.metadata.type,parentSchema:schema119.oneOf[1].properties.metadata,data:data12};
+const err17 = {instancePath:instancePath+"/patches/" + i0+"/metadata",schemaPath:"#/$defs/patch/oneOf/1/properties/metadata/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema120.oneOf[1].properties.metadata.type,parentSchema:schema120.oneOf[1].properties.metadata,data:data12};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -6291,7 +6378,7 @@ errors++;
 if(data10.$patch !== undefined){
 let data14 = data10.$patch;
 if(!((data14 === "merge") || (data14 === "delete"))){
-const err18 = {instancePath:instancePath+"/patches/" + i0+"/$patch",schemaPath:"#/$defs/patch/oneOf/1/properties/%24patch/enum",keyword:"enum",params:{allowedValues: schema119.oneOf[1].properties.$patch.enum},message:"must be equal to one of the allowed values",schema:schema119.oneOf[1].properties.$patch.enum,parentSchema:schema119.oneOf[1].properties.$patch,data:data14};
+const err18 = {instancePath:instancePath+"/patches/" + i0+"/$patch",schemaPath:"#/$defs/patch/oneOf/1/properties/%24patch/enum",keyword:"enum",params:{allowedValues: schema120.oneOf[1].properties.$patch.enum},message:"must be equal to one of the allowed values",schema:schema120.oneOf[1].properties.$patch.enum,parentSchema:schema120.oneOf[1].properties.$patch,data:data14};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -6303,7 +6390,7 @@ errors++;
 }
 }
 else {
-const err19 = {instancePath:instancePath+"/patches/" + i0,schemaPath:"#/$defs/patch/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema119.oneOf[1].type,parentSchema:schema119.oneOf[1],data:data10};
+const err19 = {instancePath:instancePath+"/patches/" + i0,schemaPath:"#/$defs/patch/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema120.oneOf[1].type,parentSchema:schema120.oneOf[1],data:data10};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -6328,7 +6415,7 @@ props1.$patch = true;
 }
 }
 if(!valid9){
-const err20 = {instancePath:instancePath+"/patches/" + i0,schemaPath:"#/$defs/patch/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema119.oneOf,parentSchema:schema119,data:data10};
+const err20 = {instancePath:instancePath+"/patches/" + i0,schemaPath:"#/$defs/patch/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema120.oneOf,parentSchema:schema120,data:data10};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -6369,7 +6456,7 @@ let passing1 = null;
 const _errs51 = errors;
 if(data15 && typeof data15 == "object" && !Array.isArray(data15)){
 if(data15.branch === undefined){
-const err22 = {instancePath:instancePath+"/track",schemaPath:"#/$defs/track/oneOf/0/required",keyword:"required",params:{missingProperty: "branch"},message:"must have required property '"+"branch"+"'",schema:schema120.oneOf[0].required,parentSchema:schema120.oneOf[0],data:data15};
+const err22 = {instancePath:instancePath+"/track",schemaPath:"#/$defs/track/oneOf/0/required",keyword:"required",params:{missingProperty: "branch"},message:"must have required property '"+"branch"+"'",schema:schema121.oneOf[0].required,parentSchema:schema121.oneOf[0],data:data15};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -6380,7 +6467,7 @@ errors++;
 }
 for(const key3 in data15){
 if(!(key3 === "branch")){
-const err23 = {instancePath:instancePath+"/track",schemaPath:"#/$defs/track/oneOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema120.oneOf[0],data:data15};
+const err23 = {instancePath:instancePath+"/track",schemaPath:"#/$defs/track/oneOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema121.oneOf[0],data:data15};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -6394,7 +6481,7 @@ if(data15.branch !== undefined){
 let data16 = data15.branch;
 if(typeof data16 === "string"){
 if(func1(data16) > 200){
-const err24 = {instancePath:instancePath+"/track/branch",schemaPath:"#/$defs/track/oneOf/0/properties/branch/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema120.oneOf[0].properties.branch,data:data16};
+const err24 = {instancePath:instancePath+"/track/branch",schemaPath:"#/$defs/track/oneOf/0/properties/branch/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema121.oneOf[0].properties.branch,data:data16};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -6404,7 +6491,7 @@ vErrors.push(err24);
 errors++;
 }
 if(func1(data16) < 1){
-const err25 = {instancePath:instancePath+"/track/branch",schemaPath:"#/$defs/track/oneOf/0/properties/branch/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema120.oneOf[0].properties.branch,data:data16};
+const err25 = {instancePath:instancePath+"/track/branch",schemaPath:"#/$defs/track/oneOf/0/properties/branch/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema121.oneOf[0].properties.branch,data:data16};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -6413,8 +6500,8 @@ vErrors.push(err25);
 }
 errors++;
 }
-if(!pattern65.test(data16)){
-const err26 = {instancePath:instancePath+"/track/branch",schemaPath:"#/$defs/track/oneOf/0/properties/branch/pattern",keyword:"pattern",params:{pattern: "^(?![-/.])[A-Za-z0-9._/-]+$"},message:"must match pattern \""+"^(?![-/.])[A-Za-z0-9._/-]+$"+"\"",schema:"^(?![-/.])[A-Za-z0-9._/-]+$",parentSchema:schema120.oneOf[0].properties.branch,data:data16};
+if(!pattern66.test(data16)){
+const err26 = {instancePath:instancePath+"/track/branch",schemaPath:"#/$defs/track/oneOf/0/properties/branch/pattern",keyword:"pattern",params:{pattern: "^(?![-/.])[A-Za-z0-9._/-]+$"},message:"must match pattern \""+"^(?![-/.])[A-Za-z0-9._/-]+$"+"\"",schema:"^(?![-/.])[A-Za-z0-9._/-]+$",parentSchema:schema121.oneOf[0].properties.branch,data:data16};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -6425,7 +6512,7 @@ errors++;
 }
 }
 else {
-const err27 = {instancePath:instancePath+"/track/branch",schemaPath:"#/$defs/track/oneOf/0/properties/branch/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema120.oneOf[0].properties.branch.type,parentSchema:schema120.oneOf[0].properties.branch,data:data16};
+const err27 = {instancePath:instancePath+"/track/branch",schemaPath:"#/$defs/track/oneOf/0/properties/branch/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema121.oneOf[0].properties.branch.type,parentSchema:schema121.oneOf[0].properties.branch,data:data16};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -6437,7 +6524,7 @@ errors++;
 }
 }
 else {
-const err28 = {instancePath:instancePath+"/track",schemaPath:"#/$defs/track/oneOf/0/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema120.oneOf[0].type,parentSchema:schema120.oneOf[0],data:data15};
+const err28 = {instancePath:instancePath+"/track",schemaPath:"#/$defs/track/oneOf/0/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema121.oneOf[0].type,parentSchema:schema121.oneOf[0],data:data15};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -6455,7 +6542,7 @@ var props2 = true;
 const _errs57 = errors;
 if(data15 && typeof data15 == "object" && !Array.isArray(data15)){
 if(data15.tag === undefined){
-const err29 = {instancePath:instancePath+"/track",schemaPath:"#/$defs/track/oneOf/1/required",keyword:"required",params:{missingProperty: "tag"},message:"must have required property '"+"tag"+"'",schema:schema120.oneOf[1].required,parentSchema:schema120.oneOf[1],data:data15};
+const err29 = {instancePath:instancePath+"/track",schemaPath:"#/$defs/track/oneOf/1/required",keyword:"required",params:{missingProperty: "tag"},message:"must have required property '"+"tag"+"'",schema:schema121.oneOf[1].required,parentSchema:schema121.oneOf[1],data:data15};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -6466,7 +6553,7 @@ errors++;
 }
 for(const key4 in data15){
 if(!(key4 === "tag")){
-const err30 = {instancePath:instancePath+"/track",schemaPath:"#/$defs/track/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema120.oneOf[1],data:data15};
+const err30 = {instancePath:instancePath+"/track",schemaPath:"#/$defs/track/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema121.oneOf[1],data:data15};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -6480,7 +6567,7 @@ if(data15.tag !== undefined){
 let data17 = data15.tag;
 if(typeof data17 === "string"){
 if(func1(data17) > 200){
-const err31 = {instancePath:instancePath+"/track/tag",schemaPath:"#/$defs/track/oneOf/1/properties/tag/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema120.oneOf[1].properties.tag,data:data17};
+const err31 = {instancePath:instancePath+"/track/tag",schemaPath:"#/$defs/track/oneOf/1/properties/tag/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema121.oneOf[1].properties.tag,data:data17};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -6490,7 +6577,7 @@ vErrors.push(err31);
 errors++;
 }
 if(func1(data17) < 1){
-const err32 = {instancePath:instancePath+"/track/tag",schemaPath:"#/$defs/track/oneOf/1/properties/tag/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema120.oneOf[1].properties.tag,data:data17};
+const err32 = {instancePath:instancePath+"/track/tag",schemaPath:"#/$defs/track/oneOf/1/properties/tag/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema121.oneOf[1].properties.tag,data:data17};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -6499,8 +6586,8 @@ vErrors.push(err32);
 }
 errors++;
 }
-if(!pattern66.test(data17)){
-const err33 = {instancePath:instancePath+"/track/tag",schemaPath:"#/$defs/track/oneOf/1/properties/tag/pattern",keyword:"pattern",params:{pattern: "^(?![-/.])[A-Za-z0-9._/*?+-]+$"},message:"must match pattern \""+"^(?![-/.])[A-Za-z0-9._/*?+-]+$"+"\"",schema:"^(?![-/.])[A-Za-z0-9._/*?+-]+$",parentSchema:schema120.oneOf[1].properties.tag,data:data17};
+if(!pattern67.test(data17)){
+const err33 = {instancePath:instancePath+"/track/tag",schemaPath:"#/$defs/track/oneOf/1/properties/tag/pattern",keyword:"pattern",params:{pattern: "^(?![-/.])[A-Za-z0-9._/*?+-]+$"},message:"must match pattern \""+"^(?![-/.])[A-Za-z0-9._/*?+-]+$"+"\"",schema:"^(?![-/.])[A-Za-z0-9._/*?+-]+$",parentSchema:schema121.oneOf[1].properties.tag,data:data17};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -6511,7 +6598,7 @@ errors++;
 }
 }
 else {
-const err34 = {instancePath:instancePath+"/track/tag",schemaPath:"#/$defs/track/oneOf/1/properties/tag/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema120.oneOf[1].properties.tag.type,parentSchema:schema120.oneOf[1].properties.tag,data:data17};
+const err34 = {instancePath:instancePath+"/track/tag",schemaPath:"#/$defs/track/oneOf/1/properties/tag/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema121.oneOf[1].properties.tag.type,parentSchema:schema121.oneOf[1].properties.tag,data:data17};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -6523,7 +6610,7 @@ errors++;
 }
 }
 else {
-const err35 = {instancePath:instancePath+"/track",schemaPath:"#/$defs/track/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema120.oneOf[1].type,parentSchema:schema120.oneOf[1],data:data15};
+const err35 = {instancePath:instancePath+"/track",schemaPath:"#/$defs/track/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema121.oneOf[1].type,parentSchema:schema121.oneOf[1],data:data15};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -6548,7 +6635,7 @@ props2 = true;
 const _errs63 = errors;
 if(data15 && typeof data15 == "object" && !Array.isArray(data15)){
 if(data15.promotedFrom === undefined){
-const err36 = {instancePath:instancePath+"/track",schemaPath:"#/$defs/track/oneOf/2/required",keyword:"required",params:{missingProperty: "promotedFrom"},message:"must have required property '"+"promotedFrom"+"'",schema:schema120.oneOf[2].required,parentSchema:schema120.oneOf[2],data:data15};
+const err36 = {instancePath:instancePath+"/track",schemaPath:"#/$defs/track/oneOf/2/required",keyword:"required",params:{missingProperty: "promotedFrom"},message:"must have required property '"+"promotedFrom"+"'",schema:schema121.oneOf[2].required,parentSchema:schema121.oneOf[2],data:data15};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -6559,7 +6646,7 @@ errors++;
 }
 for(const key5 in data15){
 if(!(key5 === "promotedFrom")){
-const err37 = {instancePath:instancePath+"/track",schemaPath:"#/$defs/track/oneOf/2/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema120.oneOf[2],data:data15};
+const err37 = {instancePath:instancePath+"/track",schemaPath:"#/$defs/track/oneOf/2/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema121.oneOf[2],data:data15};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -6573,7 +6660,7 @@ if(data15.promotedFrom !== undefined){
 let data18 = data15.promotedFrom;
 if(typeof data18 === "string"){
 if(!pattern30.test(data18)){
-const err38 = {instancePath:instancePath+"/track/promotedFrom",schemaPath:"#/$defs/track/oneOf/2/properties/promotedFrom/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9-]{0,39}$"},message:"must match pattern \""+"^[a-z][a-z0-9-]{0,39}$"+"\"",schema:"^[a-z][a-z0-9-]{0,39}$",parentSchema:schema120.oneOf[2].properties.promotedFrom,data:data18};
+const err38 = {instancePath:instancePath+"/track/promotedFrom",schemaPath:"#/$defs/track/oneOf/2/properties/promotedFrom/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9-]{0,39}$"},message:"must match pattern \""+"^[a-z][a-z0-9-]{0,39}$"+"\"",schema:"^[a-z][a-z0-9-]{0,39}$",parentSchema:schema121.oneOf[2].properties.promotedFrom,data:data18};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -6584,7 +6671,7 @@ errors++;
 }
 }
 else {
-const err39 = {instancePath:instancePath+"/track/promotedFrom",schemaPath:"#/$defs/track/oneOf/2/properties/promotedFrom/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema120.oneOf[2].properties.promotedFrom.type,parentSchema:schema120.oneOf[2].properties.promotedFrom,data:data18};
+const err39 = {instancePath:instancePath+"/track/promotedFrom",schemaPath:"#/$defs/track/oneOf/2/properties/promotedFrom/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema121.oneOf[2].properties.promotedFrom.type,parentSchema:schema121.oneOf[2].properties.promotedFrom,data:data18};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -6596,7 +6683,7 @@ errors++;
 }
 }
 else {
-const err40 = {instancePath:instancePath+"/track",schemaPath:"#/$defs/track/oneOf/2/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema120.oneOf[2].type,parentSchema:schema120.oneOf[2],data:data15};
+const err40 = {instancePath:instancePath+"/track",schemaPath:"#/$defs/track/oneOf/2/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema121.oneOf[2].type,parentSchema:schema121.oneOf[2],data:data15};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -6621,7 +6708,7 @@ props2 = true;
 }
 }
 if(!valid13){
-const err41 = {instancePath:instancePath+"/track",schemaPath:"#/$defs/track/oneOf",keyword:"oneOf",params:{passingSchemas: passing1},message:"must match exactly one schema in oneOf",schema:schema120.oneOf,parentSchema:schema120,data:data15};
+const err41 = {instancePath:instancePath+"/track",schemaPath:"#/$defs/track/oneOf",keyword:"oneOf",params:{passingSchemas: passing1},message:"must match exactly one schema in oneOf",schema:schema121.oneOf,parentSchema:schema121,data:data15};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -8902,7 +8989,7 @@ vErrors.push(err153);
 errors++;
 }
 for(const key21 in data61){
-if(!((((key21 === "backend") || (key21 === "urlEnv")) || (key21 === "schema")) || (key21 === "lease"))){
+if(!(((((key21 === "backend") || (key21 === "urlEnv")) || (key21 === "schema")) || (key21 === "lease")) || (key21 === "pool"))){
 const err154 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf/2/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key21},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.state.oneOf[2],data:data61};
 if(vErrors === null){
 vErrors = [err154];
@@ -9053,14 +9140,101 @@ vErrors.push(err165);
 errors++;
 }
 }
-}
-else {
-const err166 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf/2/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.state.oneOf[2].type,parentSchema:schema56.properties.state.oneOf[2],data:data61};
+if(data61.pool !== undefined){
+let data73 = data61.pool;
+if(data73 && typeof data73 == "object" && !Array.isArray(data73)){
+for(const key23 in data73){
+if(!((key23 === "size") || (key23 === "acquireTimeout"))){
+const err166 = {instancePath:instancePath+"/state/pool",schemaPath:"#/properties/state/oneOf/2/properties/pool/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key23},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.state.oneOf[2].properties.pool,data:data73};
 if(vErrors === null){
 vErrors = [err166];
 }
 else {
 vErrors.push(err166);
+}
+errors++;
+}
+}
+if(data73.size !== undefined){
+let data74 = data73.size;
+if(!(((typeof data74 == "number") && (!(data74 % 1) && !isNaN(data74))) && (isFinite(data74)))){
+const err167 = {instancePath:instancePath+"/state/pool/size",schemaPath:"#/properties/state/oneOf/2/properties/pool/properties/size/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.state.oneOf[2].properties.pool.properties.size.type,parentSchema:schema56.properties.state.oneOf[2].properties.pool.properties.size,data:data74};
+if(vErrors === null){
+vErrors = [err167];
+}
+else {
+vErrors.push(err167);
+}
+errors++;
+}
+if((typeof data74 == "number") && (isFinite(data74))){
+if(data74 > 100 || isNaN(data74)){
+const err168 = {instancePath:instancePath+"/state/pool/size",schemaPath:"#/properties/state/oneOf/2/properties/pool/properties/size/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100",schema:100,parentSchema:schema56.properties.state.oneOf[2].properties.pool.properties.size,data:data74};
+if(vErrors === null){
+vErrors = [err168];
+}
+else {
+vErrors.push(err168);
+}
+errors++;
+}
+if(data74 < 2 || isNaN(data74)){
+const err169 = {instancePath:instancePath+"/state/pool/size",schemaPath:"#/properties/state/oneOf/2/properties/pool/properties/size/minimum",keyword:"minimum",params:{comparison: ">=", limit: 2},message:"must be >= 2",schema:2,parentSchema:schema56.properties.state.oneOf[2].properties.pool.properties.size,data:data74};
+if(vErrors === null){
+vErrors = [err169];
+}
+else {
+vErrors.push(err169);
+}
+errors++;
+}
+}
+}
+if(data73.acquireTimeout !== undefined){
+let data75 = data73.acquireTimeout;
+if(typeof data75 === "string"){
+if(!pattern45.test(data75)){
+const err170 = {instancePath:instancePath+"/state/pool/acquireTimeout",schemaPath:"#/$defs/duration/pattern",keyword:"pattern",params:{pattern: "^[0-9]+(ms|s|m|h|d)$"},message:"must match pattern \""+"^[0-9]+(ms|s|m|h|d)$"+"\"",schema:"^[0-9]+(ms|s|m|h|d)$",parentSchema:schema97,data:data75};
+if(vErrors === null){
+vErrors = [err170];
+}
+else {
+vErrors.push(err170);
+}
+errors++;
+}
+}
+else {
+const err171 = {instancePath:instancePath+"/state/pool/acquireTimeout",schemaPath:"#/$defs/duration/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema97.type,parentSchema:schema97,data:data75};
+if(vErrors === null){
+vErrors = [err171];
+}
+else {
+vErrors.push(err171);
+}
+errors++;
+}
+}
+}
+else {
+const err172 = {instancePath:instancePath+"/state/pool",schemaPath:"#/properties/state/oneOf/2/properties/pool/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.state.oneOf[2].properties.pool.type,parentSchema:schema56.properties.state.oneOf[2].properties.pool,data:data73};
+if(vErrors === null){
+vErrors = [err172];
+}
+else {
+vErrors.push(err172);
+}
+errors++;
+}
+}
+}
+else {
+const err173 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf/2/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.state.oneOf[2].type,parentSchema:schema56.properties.state.oneOf[2],data:data61};
+if(vErrors === null){
+vErrors = [err173];
+}
+else {
+vErrors.push(err173);
 }
 errors++;
 }
@@ -9080,12 +9254,12 @@ props1 = true;
 }
 }
 if(!valid43){
-const err167 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf",keyword:"oneOf",params:{passingSchemas: passing1},message:"must match exactly one schema in oneOf",schema:schema56.properties.state.oneOf,parentSchema:schema56.properties.state,data:data61};
+const err174 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf",keyword:"oneOf",params:{passingSchemas: passing1},message:"must match exactly one schema in oneOf",schema:schema56.properties.state.oneOf,parentSchema:schema56.properties.state,data:data61};
 if(vErrors === null){
-vErrors = [err167];
+vErrors = [err174];
 }
 else {
-vErrors.push(err167);
+vErrors.push(err174);
 }
 errors++;
 }
@@ -9102,98 +9276,11 @@ vErrors = null;
 }
 }
 if(data.history !== undefined){
-let data73 = data.history;
-if(data73 && typeof data73 == "object" && !Array.isArray(data73)){
-for(const key23 in data73){
-if(!((key23 === "keep") || (key23 === "maxAge"))){
-const err168 = {instancePath:instancePath+"/history",schemaPath:"#/properties/history/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key23},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.history,data:data73};
-if(vErrors === null){
-vErrors = [err168];
-}
-else {
-vErrors.push(err168);
-}
-errors++;
-}
-}
-if(data73.keep !== undefined){
-let data74 = data73.keep;
-if(!(((typeof data74 == "number") && (!(data74 % 1) && !isNaN(data74))) && (isFinite(data74)))){
-const err169 = {instancePath:instancePath+"/history/keep",schemaPath:"#/properties/history/properties/keep/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.history.properties.keep.type,parentSchema:schema56.properties.history.properties.keep,data:data74};
-if(vErrors === null){
-vErrors = [err169];
-}
-else {
-vErrors.push(err169);
-}
-errors++;
-}
-if((typeof data74 == "number") && (isFinite(data74))){
-if(data74 > 100000 || isNaN(data74)){
-const err170 = {instancePath:instancePath+"/history/keep",schemaPath:"#/properties/history/properties/keep/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000",schema:100000,parentSchema:schema56.properties.history.properties.keep,data:data74};
-if(vErrors === null){
-vErrors = [err170];
-}
-else {
-vErrors.push(err170);
-}
-errors++;
-}
-if(data74 < 1 || isNaN(data74)){
-const err171 = {instancePath:instancePath+"/history/keep",schemaPath:"#/properties/history/properties/keep/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.history.properties.keep,data:data74};
-if(vErrors === null){
-vErrors = [err171];
-}
-else {
-vErrors.push(err171);
-}
-errors++;
-}
-}
-}
-if(data73.maxAge !== undefined){
-let data75 = data73.maxAge;
-if(typeof data75 === "string"){
-if(!pattern45.test(data75)){
-const err172 = {instancePath:instancePath+"/history/maxAge",schemaPath:"#/$defs/duration/pattern",keyword:"pattern",params:{pattern: "^[0-9]+(ms|s|m|h|d)$"},message:"must match pattern \""+"^[0-9]+(ms|s|m|h|d)$"+"\"",schema:"^[0-9]+(ms|s|m|h|d)$",parentSchema:schema97,data:data75};
-if(vErrors === null){
-vErrors = [err172];
-}
-else {
-vErrors.push(err172);
-}
-errors++;
-}
-}
-else {
-const err173 = {instancePath:instancePath+"/history/maxAge",schemaPath:"#/$defs/duration/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema97.type,parentSchema:schema97,data:data75};
-if(vErrors === null){
-vErrors = [err173];
-}
-else {
-vErrors.push(err173);
-}
-errors++;
-}
-}
-}
-else {
-const err174 = {instancePath:instancePath+"/history",schemaPath:"#/properties/history/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.history.type,parentSchema:schema56.properties.history,data:data73};
-if(vErrors === null){
-vErrors = [err174];
-}
-else {
-vErrors.push(err174);
-}
-errors++;
-}
-}
-if(data.schedule !== undefined){
-let data76 = data.schedule;
+let data76 = data.history;
 if(data76 && typeof data76 == "object" && !Array.isArray(data76)){
 for(const key24 in data76){
-if(!(((key24 === "interval") || (key24 === "jitter")) || (key24 === "reassertInterval"))){
-const err175 = {instancePath:instancePath+"/schedule",schemaPath:"#/properties/schedule/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key24},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.schedule,data:data76};
+if(!((key24 === "keep") || (key24 === "maxAge"))){
+const err175 = {instancePath:instancePath+"/history",schemaPath:"#/properties/history/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key24},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.history,data:data76};
 if(vErrors === null){
 vErrors = [err175];
 }
@@ -9203,11 +9290,10 @@ vErrors.push(err175);
 errors++;
 }
 }
-if(data76.interval !== undefined){
-let data77 = data76.interval;
-if(typeof data77 === "string"){
-if(!pattern45.test(data77)){
-const err176 = {instancePath:instancePath+"/schedule/interval",schemaPath:"#/$defs/duration/pattern",keyword:"pattern",params:{pattern: "^[0-9]+(ms|s|m|h|d)$"},message:"must match pattern \""+"^[0-9]+(ms|s|m|h|d)$"+"\"",schema:"^[0-9]+(ms|s|m|h|d)$",parentSchema:schema97,data:data77};
+if(data76.keep !== undefined){
+let data77 = data76.keep;
+if(!(((typeof data77 == "number") && (!(data77 % 1) && !isNaN(data77))) && (isFinite(data77)))){
+const err176 = {instancePath:instancePath+"/history/keep",schemaPath:"#/properties/history/properties/keep/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.history.properties.keep.type,parentSchema:schema56.properties.history.properties.keep,data:data77};
 if(vErrors === null){
 vErrors = [err176];
 }
@@ -9216,9 +9302,9 @@ vErrors.push(err176);
 }
 errors++;
 }
-}
-else {
-const err177 = {instancePath:instancePath+"/schedule/interval",schemaPath:"#/$defs/duration/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema97.type,parentSchema:schema97,data:data77};
+if((typeof data77 == "number") && (isFinite(data77))){
+if(data77 > 100000 || isNaN(data77)){
+const err177 = {instancePath:instancePath+"/history/keep",schemaPath:"#/properties/history/properties/keep/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000",schema:100000,parentSchema:schema56.properties.history.properties.keep,data:data77};
 if(vErrors === null){
 vErrors = [err177];
 }
@@ -9227,12 +9313,8 @@ vErrors.push(err177);
 }
 errors++;
 }
-}
-if(data76.jitter !== undefined){
-let data78 = data76.jitter;
-if((typeof data78 == "number") && (isFinite(data78))){
-if(data78 > 1 || isNaN(data78)){
-const err178 = {instancePath:instancePath+"/schedule/jitter",schemaPath:"#/properties/schedule/properties/jitter/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1",schema:1,parentSchema:schema56.properties.schedule.properties.jitter,data:data78};
+if(data77 < 1 || isNaN(data77)){
+const err178 = {instancePath:instancePath+"/history/keep",schemaPath:"#/properties/history/properties/keep/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.history.properties.keep,data:data77};
 if(vErrors === null){
 vErrors = [err178];
 }
@@ -9241,8 +9323,13 @@ vErrors.push(err178);
 }
 errors++;
 }
-if(data78 < 0 || isNaN(data78)){
-const err179 = {instancePath:instancePath+"/schedule/jitter",schemaPath:"#/properties/schedule/properties/jitter/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema56.properties.schedule.properties.jitter,data:data78};
+}
+}
+if(data76.maxAge !== undefined){
+let data78 = data76.maxAge;
+if(typeof data78 === "string"){
+if(!pattern45.test(data78)){
+const err179 = {instancePath:instancePath+"/history/maxAge",schemaPath:"#/$defs/duration/pattern",keyword:"pattern",params:{pattern: "^[0-9]+(ms|s|m|h|d)$"},message:"must match pattern \""+"^[0-9]+(ms|s|m|h|d)$"+"\"",schema:"^[0-9]+(ms|s|m|h|d)$",parentSchema:schema97,data:data78};
 if(vErrors === null){
 vErrors = [err179];
 }
@@ -9253,7 +9340,7 @@ errors++;
 }
 }
 else {
-const err180 = {instancePath:instancePath+"/schedule/jitter",schemaPath:"#/properties/schedule/properties/jitter/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema56.properties.schedule.properties.jitter.type,parentSchema:schema56.properties.schedule.properties.jitter,data:data78};
+const err180 = {instancePath:instancePath+"/history/maxAge",schemaPath:"#/$defs/duration/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema97.type,parentSchema:schema97,data:data78};
 if(vErrors === null){
 vErrors = [err180];
 }
@@ -9263,11 +9350,9 @@ vErrors.push(err180);
 errors++;
 }
 }
-if(data76.reassertInterval !== undefined){
-let data79 = data76.reassertInterval;
-if(typeof data79 === "string"){
-if(!pattern45.test(data79)){
-const err181 = {instancePath:instancePath+"/schedule/reassertInterval",schemaPath:"#/$defs/duration/pattern",keyword:"pattern",params:{pattern: "^[0-9]+(ms|s|m|h|d)$"},message:"must match pattern \""+"^[0-9]+(ms|s|m|h|d)$"+"\"",schema:"^[0-9]+(ms|s|m|h|d)$",parentSchema:schema97,data:data79};
+}
+else {
+const err181 = {instancePath:instancePath+"/history",schemaPath:"#/properties/history/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.history.type,parentSchema:schema56.properties.history,data:data76};
 if(vErrors === null){
 vErrors = [err181];
 }
@@ -9277,8 +9362,12 @@ vErrors.push(err181);
 errors++;
 }
 }
-else {
-const err182 = {instancePath:instancePath+"/schedule/reassertInterval",schemaPath:"#/$defs/duration/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema97.type,parentSchema:schema97,data:data79};
+if(data.schedule !== undefined){
+let data79 = data.schedule;
+if(data79 && typeof data79 == "object" && !Array.isArray(data79)){
+for(const key25 in data79){
+if(!(((key25 === "interval") || (key25 === "jitter")) || (key25 === "reassertInterval"))){
+const err182 = {instancePath:instancePath+"/schedule",schemaPath:"#/properties/schedule/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key25},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.schedule,data:data79};
 if(vErrors === null){
 vErrors = [err182];
 }
@@ -9288,9 +9377,11 @@ vErrors.push(err182);
 errors++;
 }
 }
-}
-else {
-const err183 = {instancePath:instancePath+"/schedule",schemaPath:"#/properties/schedule/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.schedule.type,parentSchema:schema56.properties.schedule,data:data76};
+if(data79.interval !== undefined){
+let data80 = data79.interval;
+if(typeof data80 === "string"){
+if(!pattern45.test(data80)){
+const err183 = {instancePath:instancePath+"/schedule/interval",schemaPath:"#/$defs/duration/pattern",keyword:"pattern",params:{pattern: "^[0-9]+(ms|s|m|h|d)$"},message:"must match pattern \""+"^[0-9]+(ms|s|m|h|d)$"+"\"",schema:"^[0-9]+(ms|s|m|h|d)$",parentSchema:schema97,data:data80};
 if(vErrors === null){
 vErrors = [err183];
 }
@@ -9300,10 +9391,8 @@ vErrors.push(err183);
 errors++;
 }
 }
-if(data.orphans !== undefined){
-let data80 = data.orphans;
-if(!((data80 === "report") || (data80 === "deactivate"))){
-const err184 = {instancePath:instancePath+"/orphans",schemaPath:"#/properties/orphans/enum",keyword:"enum",params:{allowedValues: schema56.properties.orphans.enum},message:"must be equal to one of the allowed values",schema:schema56.properties.orphans.enum,parentSchema:schema56.properties.orphans,data:data80};
+else {
+const err184 = {instancePath:instancePath+"/schedule/interval",schemaPath:"#/$defs/duration/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema97.type,parentSchema:schema97,data:data80};
 if(vErrors === null){
 vErrors = [err184];
 }
@@ -9313,12 +9402,11 @@ vErrors.push(err184);
 errors++;
 }
 }
-if(data.deactivationGuard !== undefined){
-let data81 = data.deactivationGuard;
-if(data81 && typeof data81 == "object" && !Array.isArray(data81)){
-for(const key25 in data81){
-if(!(((key25 === "maxShare") || (key25 === "allowCommit")) || (key25 === "allow"))){
-const err185 = {instancePath:instancePath+"/deactivationGuard",schemaPath:"#/properties/deactivationGuard/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key25},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.deactivationGuard,data:data81};
+if(data79.jitter !== undefined){
+let data81 = data79.jitter;
+if((typeof data81 == "number") && (isFinite(data81))){
+if(data81 > 1 || isNaN(data81)){
+const err185 = {instancePath:instancePath+"/schedule/jitter",schemaPath:"#/properties/schedule/properties/jitter/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1",schema:1,parentSchema:schema56.properties.schedule.properties.jitter,data:data81};
 if(vErrors === null){
 vErrors = [err185];
 }
@@ -9327,12 +9415,8 @@ vErrors.push(err185);
 }
 errors++;
 }
-}
-if(data81.maxShare !== undefined){
-let data82 = data81.maxShare;
-if((typeof data82 == "number") && (isFinite(data82))){
-if(data82 > 1 || isNaN(data82)){
-const err186 = {instancePath:instancePath+"/deactivationGuard/maxShare",schemaPath:"#/properties/deactivationGuard/properties/maxShare/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1",schema:1,parentSchema:schema56.properties.deactivationGuard.properties.maxShare,data:data82};
+if(data81 < 0 || isNaN(data81)){
+const err186 = {instancePath:instancePath+"/schedule/jitter",schemaPath:"#/properties/schedule/properties/jitter/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema56.properties.schedule.properties.jitter,data:data81};
 if(vErrors === null){
 vErrors = [err186];
 }
@@ -9341,8 +9425,9 @@ vErrors.push(err186);
 }
 errors++;
 }
-if(data82 < 0 || isNaN(data82)){
-const err187 = {instancePath:instancePath+"/deactivationGuard/maxShare",schemaPath:"#/properties/deactivationGuard/properties/maxShare/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema56.properties.deactivationGuard.properties.maxShare,data:data82};
+}
+else {
+const err187 = {instancePath:instancePath+"/schedule/jitter",schemaPath:"#/properties/schedule/properties/jitter/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema56.properties.schedule.properties.jitter.type,parentSchema:schema56.properties.schedule.properties.jitter,data:data81};
 if(vErrors === null){
 vErrors = [err187];
 }
@@ -9352,8 +9437,11 @@ vErrors.push(err187);
 errors++;
 }
 }
-else {
-const err188 = {instancePath:instancePath+"/deactivationGuard/maxShare",schemaPath:"#/properties/deactivationGuard/properties/maxShare/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema56.properties.deactivationGuard.properties.maxShare.type,parentSchema:schema56.properties.deactivationGuard.properties.maxShare,data:data82};
+if(data79.reassertInterval !== undefined){
+let data82 = data79.reassertInterval;
+if(typeof data82 === "string"){
+if(!pattern45.test(data82)){
+const err188 = {instancePath:instancePath+"/schedule/reassertInterval",schemaPath:"#/$defs/duration/pattern",keyword:"pattern",params:{pattern: "^[0-9]+(ms|s|m|h|d)$"},message:"must match pattern \""+"^[0-9]+(ms|s|m|h|d)$"+"\"",schema:"^[0-9]+(ms|s|m|h|d)$",parentSchema:schema97,data:data82};
 if(vErrors === null){
 vErrors = [err188];
 }
@@ -9363,11 +9451,8 @@ vErrors.push(err188);
 errors++;
 }
 }
-if(data81.allowCommit !== undefined){
-let data83 = data81.allowCommit;
-if(typeof data83 === "string"){
-if(!pattern15.test(data83)){
-const err189 = {instancePath:instancePath+"/deactivationGuard/allowCommit",schemaPath:"#/properties/deactivationGuard/properties/allowCommit/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{7,40}$"},message:"must match pattern \""+"^[0-9a-f]{7,40}$"+"\"",schema:"^[0-9a-f]{7,40}$",parentSchema:schema56.properties.deactivationGuard.properties.allowCommit,data:data83};
+else {
+const err189 = {instancePath:instancePath+"/schedule/reassertInterval",schemaPath:"#/$defs/duration/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema97.type,parentSchema:schema97,data:data82};
 if(vErrors === null){
 vErrors = [err189];
 }
@@ -9377,8 +9462,9 @@ vErrors.push(err189);
 errors++;
 }
 }
+}
 else {
-const err190 = {instancePath:instancePath+"/deactivationGuard/allowCommit",schemaPath:"#/properties/deactivationGuard/properties/allowCommit/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.deactivationGuard.properties.allowCommit.type,parentSchema:schema56.properties.deactivationGuard.properties.allowCommit,data:data83};
+const err190 = {instancePath:instancePath+"/schedule",schemaPath:"#/properties/schedule/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.schedule.type,parentSchema:schema56.properties.schedule,data:data79};
 if(vErrors === null){
 vErrors = [err190];
 }
@@ -9388,10 +9474,10 @@ vErrors.push(err190);
 errors++;
 }
 }
-if(data81.allow !== undefined){
-let data84 = data81.allow;
-if(typeof data84 !== "boolean"){
-const err191 = {instancePath:instancePath+"/deactivationGuard/allow",schemaPath:"#/properties/deactivationGuard/properties/allow/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema56.properties.deactivationGuard.properties.allow.type,parentSchema:schema56.properties.deactivationGuard.properties.allow,data:data84};
+if(data.orphans !== undefined){
+let data83 = data.orphans;
+if(!((data83 === "report") || (data83 === "deactivate"))){
+const err191 = {instancePath:instancePath+"/orphans",schemaPath:"#/properties/orphans/enum",keyword:"enum",params:{allowedValues: schema56.properties.orphans.enum},message:"must be equal to one of the allowed values",schema:schema56.properties.orphans.enum,parentSchema:schema56.properties.orphans,data:data83};
 if(vErrors === null){
 vErrors = [err191];
 }
@@ -9401,9 +9487,12 @@ vErrors.push(err191);
 errors++;
 }
 }
-}
-else {
-const err192 = {instancePath:instancePath+"/deactivationGuard",schemaPath:"#/properties/deactivationGuard/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.deactivationGuard.type,parentSchema:schema56.properties.deactivationGuard,data:data81};
+if(data.deactivationGuard !== undefined){
+let data84 = data.deactivationGuard;
+if(data84 && typeof data84 == "object" && !Array.isArray(data84)){
+for(const key26 in data84){
+if(!(((key26 === "maxShare") || (key26 === "allowCommit")) || (key26 === "allow"))){
+const err192 = {instancePath:instancePath+"/deactivationGuard",schemaPath:"#/properties/deactivationGuard/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key26},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.deactivationGuard,data:data84};
 if(vErrors === null){
 vErrors = [err192];
 }
@@ -9413,12 +9502,11 @@ vErrors.push(err192);
 errors++;
 }
 }
-if(data.telemetry !== undefined){
-let data85 = data.telemetry;
-if(data85 && typeof data85 == "object" && !Array.isArray(data85)){
-for(const key26 in data85){
-if(!(key26 === "traces")){
-const err193 = {instancePath:instancePath+"/telemetry",schemaPath:"#/properties/telemetry/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key26},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.telemetry,data:data85};
+if(data84.maxShare !== undefined){
+let data85 = data84.maxShare;
+if((typeof data85 == "number") && (isFinite(data85))){
+if(data85 > 1 || isNaN(data85)){
+const err193 = {instancePath:instancePath+"/deactivationGuard/maxShare",schemaPath:"#/properties/deactivationGuard/properties/maxShare/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1",schema:1,parentSchema:schema56.properties.deactivationGuard.properties.maxShare,data:data85};
 if(vErrors === null){
 vErrors = [err193];
 }
@@ -9427,13 +9515,8 @@ vErrors.push(err193);
 }
 errors++;
 }
-}
-if(data85.traces !== undefined){
-let data86 = data85.traces;
-if(data86 && typeof data86 == "object" && !Array.isArray(data86)){
-for(const key27 in data86){
-if(!(((((((key27 === "exporter") || (key27 === "endpoint")) || (key27 === "headersEnv")) || (key27 === "serviceName")) || (key27 === "sampler")) || (key27 === "samplerArg")) || (key27 === "resourceAttributes"))){
-const err194 = {instancePath:instancePath+"/telemetry/traces",schemaPath:"#/properties/telemetry/properties/traces/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key27},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.telemetry.properties.traces,data:data86};
+if(data85 < 0 || isNaN(data85)){
+const err194 = {instancePath:instancePath+"/deactivationGuard/maxShare",schemaPath:"#/properties/deactivationGuard/properties/maxShare/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema56.properties.deactivationGuard.properties.maxShare,data:data85};
 if(vErrors === null){
 vErrors = [err194];
 }
@@ -9443,10 +9526,8 @@ vErrors.push(err194);
 errors++;
 }
 }
-if(data86.exporter !== undefined){
-let data87 = data86.exporter;
-if(!((data87 === "otlp") || (data87 === "none"))){
-const err195 = {instancePath:instancePath+"/telemetry/traces/exporter",schemaPath:"#/properties/telemetry/properties/traces/properties/exporter/enum",keyword:"enum",params:{allowedValues: schema56.properties.telemetry.properties.traces.properties.exporter.enum},message:"must be equal to one of the allowed values",schema:schema56.properties.telemetry.properties.traces.properties.exporter.enum,parentSchema:schema56.properties.telemetry.properties.traces.properties.exporter,data:data87};
+else {
+const err195 = {instancePath:instancePath+"/deactivationGuard/maxShare",schemaPath:"#/properties/deactivationGuard/properties/maxShare/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema56.properties.deactivationGuard.properties.maxShare.type,parentSchema:schema56.properties.deactivationGuard.properties.maxShare,data:data85};
 if(vErrors === null){
 vErrors = [err195];
 }
@@ -9456,11 +9537,11 @@ vErrors.push(err195);
 errors++;
 }
 }
-if(data86.endpoint !== undefined){
-let data88 = data86.endpoint;
-if(typeof data88 === "string"){
-if(!pattern17.test(data88)){
-const err196 = {instancePath:instancePath+"/telemetry/traces/endpoint",schemaPath:"#/properties/telemetry/properties/traces/properties/endpoint/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema56.properties.telemetry.properties.traces.properties.endpoint,data:data88};
+if(data84.allowCommit !== undefined){
+let data86 = data84.allowCommit;
+if(typeof data86 === "string"){
+if(!pattern15.test(data86)){
+const err196 = {instancePath:instancePath+"/deactivationGuard/allowCommit",schemaPath:"#/properties/deactivationGuard/properties/allowCommit/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{7,40}$"},message:"must match pattern \""+"^[0-9a-f]{7,40}$"+"\"",schema:"^[0-9a-f]{7,40}$",parentSchema:schema56.properties.deactivationGuard.properties.allowCommit,data:data86};
 if(vErrors === null){
 vErrors = [err196];
 }
@@ -9471,7 +9552,7 @@ errors++;
 }
 }
 else {
-const err197 = {instancePath:instancePath+"/telemetry/traces/endpoint",schemaPath:"#/properties/telemetry/properties/traces/properties/endpoint/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.telemetry.properties.traces.properties.endpoint.type,parentSchema:schema56.properties.telemetry.properties.traces.properties.endpoint,data:data88};
+const err197 = {instancePath:instancePath+"/deactivationGuard/allowCommit",schemaPath:"#/properties/deactivationGuard/properties/allowCommit/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.deactivationGuard.properties.allowCommit.type,parentSchema:schema56.properties.deactivationGuard.properties.allowCommit,data:data86};
 if(vErrors === null){
 vErrors = [err197];
 }
@@ -9481,11 +9562,10 @@ vErrors.push(err197);
 errors++;
 }
 }
-if(data86.headersEnv !== undefined){
-let data89 = data86.headersEnv;
-if(typeof data89 === "string"){
-if(!pattern16.test(data89)){
-const err198 = {instancePath:instancePath+"/telemetry/traces/headersEnv",schemaPath:"#/properties/telemetry/properties/traces/properties/headersEnv/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema56.properties.telemetry.properties.traces.properties.headersEnv,data:data89};
+if(data84.allow !== undefined){
+let data87 = data84.allow;
+if(typeof data87 !== "boolean"){
+const err198 = {instancePath:instancePath+"/deactivationGuard/allow",schemaPath:"#/properties/deactivationGuard/properties/allow/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema56.properties.deactivationGuard.properties.allow.type,parentSchema:schema56.properties.deactivationGuard.properties.allow,data:data87};
 if(vErrors === null){
 vErrors = [err198];
 }
@@ -9495,8 +9575,9 @@ vErrors.push(err198);
 errors++;
 }
 }
+}
 else {
-const err199 = {instancePath:instancePath+"/telemetry/traces/headersEnv",schemaPath:"#/properties/telemetry/properties/traces/properties/headersEnv/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.telemetry.properties.traces.properties.headersEnv.type,parentSchema:schema56.properties.telemetry.properties.traces.properties.headersEnv,data:data89};
+const err199 = {instancePath:instancePath+"/deactivationGuard",schemaPath:"#/properties/deactivationGuard/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.deactivationGuard.type,parentSchema:schema56.properties.deactivationGuard,data:data84};
 if(vErrors === null){
 vErrors = [err199];
 }
@@ -9506,11 +9587,12 @@ vErrors.push(err199);
 errors++;
 }
 }
-if(data86.serviceName !== undefined){
-let data90 = data86.serviceName;
-if(typeof data90 === "string"){
-if(func1(data90) < 1){
-const err200 = {instancePath:instancePath+"/telemetry/traces/serviceName",schemaPath:"#/properties/telemetry/properties/traces/properties/serviceName/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.telemetry.properties.traces.properties.serviceName,data:data90};
+if(data.telemetry !== undefined){
+let data88 = data.telemetry;
+if(data88 && typeof data88 == "object" && !Array.isArray(data88)){
+for(const key27 in data88){
+if(!(key27 === "traces")){
+const err200 = {instancePath:instancePath+"/telemetry",schemaPath:"#/properties/telemetry/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key27},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.telemetry,data:data88};
 if(vErrors === null){
 vErrors = [err200];
 }
@@ -9520,8 +9602,12 @@ vErrors.push(err200);
 errors++;
 }
 }
-else {
-const err201 = {instancePath:instancePath+"/telemetry/traces/serviceName",schemaPath:"#/properties/telemetry/properties/traces/properties/serviceName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.telemetry.properties.traces.properties.serviceName.type,parentSchema:schema56.properties.telemetry.properties.traces.properties.serviceName,data:data90};
+if(data88.traces !== undefined){
+let data89 = data88.traces;
+if(data89 && typeof data89 == "object" && !Array.isArray(data89)){
+for(const key28 in data89){
+if(!(((((((key28 === "exporter") || (key28 === "endpoint")) || (key28 === "headersEnv")) || (key28 === "serviceName")) || (key28 === "sampler")) || (key28 === "samplerArg")) || (key28 === "resourceAttributes"))){
+const err201 = {instancePath:instancePath+"/telemetry/traces",schemaPath:"#/properties/telemetry/properties/traces/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key28},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.telemetry.properties.traces,data:data89};
 if(vErrors === null){
 vErrors = [err201];
 }
@@ -9531,10 +9617,10 @@ vErrors.push(err201);
 errors++;
 }
 }
-if(data86.sampler !== undefined){
-let data91 = data86.sampler;
-if(!((((((data91 === "always_on") || (data91 === "always_off")) || (data91 === "traceidratio")) || (data91 === "parentbased_always_on")) || (data91 === "parentbased_always_off")) || (data91 === "parentbased_traceidratio"))){
-const err202 = {instancePath:instancePath+"/telemetry/traces/sampler",schemaPath:"#/properties/telemetry/properties/traces/properties/sampler/enum",keyword:"enum",params:{allowedValues: schema56.properties.telemetry.properties.traces.properties.sampler.enum},message:"must be equal to one of the allowed values",schema:schema56.properties.telemetry.properties.traces.properties.sampler.enum,parentSchema:schema56.properties.telemetry.properties.traces.properties.sampler,data:data91};
+if(data89.exporter !== undefined){
+let data90 = data89.exporter;
+if(!((data90 === "otlp") || (data90 === "none"))){
+const err202 = {instancePath:instancePath+"/telemetry/traces/exporter",schemaPath:"#/properties/telemetry/properties/traces/properties/exporter/enum",keyword:"enum",params:{allowedValues: schema56.properties.telemetry.properties.traces.properties.exporter.enum},message:"must be equal to one of the allowed values",schema:schema56.properties.telemetry.properties.traces.properties.exporter.enum,parentSchema:schema56.properties.telemetry.properties.traces.properties.exporter,data:data90};
 if(vErrors === null){
 vErrors = [err202];
 }
@@ -9544,11 +9630,11 @@ vErrors.push(err202);
 errors++;
 }
 }
-if(data86.samplerArg !== undefined){
-let data92 = data86.samplerArg;
-if((typeof data92 == "number") && (isFinite(data92))){
-if(data92 > 1 || isNaN(data92)){
-const err203 = {instancePath:instancePath+"/telemetry/traces/samplerArg",schemaPath:"#/properties/telemetry/properties/traces/properties/samplerArg/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1",schema:1,parentSchema:schema56.properties.telemetry.properties.traces.properties.samplerArg,data:data92};
+if(data89.endpoint !== undefined){
+let data91 = data89.endpoint;
+if(typeof data91 === "string"){
+if(!pattern17.test(data91)){
+const err203 = {instancePath:instancePath+"/telemetry/traces/endpoint",schemaPath:"#/properties/telemetry/properties/traces/properties/endpoint/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema56.properties.telemetry.properties.traces.properties.endpoint,data:data91};
 if(vErrors === null){
 vErrors = [err203];
 }
@@ -9557,8 +9643,9 @@ vErrors.push(err203);
 }
 errors++;
 }
-if(data92 < 0 || isNaN(data92)){
-const err204 = {instancePath:instancePath+"/telemetry/traces/samplerArg",schemaPath:"#/properties/telemetry/properties/traces/properties/samplerArg/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema56.properties.telemetry.properties.traces.properties.samplerArg,data:data92};
+}
+else {
+const err204 = {instancePath:instancePath+"/telemetry/traces/endpoint",schemaPath:"#/properties/telemetry/properties/traces/properties/endpoint/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.telemetry.properties.traces.properties.endpoint.type,parentSchema:schema56.properties.telemetry.properties.traces.properties.endpoint,data:data91};
 if(vErrors === null){
 vErrors = [err204];
 }
@@ -9568,8 +9655,11 @@ vErrors.push(err204);
 errors++;
 }
 }
-else {
-const err205 = {instancePath:instancePath+"/telemetry/traces/samplerArg",schemaPath:"#/properties/telemetry/properties/traces/properties/samplerArg/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema56.properties.telemetry.properties.traces.properties.samplerArg.type,parentSchema:schema56.properties.telemetry.properties.traces.properties.samplerArg,data:data92};
+if(data89.headersEnv !== undefined){
+let data92 = data89.headersEnv;
+if(typeof data92 === "string"){
+if(!pattern16.test(data92)){
+const err205 = {instancePath:instancePath+"/telemetry/traces/headersEnv",schemaPath:"#/properties/telemetry/properties/traces/properties/headersEnv/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema56.properties.telemetry.properties.traces.properties.headersEnv,data:data92};
 if(vErrors === null){
 vErrors = [err205];
 }
@@ -9579,13 +9669,8 @@ vErrors.push(err205);
 errors++;
 }
 }
-if(data86.resourceAttributes !== undefined){
-let data93 = data86.resourceAttributes;
-if(data93 && typeof data93 == "object" && !Array.isArray(data93)){
-for(const key28 in data93){
-let data94 = data93[key28];
-if(typeof data94 !== "string"){
-const err206 = {instancePath:instancePath+"/telemetry/traces/resourceAttributes/" + key28.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/telemetry/properties/traces/properties/resourceAttributes/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.telemetry.properties.traces.properties.resourceAttributes.additionalProperties.type,parentSchema:schema56.properties.telemetry.properties.traces.properties.resourceAttributes.additionalProperties,data:data94};
+else {
+const err206 = {instancePath:instancePath+"/telemetry/traces/headersEnv",schemaPath:"#/properties/telemetry/properties/traces/properties/headersEnv/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.telemetry.properties.traces.properties.headersEnv.type,parentSchema:schema56.properties.telemetry.properties.traces.properties.headersEnv,data:data92};
 if(vErrors === null){
 vErrors = [err206];
 }
@@ -9595,9 +9680,11 @@ vErrors.push(err206);
 errors++;
 }
 }
-}
-else {
-const err207 = {instancePath:instancePath+"/telemetry/traces/resourceAttributes",schemaPath:"#/properties/telemetry/properties/traces/properties/resourceAttributes/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.telemetry.properties.traces.properties.resourceAttributes.type,parentSchema:schema56.properties.telemetry.properties.traces.properties.resourceAttributes,data:data93};
+if(data89.serviceName !== undefined){
+let data93 = data89.serviceName;
+if(typeof data93 === "string"){
+if(func1(data93) < 1){
+const err207 = {instancePath:instancePath+"/telemetry/traces/serviceName",schemaPath:"#/properties/telemetry/properties/traces/properties/serviceName/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.telemetry.properties.traces.properties.serviceName,data:data93};
 if(vErrors === null){
 vErrors = [err207];
 }
@@ -9607,9 +9694,8 @@ vErrors.push(err207);
 errors++;
 }
 }
-}
 else {
-const err208 = {instancePath:instancePath+"/telemetry/traces",schemaPath:"#/properties/telemetry/properties/traces/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.telemetry.properties.traces.type,parentSchema:schema56.properties.telemetry.properties.traces,data:data86};
+const err208 = {instancePath:instancePath+"/telemetry/traces/serviceName",schemaPath:"#/properties/telemetry/properties/traces/properties/serviceName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.telemetry.properties.traces.properties.serviceName.type,parentSchema:schema56.properties.telemetry.properties.traces.properties.serviceName,data:data93};
 if(vErrors === null){
 vErrors = [err208];
 }
@@ -9619,9 +9705,10 @@ vErrors.push(err208);
 errors++;
 }
 }
-}
-else {
-const err209 = {instancePath:instancePath+"/telemetry",schemaPath:"#/properties/telemetry/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.telemetry.type,parentSchema:schema56.properties.telemetry,data:data85};
+if(data89.sampler !== undefined){
+let data94 = data89.sampler;
+if(!((((((data94 === "always_on") || (data94 === "always_off")) || (data94 === "traceidratio")) || (data94 === "parentbased_always_on")) || (data94 === "parentbased_always_off")) || (data94 === "parentbased_traceidratio"))){
+const err209 = {instancePath:instancePath+"/telemetry/traces/sampler",schemaPath:"#/properties/telemetry/properties/traces/properties/sampler/enum",keyword:"enum",params:{allowedValues: schema56.properties.telemetry.properties.traces.properties.sampler.enum},message:"must be equal to one of the allowed values",schema:schema56.properties.telemetry.properties.traces.properties.sampler.enum,parentSchema:schema56.properties.telemetry.properties.traces.properties.sampler,data:data94};
 if(vErrors === null){
 vErrors = [err209];
 }
@@ -9631,12 +9718,11 @@ vErrors.push(err209);
 errors++;
 }
 }
-if(data.notifications !== undefined){
-let data95 = data.notifications;
-if(data95 && typeof data95 == "object" && !Array.isArray(data95)){
-for(const key29 in data95){
-if(!(((key29 === "statusUrl") || (key29 === "receivers")) || (key29 === "delivery"))){
-const err210 = {instancePath:instancePath+"/notifications",schemaPath:"#/properties/notifications/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key29},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications,data:data95};
+if(data89.samplerArg !== undefined){
+let data95 = data89.samplerArg;
+if((typeof data95 == "number") && (isFinite(data95))){
+if(data95 > 1 || isNaN(data95)){
+const err210 = {instancePath:instancePath+"/telemetry/traces/samplerArg",schemaPath:"#/properties/telemetry/properties/traces/properties/samplerArg/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1",schema:1,parentSchema:schema56.properties.telemetry.properties.traces.properties.samplerArg,data:data95};
 if(vErrors === null){
 vErrors = [err210];
 }
@@ -9645,12 +9731,8 @@ vErrors.push(err210);
 }
 errors++;
 }
-}
-if(data95.statusUrl !== undefined){
-let data96 = data95.statusUrl;
-if(typeof data96 === "string"){
-if(!pattern17.test(data96)){
-const err211 = {instancePath:instancePath+"/notifications/statusUrl",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data96};
+if(data95 < 0 || isNaN(data95)){
+const err211 = {instancePath:instancePath+"/telemetry/traces/samplerArg",schemaPath:"#/properties/telemetry/properties/traces/properties/samplerArg/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema56.properties.telemetry.properties.traces.properties.samplerArg,data:data95};
 if(vErrors === null){
 vErrors = [err211];
 }
@@ -9661,7 +9743,7 @@ errors++;
 }
 }
 else {
-const err212 = {instancePath:instancePath+"/notifications/statusUrl",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data96};
+const err212 = {instancePath:instancePath+"/telemetry/traces/samplerArg",schemaPath:"#/properties/telemetry/properties/traces/properties/samplerArg/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema56.properties.telemetry.properties.traces.properties.samplerArg.type,parentSchema:schema56.properties.telemetry.properties.traces.properties.samplerArg,data:data95};
 if(vErrors === null){
 vErrors = [err212];
 }
@@ -9671,23 +9753,13 @@ vErrors.push(err212);
 errors++;
 }
 }
-if(data95.receivers !== undefined){
-let data97 = data95.receivers;
-if(Array.isArray(data97)){
-const len1 = data97.length;
-for(let i2=0; i2<len1; i2++){
-let data98 = data97[i2];
-const _errs299 = errors;
-let valid65 = false;
-let passing2 = null;
-const _errs300 = errors;
-const _errs301 = errors;
-let valid66 = false;
-let passing3 = null;
-const _errs302 = errors;
-if(data98 && typeof data98 == "object" && !Array.isArray(data98)){
-if(data98.url === undefined){
-const err213 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/oneOf/0/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].oneOf[0].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0].oneOf[0],data:data98};
+if(data89.resourceAttributes !== undefined){
+let data96 = data89.resourceAttributes;
+if(data96 && typeof data96 == "object" && !Array.isArray(data96)){
+for(const key29 in data96){
+let data97 = data96[key29];
+if(typeof data97 !== "string"){
+const err213 = {instancePath:instancePath+"/telemetry/traces/resourceAttributes/" + key29.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/telemetry/properties/traces/properties/resourceAttributes/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.telemetry.properties.traces.properties.resourceAttributes.additionalProperties.type,parentSchema:schema56.properties.telemetry.properties.traces.properties.resourceAttributes.additionalProperties,data:data97};
 if(vErrors === null){
 vErrors = [err213];
 }
@@ -9697,15 +9769,9 @@ vErrors.push(err213);
 errors++;
 }
 }
-var _valid4 = _errs302 === errors;
-if(_valid4){
-valid66 = true;
-passing3 = 0;
 }
-const _errs303 = errors;
-if(data98 && typeof data98 == "object" && !Array.isArray(data98)){
-if(data98.urlEnv === undefined){
-const err214 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/oneOf/1/required",keyword:"required",params:{missingProperty: "urlEnv"},message:"must have required property '"+"urlEnv"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].oneOf[1].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0].oneOf[1],data:data98};
+else {
+const err214 = {instancePath:instancePath+"/telemetry/traces/resourceAttributes",schemaPath:"#/properties/telemetry/properties/traces/properties/resourceAttributes/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.telemetry.properties.traces.properties.resourceAttributes.type,parentSchema:schema56.properties.telemetry.properties.traces.properties.resourceAttributes,data:data96};
 if(vErrors === null){
 vErrors = [err214];
 }
@@ -9715,19 +9781,9 @@ vErrors.push(err214);
 errors++;
 }
 }
-var _valid4 = _errs303 === errors;
-if(_valid4 && valid66){
-valid66 = false;
-passing3 = [passing3, 1];
 }
 else {
-if(_valid4){
-valid66 = true;
-passing3 = 1;
-}
-}
-if(!valid66){
-const err215 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/oneOf",keyword:"oneOf",params:{passingSchemas: passing3},message:"must match exactly one schema in oneOf",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].oneOf,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0],data:data98};
+const err215 = {instancePath:instancePath+"/telemetry/traces",schemaPath:"#/properties/telemetry/properties/traces/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.telemetry.properties.traces.type,parentSchema:schema56.properties.telemetry.properties.traces,data:data89};
 if(vErrors === null){
 vErrors = [err215];
 }
@@ -9736,20 +9792,10 @@ vErrors.push(err215);
 }
 errors++;
 }
-else {
-errors = _errs301;
-if(vErrors !== null){
-if(_errs301){
-vErrors.length = _errs301;
+}
 }
 else {
-vErrors = null;
-}
-}
-}
-if(data98 && typeof data98 == "object" && !Array.isArray(data98)){
-if(data98.type === undefined){
-const err216 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0],data:data98};
+const err216 = {instancePath:instancePath+"/telemetry",schemaPath:"#/properties/telemetry/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.telemetry.type,parentSchema:schema56.properties.telemetry,data:data88};
 if(vErrors === null){
 vErrors = [err216];
 }
@@ -9758,8 +9804,13 @@ vErrors.push(err216);
 }
 errors++;
 }
-if(data98.secretEnv === undefined){
-const err217 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/required",keyword:"required",params:{missingProperty: "secretEnv"},message:"must have required property '"+"secretEnv"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0],data:data98};
+}
+if(data.notifications !== undefined){
+let data98 = data.notifications;
+if(data98 && typeof data98 == "object" && !Array.isArray(data98)){
+for(const key30 in data98){
+if(!(((key30 === "statusUrl") || (key30 === "receivers")) || (key30 === "delivery"))){
+const err217 = {instancePath:instancePath+"/notifications",schemaPath:"#/properties/notifications/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key30},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications,data:data98};
 if(vErrors === null){
 vErrors = [err217];
 }
@@ -9768,9 +9819,12 @@ vErrors.push(err217);
 }
 errors++;
 }
-for(const key30 in data98){
-if(!((((((key30 === "type") || (key30 === "name")) || (key30 === "url")) || (key30 === "urlEnv")) || (key30 === "secretEnv")) || (key30 === "events"))){
-const err218 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key30},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0],data:data98};
+}
+if(data98.statusUrl !== undefined){
+let data99 = data98.statusUrl;
+if(typeof data99 === "string"){
+if(!pattern17.test(data99)){
+const err218 = {instancePath:instancePath+"/notifications/statusUrl",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data99};
 if(vErrors === null){
 vErrors = [err218];
 }
@@ -9780,10 +9834,8 @@ vErrors.push(err218);
 errors++;
 }
 }
-if(data98.type !== undefined){
-let data99 = data98.type;
-if("webhook" !== data99){
-const err219 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/type",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/properties/type/const",keyword:"const",params:{allowedValue: "webhook"},message:"must be equal to constant",schema:"webhook",parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0].properties.type,data:data99};
+else {
+const err219 = {instancePath:instancePath+"/notifications/statusUrl",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data99};
 if(vErrors === null){
 vErrors = [err219];
 }
@@ -9793,11 +9845,23 @@ vErrors.push(err219);
 errors++;
 }
 }
-if(data98.name !== undefined){
-let data100 = data98.name;
-if(typeof data100 === "string"){
-if(func1(data100) < 1){
-const err220 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0].properties.name,data:data100};
+if(data98.receivers !== undefined){
+let data100 = data98.receivers;
+if(Array.isArray(data100)){
+const len1 = data100.length;
+for(let i2=0; i2<len1; i2++){
+let data101 = data100[i2];
+const _errs308 = errors;
+let valid67 = false;
+let passing2 = null;
+const _errs309 = errors;
+const _errs310 = errors;
+let valid68 = false;
+let passing3 = null;
+const _errs311 = errors;
+if(data101 && typeof data101 == "object" && !Array.isArray(data101)){
+if(data101.url === undefined){
+const err220 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/oneOf/0/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].oneOf[0].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0].oneOf[0],data:data101};
 if(vErrors === null){
 vErrors = [err220];
 }
@@ -9807,8 +9871,15 @@ vErrors.push(err220);
 errors++;
 }
 }
-else {
-const err221 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].properties.name.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0].properties.name,data:data100};
+var _valid4 = _errs311 === errors;
+if(_valid4){
+valid68 = true;
+passing3 = 0;
+}
+const _errs312 = errors;
+if(data101 && typeof data101 == "object" && !Array.isArray(data101)){
+if(data101.urlEnv === undefined){
+const err221 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/oneOf/1/required",keyword:"required",params:{missingProperty: "urlEnv"},message:"must have required property '"+"urlEnv"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].oneOf[1].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0].oneOf[1],data:data101};
 if(vErrors === null){
 vErrors = [err221];
 }
@@ -9818,11 +9889,19 @@ vErrors.push(err221);
 errors++;
 }
 }
-if(data98.url !== undefined){
-let data101 = data98.url;
-if(typeof data101 === "string"){
-if(!pattern17.test(data101)){
-const err222 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/url",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data101};
+var _valid4 = _errs312 === errors;
+if(_valid4 && valid68){
+valid68 = false;
+passing3 = [passing3, 1];
+}
+else {
+if(_valid4){
+valid68 = true;
+passing3 = 1;
+}
+}
+if(!valid68){
+const err222 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/oneOf",keyword:"oneOf",params:{passingSchemas: passing3},message:"must match exactly one schema in oneOf",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].oneOf,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0],data:data101};
 if(vErrors === null){
 vErrors = [err222];
 }
@@ -9831,9 +9910,20 @@ vErrors.push(err222);
 }
 errors++;
 }
+else {
+errors = _errs310;
+if(vErrors !== null){
+if(_errs310){
+vErrors.length = _errs310;
 }
 else {
-const err223 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/url",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data101};
+vErrors = null;
+}
+}
+}
+if(data101 && typeof data101 == "object" && !Array.isArray(data101)){
+if(data101.type === undefined){
+const err223 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0],data:data101};
 if(vErrors === null){
 vErrors = [err223];
 }
@@ -9842,12 +9932,8 @@ vErrors.push(err223);
 }
 errors++;
 }
-}
-if(data98.urlEnv !== undefined){
-let data102 = data98.urlEnv;
-if(typeof data102 === "string"){
-if(!pattern16.test(data102)){
-const err224 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/urlEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data102};
+if(data101.secretEnv === undefined){
+const err224 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/required",keyword:"required",params:{missingProperty: "secretEnv"},message:"must have required property '"+"secretEnv"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0],data:data101};
 if(vErrors === null){
 vErrors = [err224];
 }
@@ -9856,9 +9942,9 @@ vErrors.push(err224);
 }
 errors++;
 }
-}
-else {
-const err225 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/urlEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data102};
+for(const key31 in data101){
+if(!((((((key31 === "type") || (key31 === "name")) || (key31 === "url")) || (key31 === "urlEnv")) || (key31 === "secretEnv")) || (key31 === "events"))){
+const err225 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key31},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0],data:data101};
 if(vErrors === null){
 vErrors = [err225];
 }
@@ -9868,11 +9954,10 @@ vErrors.push(err225);
 errors++;
 }
 }
-if(data98.secretEnv !== undefined){
-let data103 = data98.secretEnv;
-if(typeof data103 === "string"){
-if(!pattern16.test(data103)){
-const err226 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/secretEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data103};
+if(data101.type !== undefined){
+let data102 = data101.type;
+if("webhook" !== data102){
+const err226 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/type",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/properties/type/const",keyword:"const",params:{allowedValue: "webhook"},message:"must be equal to constant",schema:"webhook",parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0].properties.type,data:data102};
 if(vErrors === null){
 vErrors = [err226];
 }
@@ -9882,8 +9967,11 @@ vErrors.push(err226);
 errors++;
 }
 }
-else {
-const err227 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/secretEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data103};
+if(data101.name !== undefined){
+let data103 = data101.name;
+if(typeof data103 === "string"){
+if(func1(data103) < 1){
+const err227 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0].properties.name,data:data103};
 if(vErrors === null){
 vErrors = [err227];
 }
@@ -9893,14 +9981,8 @@ vErrors.push(err227);
 errors++;
 }
 }
-if(data98.events !== undefined){
-let data104 = data98.events;
-if(Array.isArray(data104)){
-const len2 = data104.length;
-for(let i3=0; i3<len2; i3++){
-let data105 = data104[i3];
-if(!(((((((data105 === "run-failed") || (data105 === "in-doubt")) || (data105 === "commit-refused")) || (data105 === "recovered")) || (data105 === "leader-changed")) || (data105 === "promoted")) || (data105 === "frozen"))){
-const err228 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events/" + i3,schemaPath:"#/$defs/notificationEvents/items/enum",keyword:"enum",params:{allowedValues: schema106.items.enum},message:"must be equal to one of the allowed values",schema:schema106.items.enum,parentSchema:schema106.items,data:data105};
+else {
+const err228 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].properties.name.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0].properties.name,data:data103};
 if(vErrors === null){
 vErrors = [err228];
 }
@@ -9910,14 +9992,11 @@ vErrors.push(err228);
 errors++;
 }
 }
-let i4 = data104.length;
-let j1;
-if(i4 > 1){
-outer0:
-for(;i4--;){
-for(j1 = i4; j1--;){
-if(func0(data104[i4], data104[j1])){
-const err229 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events",schemaPath:"#/$defs/notificationEvents/uniqueItems",keyword:"uniqueItems",params:{i: i4, j: j1},message:"must NOT have duplicate items (items ## "+j1+" and "+i4+" are identical)",schema:true,parentSchema:schema106,data:data104};
+if(data101.url !== undefined){
+let data104 = data101.url;
+if(typeof data104 === "string"){
+if(!pattern17.test(data104)){
+const err229 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/url",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data104};
 if(vErrors === null){
 vErrors = [err229];
 }
@@ -9925,14 +10004,10 @@ else {
 vErrors.push(err229);
 }
 errors++;
-break outer0;
-}
-}
-}
 }
 }
 else {
-const err230 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events",schemaPath:"#/$defs/notificationEvents/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema106.type,parentSchema:schema106,data:data104};
+const err230 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/url",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data104};
 if(vErrors === null){
 vErrors = [err230];
 }
@@ -9942,17 +10017,11 @@ vErrors.push(err230);
 errors++;
 }
 }
-}
-var _valid3 = _errs300 === errors;
-if(_valid3){
-valid65 = true;
-passing2 = 0;
-var props2 = true;
-}
-const _errs324 = errors;
-if(data98 && typeof data98 == "object" && !Array.isArray(data98)){
-if(data98.type === undefined){
-const err231 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[1].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1],data:data98};
+if(data101.urlEnv !== undefined){
+let data105 = data101.urlEnv;
+if(typeof data105 === "string"){
+if(!pattern16.test(data105)){
+const err231 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/urlEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data105};
 if(vErrors === null){
 vErrors = [err231];
 }
@@ -9961,8 +10030,9 @@ vErrors.push(err231);
 }
 errors++;
 }
-if(data98.urlEnv === undefined){
-const err232 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/required",keyword:"required",params:{missingProperty: "urlEnv"},message:"must have required property '"+"urlEnv"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[1].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1],data:data98};
+}
+else {
+const err232 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/urlEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data105};
 if(vErrors === null){
 vErrors = [err232];
 }
@@ -9971,9 +10041,12 @@ vErrors.push(err232);
 }
 errors++;
 }
-for(const key31 in data98){
-if(!((((key31 === "type") || (key31 === "name")) || (key31 === "urlEnv")) || (key31 === "events"))){
-const err233 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key31},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1],data:data98};
+}
+if(data101.secretEnv !== undefined){
+let data106 = data101.secretEnv;
+if(typeof data106 === "string"){
+if(!pattern16.test(data106)){
+const err233 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/secretEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data106};
 if(vErrors === null){
 vErrors = [err233];
 }
@@ -9983,10 +10056,8 @@ vErrors.push(err233);
 errors++;
 }
 }
-if(data98.type !== undefined){
-let data106 = data98.type;
-if("slack" !== data106){
-const err234 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/type",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/properties/type/const",keyword:"const",params:{allowedValue: "slack"},message:"must be equal to constant",schema:"slack",parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1].properties.type,data:data106};
+else {
+const err234 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/secretEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data106};
 if(vErrors === null){
 vErrors = [err234];
 }
@@ -9996,11 +10067,14 @@ vErrors.push(err234);
 errors++;
 }
 }
-if(data98.name !== undefined){
-let data107 = data98.name;
-if(typeof data107 === "string"){
-if(func1(data107) < 1){
-const err235 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1].properties.name,data:data107};
+if(data101.events !== undefined){
+let data107 = data101.events;
+if(Array.isArray(data107)){
+const len2 = data107.length;
+for(let i3=0; i3<len2; i3++){
+let data108 = data107[i3];
+if(!(((((((data108 === "run-failed") || (data108 === "in-doubt")) || (data108 === "commit-refused")) || (data108 === "recovered")) || (data108 === "leader-changed")) || (data108 === "promoted")) || (data108 === "frozen"))){
+const err235 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events/" + i3,schemaPath:"#/$defs/notificationEvents/items/enum",keyword:"enum",params:{allowedValues: schema106.items.enum},message:"must be equal to one of the allowed values",schema:schema106.items.enum,parentSchema:schema106.items,data:data108};
 if(vErrors === null){
 vErrors = [err235];
 }
@@ -10010,8 +10084,14 @@ vErrors.push(err235);
 errors++;
 }
 }
-else {
-const err236 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[1].properties.name.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1].properties.name,data:data107};
+let i4 = data107.length;
+let j1;
+if(i4 > 1){
+outer0:
+for(;i4--;){
+for(j1 = i4; j1--;){
+if(func0(data107[i4], data107[j1])){
+const err236 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events",schemaPath:"#/$defs/notificationEvents/uniqueItems",keyword:"uniqueItems",params:{i: i4, j: j1},message:"must NOT have duplicate items (items ## "+j1+" and "+i4+" are identical)",schema:true,parentSchema:schema106,data:data107};
 if(vErrors === null){
 vErrors = [err236];
 }
@@ -10019,13 +10099,14 @@ else {
 vErrors.push(err236);
 }
 errors++;
+break outer0;
 }
 }
-if(data98.urlEnv !== undefined){
-let data108 = data98.urlEnv;
-if(typeof data108 === "string"){
-if(!pattern16.test(data108)){
-const err237 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/urlEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data108};
+}
+}
+}
+else {
+const err237 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events",schemaPath:"#/$defs/notificationEvents/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema106.type,parentSchema:schema106,data:data107};
 if(vErrors === null){
 vErrors = [err237];
 }
@@ -10035,8 +10116,17 @@ vErrors.push(err237);
 errors++;
 }
 }
-else {
-const err238 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/urlEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data108};
+}
+var _valid3 = _errs309 === errors;
+if(_valid3){
+valid67 = true;
+passing2 = 0;
+var props2 = true;
+}
+const _errs333 = errors;
+if(data101 && typeof data101 == "object" && !Array.isArray(data101)){
+if(data101.type === undefined){
+const err238 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[1].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1],data:data101};
 if(vErrors === null){
 vErrors = [err238];
 }
@@ -10045,15 +10135,8 @@ vErrors.push(err238);
 }
 errors++;
 }
-}
-if(data98.events !== undefined){
-let data109 = data98.events;
-if(Array.isArray(data109)){
-const len3 = data109.length;
-for(let i5=0; i5<len3; i5++){
-let data110 = data109[i5];
-if(!(((((((data110 === "run-failed") || (data110 === "in-doubt")) || (data110 === "commit-refused")) || (data110 === "recovered")) || (data110 === "leader-changed")) || (data110 === "promoted")) || (data110 === "frozen"))){
-const err239 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events/" + i5,schemaPath:"#/$defs/notificationEvents/items/enum",keyword:"enum",params:{allowedValues: schema106.items.enum},message:"must be equal to one of the allowed values",schema:schema106.items.enum,parentSchema:schema106.items,data:data110};
+if(data101.urlEnv === undefined){
+const err239 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/required",keyword:"required",params:{missingProperty: "urlEnv"},message:"must have required property '"+"urlEnv"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[1].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1],data:data101};
 if(vErrors === null){
 vErrors = [err239];
 }
@@ -10062,15 +10145,9 @@ vErrors.push(err239);
 }
 errors++;
 }
-}
-let i6 = data109.length;
-let j2;
-if(i6 > 1){
-outer1:
-for(;i6--;){
-for(j2 = i6; j2--;){
-if(func0(data109[i6], data109[j2])){
-const err240 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events",schemaPath:"#/$defs/notificationEvents/uniqueItems",keyword:"uniqueItems",params:{i: i6, j: j2},message:"must NOT have duplicate items (items ## "+j2+" and "+i6+" are identical)",schema:true,parentSchema:schema106,data:data109};
+for(const key32 in data101){
+if(!((((key32 === "type") || (key32 === "name")) || (key32 === "urlEnv")) || (key32 === "events"))){
+const err240 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key32},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1],data:data101};
 if(vErrors === null){
 vErrors = [err240];
 }
@@ -10078,14 +10155,12 @@ else {
 vErrors.push(err240);
 }
 errors++;
-break outer1;
 }
 }
-}
-}
-}
-else {
-const err241 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events",schemaPath:"#/$defs/notificationEvents/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema106.type,parentSchema:schema106,data:data109};
+if(data101.type !== undefined){
+let data109 = data101.type;
+if("slack" !== data109){
+const err241 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/type",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/properties/type/const",keyword:"const",params:{allowedValue: "slack"},message:"must be equal to constant",schema:"slack",parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1].properties.type,data:data109};
 if(vErrors === null){
 vErrors = [err241];
 }
@@ -10095,24 +10170,11 @@ vErrors.push(err241);
 errors++;
 }
 }
-}
-var _valid3 = _errs324 === errors;
-if(_valid3 && valid65){
-valid65 = false;
-passing2 = [passing2, 1];
-}
-else {
-if(_valid3){
-valid65 = true;
-passing2 = 1;
-if(props2 !== true){
-props2 = true;
-}
-}
-const _errs337 = errors;
-if(data98 && typeof data98 == "object" && !Array.isArray(data98)){
-if(data98.type === undefined){
-const err242 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2],data:data98};
+if(data101.name !== undefined){
+let data110 = data101.name;
+if(typeof data110 === "string"){
+if(func1(data110) < 1){
+const err242 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1].properties.name,data:data110};
 if(vErrors === null){
 vErrors = [err242];
 }
@@ -10121,8 +10183,9 @@ vErrors.push(err242);
 }
 errors++;
 }
-if(data98.repository === undefined){
-const err243 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/required",keyword:"required",params:{missingProperty: "repository"},message:"must have required property '"+"repository"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2],data:data98};
+}
+else {
+const err243 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[1].properties.name.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1].properties.name,data:data110};
 if(vErrors === null){
 vErrors = [err243];
 }
@@ -10131,8 +10194,12 @@ vErrors.push(err243);
 }
 errors++;
 }
-if(data98.tokenEnv === undefined){
-const err244 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/required",keyword:"required",params:{missingProperty: "tokenEnv"},message:"must have required property '"+"tokenEnv"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2],data:data98};
+}
+if(data101.urlEnv !== undefined){
+let data111 = data101.urlEnv;
+if(typeof data111 === "string"){
+if(!pattern16.test(data111)){
+const err244 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/urlEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data111};
 if(vErrors === null){
 vErrors = [err244];
 }
@@ -10141,9 +10208,9 @@ vErrors.push(err244);
 }
 errors++;
 }
-for(const key32 in data98){
-if(!((((((key32 === "type") || (key32 === "name")) || (key32 === "apiUrl")) || (key32 === "repository")) || (key32 === "tokenEnv")) || (key32 === "context"))){
-const err245 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key32},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2],data:data98};
+}
+else {
+const err245 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/urlEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data111};
 if(vErrors === null){
 vErrors = [err245];
 }
@@ -10153,10 +10220,14 @@ vErrors.push(err245);
 errors++;
 }
 }
-if(data98.type !== undefined){
-let data111 = data98.type;
-if("github" !== data111){
-const err246 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/type",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/type/const",keyword:"const",params:{allowedValue: "github"},message:"must be equal to constant",schema:"github",parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.type,data:data111};
+if(data101.events !== undefined){
+let data112 = data101.events;
+if(Array.isArray(data112)){
+const len3 = data112.length;
+for(let i5=0; i5<len3; i5++){
+let data113 = data112[i5];
+if(!(((((((data113 === "run-failed") || (data113 === "in-doubt")) || (data113 === "commit-refused")) || (data113 === "recovered")) || (data113 === "leader-changed")) || (data113 === "promoted")) || (data113 === "frozen"))){
+const err246 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events/" + i5,schemaPath:"#/$defs/notificationEvents/items/enum",keyword:"enum",params:{allowedValues: schema106.items.enum},message:"must be equal to one of the allowed values",schema:schema106.items.enum,parentSchema:schema106.items,data:data113};
 if(vErrors === null){
 vErrors = [err246];
 }
@@ -10166,11 +10237,14 @@ vErrors.push(err246);
 errors++;
 }
 }
-if(data98.name !== undefined){
-let data112 = data98.name;
-if(typeof data112 === "string"){
-if(func1(data112) < 1){
-const err247 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.name,data:data112};
+let i6 = data112.length;
+let j2;
+if(i6 > 1){
+outer1:
+for(;i6--;){
+for(j2 = i6; j2--;){
+if(func0(data112[i6], data112[j2])){
+const err247 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events",schemaPath:"#/$defs/notificationEvents/uniqueItems",keyword:"uniqueItems",params:{i: i6, j: j2},message:"must NOT have duplicate items (items ## "+j2+" and "+i6+" are identical)",schema:true,parentSchema:schema106,data:data112};
 if(vErrors === null){
 vErrors = [err247];
 }
@@ -10178,10 +10252,14 @@ else {
 vErrors.push(err247);
 }
 errors++;
+break outer1;
+}
+}
+}
 }
 }
 else {
-const err248 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.name.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.name,data:data112};
+const err248 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events",schemaPath:"#/$defs/notificationEvents/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema106.type,parentSchema:schema106,data:data112};
 if(vErrors === null){
 vErrors = [err248];
 }
@@ -10191,11 +10269,24 @@ vErrors.push(err248);
 errors++;
 }
 }
-if(data98.apiUrl !== undefined){
-let data113 = data98.apiUrl;
-if(typeof data113 === "string"){
-if(!pattern17.test(data113)){
-const err249 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/apiUrl",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data113};
+}
+var _valid3 = _errs333 === errors;
+if(_valid3 && valid67){
+valid67 = false;
+passing2 = [passing2, 1];
+}
+else {
+if(_valid3){
+valid67 = true;
+passing2 = 1;
+if(props2 !== true){
+props2 = true;
+}
+}
+const _errs346 = errors;
+if(data101 && typeof data101 == "object" && !Array.isArray(data101)){
+if(data101.type === undefined){
+const err249 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2],data:data101};
 if(vErrors === null){
 vErrors = [err249];
 }
@@ -10204,9 +10295,8 @@ vErrors.push(err249);
 }
 errors++;
 }
-}
-else {
-const err250 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/apiUrl",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data113};
+if(data101.repository === undefined){
+const err250 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/required",keyword:"required",params:{missingProperty: "repository"},message:"must have required property '"+"repository"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2],data:data101};
 if(vErrors === null){
 vErrors = [err250];
 }
@@ -10215,12 +10305,8 @@ vErrors.push(err250);
 }
 errors++;
 }
-}
-if(data98.repository !== undefined){
-let data114 = data98.repository;
-if(typeof data114 === "string"){
-if(!pattern56.test(data114)){
-const err251 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/repository",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/repository/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"},message:"must match pattern \""+"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"+"\"",schema:"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$",parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.repository,data:data114};
+if(data101.tokenEnv === undefined){
+const err251 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/required",keyword:"required",params:{missingProperty: "tokenEnv"},message:"must have required property '"+"tokenEnv"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2],data:data101};
 if(vErrors === null){
 vErrors = [err251];
 }
@@ -10229,9 +10315,9 @@ vErrors.push(err251);
 }
 errors++;
 }
-}
-else {
-const err252 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/repository",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/repository/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.repository.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.repository,data:data114};
+for(const key33 in data101){
+if(!((((((key33 === "type") || (key33 === "name")) || (key33 === "apiUrl")) || (key33 === "repository")) || (key33 === "tokenEnv")) || (key33 === "context"))){
+const err252 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key33},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2],data:data101};
 if(vErrors === null){
 vErrors = [err252];
 }
@@ -10241,11 +10327,10 @@ vErrors.push(err252);
 errors++;
 }
 }
-if(data98.tokenEnv !== undefined){
-let data115 = data98.tokenEnv;
-if(typeof data115 === "string"){
-if(!pattern16.test(data115)){
-const err253 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/tokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data115};
+if(data101.type !== undefined){
+let data114 = data101.type;
+if("github" !== data114){
+const err253 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/type",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/type/const",keyword:"const",params:{allowedValue: "github"},message:"must be equal to constant",schema:"github",parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.type,data:data114};
 if(vErrors === null){
 vErrors = [err253];
 }
@@ -10255,8 +10340,11 @@ vErrors.push(err253);
 errors++;
 }
 }
-else {
-const err254 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/tokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data115};
+if(data101.name !== undefined){
+let data115 = data101.name;
+if(typeof data115 === "string"){
+if(func1(data115) < 1){
+const err254 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.name,data:data115};
 if(vErrors === null){
 vErrors = [err254];
 }
@@ -10266,11 +10354,8 @@ vErrors.push(err254);
 errors++;
 }
 }
-if(data98.context !== undefined){
-let data116 = data98.context;
-if(typeof data116 === "string"){
-if(func1(data116) < 1){
-const err255 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/context",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/context/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.context,data:data116};
+else {
+const err255 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.name.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.name,data:data115};
 if(vErrors === null){
 vErrors = [err255];
 }
@@ -10280,8 +10365,11 @@ vErrors.push(err255);
 errors++;
 }
 }
-else {
-const err256 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/context",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/context/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.context.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.context,data:data116};
+if(data101.apiUrl !== undefined){
+let data116 = data101.apiUrl;
+if(typeof data116 === "string"){
+if(!pattern17.test(data116)){
+const err256 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/apiUrl",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data116};
 if(vErrors === null){
 vErrors = [err256];
 }
@@ -10291,24 +10379,8 @@ vErrors.push(err256);
 errors++;
 }
 }
-}
-var _valid3 = _errs337 === errors;
-if(_valid3 && valid65){
-valid65 = false;
-passing2 = [passing2, 2];
-}
 else {
-if(_valid3){
-valid65 = true;
-passing2 = 2;
-if(props2 !== true){
-props2 = true;
-}
-}
-const _errs354 = errors;
-if(data98 && typeof data98 == "object" && !Array.isArray(data98)){
-if(data98.type === undefined){
-const err257 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3],data:data98};
+const err257 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/apiUrl",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data116};
 if(vErrors === null){
 vErrors = [err257];
 }
@@ -10317,8 +10389,12 @@ vErrors.push(err257);
 }
 errors++;
 }
-if(data98.project === undefined){
-const err258 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/required",keyword:"required",params:{missingProperty: "project"},message:"must have required property '"+"project"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3],data:data98};
+}
+if(data101.repository !== undefined){
+let data117 = data101.repository;
+if(typeof data117 === "string"){
+if(!pattern56.test(data117)){
+const err258 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/repository",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/repository/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"},message:"must match pattern \""+"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"+"\"",schema:"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$",parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.repository,data:data117};
 if(vErrors === null){
 vErrors = [err258];
 }
@@ -10327,8 +10403,9 @@ vErrors.push(err258);
 }
 errors++;
 }
-if(data98.tokenEnv === undefined){
-const err259 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/required",keyword:"required",params:{missingProperty: "tokenEnv"},message:"must have required property '"+"tokenEnv"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3],data:data98};
+}
+else {
+const err259 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/repository",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/repository/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.repository.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.repository,data:data117};
 if(vErrors === null){
 vErrors = [err259];
 }
@@ -10337,9 +10414,12 @@ vErrors.push(err259);
 }
 errors++;
 }
-for(const key33 in data98){
-if(!((((((key33 === "type") || (key33 === "name")) || (key33 === "apiUrl")) || (key33 === "project")) || (key33 === "tokenEnv")) || (key33 === "context"))){
-const err260 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key33},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3],data:data98};
+}
+if(data101.tokenEnv !== undefined){
+let data118 = data101.tokenEnv;
+if(typeof data118 === "string"){
+if(!pattern16.test(data118)){
+const err260 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/tokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data118};
 if(vErrors === null){
 vErrors = [err260];
 }
@@ -10349,10 +10429,8 @@ vErrors.push(err260);
 errors++;
 }
 }
-if(data98.type !== undefined){
-let data117 = data98.type;
-if("gitlab" !== data117){
-const err261 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/type",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/type/const",keyword:"const",params:{allowedValue: "gitlab"},message:"must be equal to constant",schema:"gitlab",parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.type,data:data117};
+else {
+const err261 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/tokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data118};
 if(vErrors === null){
 vErrors = [err261];
 }
@@ -10362,11 +10440,11 @@ vErrors.push(err261);
 errors++;
 }
 }
-if(data98.name !== undefined){
-let data118 = data98.name;
-if(typeof data118 === "string"){
-if(func1(data118) < 1){
-const err262 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.name,data:data118};
+if(data101.context !== undefined){
+let data119 = data101.context;
+if(typeof data119 === "string"){
+if(func1(data119) < 1){
+const err262 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/context",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/context/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.context,data:data119};
 if(vErrors === null){
 vErrors = [err262];
 }
@@ -10377,7 +10455,7 @@ errors++;
 }
 }
 else {
-const err263 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.name.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.name,data:data118};
+const err263 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/context",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/context/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.context.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.context,data:data119};
 if(vErrors === null){
 vErrors = [err263];
 }
@@ -10387,11 +10465,24 @@ vErrors.push(err263);
 errors++;
 }
 }
-if(data98.apiUrl !== undefined){
-let data119 = data98.apiUrl;
-if(typeof data119 === "string"){
-if(!pattern17.test(data119)){
-const err264 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/apiUrl",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data119};
+}
+var _valid3 = _errs346 === errors;
+if(_valid3 && valid67){
+valid67 = false;
+passing2 = [passing2, 2];
+}
+else {
+if(_valid3){
+valid67 = true;
+passing2 = 2;
+if(props2 !== true){
+props2 = true;
+}
+}
+const _errs363 = errors;
+if(data101 && typeof data101 == "object" && !Array.isArray(data101)){
+if(data101.type === undefined){
+const err264 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3],data:data101};
 if(vErrors === null){
 vErrors = [err264];
 }
@@ -10400,9 +10491,8 @@ vErrors.push(err264);
 }
 errors++;
 }
-}
-else {
-const err265 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/apiUrl",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data119};
+if(data101.project === undefined){
+const err265 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/required",keyword:"required",params:{missingProperty: "project"},message:"must have required property '"+"project"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3],data:data101};
 if(vErrors === null){
 vErrors = [err265];
 }
@@ -10411,12 +10501,8 @@ vErrors.push(err265);
 }
 errors++;
 }
-}
-if(data98.project !== undefined){
-let data120 = data98.project;
-if(typeof data120 === "string"){
-if(func1(data120) < 1){
-const err266 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/project",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/project/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.project,data:data120};
+if(data101.tokenEnv === undefined){
+const err266 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/required",keyword:"required",params:{missingProperty: "tokenEnv"},message:"must have required property '"+"tokenEnv"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3],data:data101};
 if(vErrors === null){
 vErrors = [err266];
 }
@@ -10425,9 +10511,9 @@ vErrors.push(err266);
 }
 errors++;
 }
-}
-else {
-const err267 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/project",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/project/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.project.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.project,data:data120};
+for(const key34 in data101){
+if(!((((((key34 === "type") || (key34 === "name")) || (key34 === "apiUrl")) || (key34 === "project")) || (key34 === "tokenEnv")) || (key34 === "context"))){
+const err267 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key34},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3],data:data101};
 if(vErrors === null){
 vErrors = [err267];
 }
@@ -10437,11 +10523,10 @@ vErrors.push(err267);
 errors++;
 }
 }
-if(data98.tokenEnv !== undefined){
-let data121 = data98.tokenEnv;
-if(typeof data121 === "string"){
-if(!pattern16.test(data121)){
-const err268 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/tokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data121};
+if(data101.type !== undefined){
+let data120 = data101.type;
+if("gitlab" !== data120){
+const err268 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/type",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/type/const",keyword:"const",params:{allowedValue: "gitlab"},message:"must be equal to constant",schema:"gitlab",parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.type,data:data120};
 if(vErrors === null){
 vErrors = [err268];
 }
@@ -10451,8 +10536,11 @@ vErrors.push(err268);
 errors++;
 }
 }
-else {
-const err269 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/tokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data121};
+if(data101.name !== undefined){
+let data121 = data101.name;
+if(typeof data121 === "string"){
+if(func1(data121) < 1){
+const err269 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.name,data:data121};
 if(vErrors === null){
 vErrors = [err269];
 }
@@ -10462,11 +10550,8 @@ vErrors.push(err269);
 errors++;
 }
 }
-if(data98.context !== undefined){
-let data122 = data98.context;
-if(typeof data122 === "string"){
-if(func1(data122) < 1){
-const err270 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/context",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/context/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.context,data:data122};
+else {
+const err270 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.name.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.name,data:data121};
 if(vErrors === null){
 vErrors = [err270];
 }
@@ -10476,8 +10561,11 @@ vErrors.push(err270);
 errors++;
 }
 }
-else {
-const err271 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/context",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/context/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.context.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.context,data:data122};
+if(data101.apiUrl !== undefined){
+let data122 = data101.apiUrl;
+if(typeof data122 === "string"){
+if(!pattern17.test(data122)){
+const err271 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/apiUrl",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data122};
 if(vErrors === null){
 vErrors = [err271];
 }
@@ -10487,25 +10575,8 @@ vErrors.push(err271);
 errors++;
 }
 }
-}
-var _valid3 = _errs354 === errors;
-if(_valid3 && valid65){
-valid65 = false;
-passing2 = [passing2, 3];
-}
 else {
-if(_valid3){
-valid65 = true;
-passing2 = 3;
-if(props2 !== true){
-props2 = true;
-}
-}
-}
-}
-}
-if(!valid65){
-const err272 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf",keyword:"oneOf",params:{passingSchemas: passing2},message:"must match exactly one schema in oneOf",schema:schema56.properties.notifications.properties.receivers.items.oneOf,parentSchema:schema56.properties.notifications.properties.receivers.items,data:data98};
+const err272 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/apiUrl",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data122};
 if(vErrors === null){
 vErrors = [err272];
 }
@@ -10514,20 +10585,12 @@ vErrors.push(err272);
 }
 errors++;
 }
-else {
-errors = _errs299;
-if(vErrors !== null){
-if(_errs299){
-vErrors.length = _errs299;
 }
-else {
-vErrors = null;
-}
-}
-}
-if(data98 && typeof data98 == "object" && !Array.isArray(data98)){
-if(data98.type === undefined){
-const err273 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema56.properties.notifications.properties.receivers.items.required,parentSchema:schema56.properties.notifications.properties.receivers.items,data:data98};
+if(data101.project !== undefined){
+let data123 = data101.project;
+if(typeof data123 === "string"){
+if(func1(data123) < 1){
+const err273 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/project",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/project/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.project,data:data123};
 if(vErrors === null){
 vErrors = [err273];
 }
@@ -10536,14 +10599,9 @@ vErrors.push(err273);
 }
 errors++;
 }
-if(props2 !== true){
-props2 = props2 || {};
-props2.type = true;
 }
-if(data98.type !== undefined){
-let data123 = data98.type;
-if(!((((data123 === "webhook") || (data123 === "slack")) || (data123 === "github")) || (data123 === "gitlab"))){
-const err274 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/type",schemaPath:"#/properties/notifications/properties/receivers/items/properties/type/enum",keyword:"enum",params:{allowedValues: schema56.properties.notifications.properties.receivers.items.properties.type.enum},message:"must be equal to one of the allowed values",schema:schema56.properties.notifications.properties.receivers.items.properties.type.enum,parentSchema:schema56.properties.notifications.properties.receivers.items.properties.type,data:data123};
+else {
+const err274 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/project",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/project/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.project.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.project,data:data123};
 if(vErrors === null){
 vErrors = [err274];
 }
@@ -10553,9 +10611,11 @@ vErrors.push(err274);
 errors++;
 }
 }
-}
-else {
-const err275 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.notifications.properties.receivers.items.type,parentSchema:schema56.properties.notifications.properties.receivers.items,data:data98};
+if(data101.tokenEnv !== undefined){
+let data124 = data101.tokenEnv;
+if(typeof data124 === "string"){
+if(!pattern16.test(data124)){
+const err275 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/tokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data124};
 if(vErrors === null){
 vErrors = [err275];
 }
@@ -10565,9 +10625,8 @@ vErrors.push(err275);
 errors++;
 }
 }
-}
 else {
-const err276 = {instancePath:instancePath+"/notifications/receivers",schemaPath:"#/properties/notifications/properties/receivers/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema56.properties.notifications.properties.receivers.type,parentSchema:schema56.properties.notifications.properties.receivers,data:data97};
+const err276 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/tokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data124};
 if(vErrors === null){
 vErrors = [err276];
 }
@@ -10577,12 +10636,11 @@ vErrors.push(err276);
 errors++;
 }
 }
-if(data95.delivery !== undefined){
-let data124 = data95.delivery;
-if(data124 && typeof data124 == "object" && !Array.isArray(data124)){
-for(const key34 in data124){
-if(!(((((key34 === "attempts") || (key34 === "baseDelayMs")) || (key34 === "maxDelayMs")) || (key34 === "timeoutMs")) || (key34 === "queueLimit"))){
-const err277 = {instancePath:instancePath+"/notifications/delivery",schemaPath:"#/properties/notifications/properties/delivery/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key34},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications.properties.delivery,data:data124};
+if(data101.context !== undefined){
+let data125 = data101.context;
+if(typeof data125 === "string"){
+if(func1(data125) < 1){
+const err277 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/context",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/context/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.context,data:data125};
 if(vErrors === null){
 vErrors = [err277];
 }
@@ -10592,10 +10650,8 @@ vErrors.push(err277);
 errors++;
 }
 }
-if(data124.attempts !== undefined){
-let data125 = data124.attempts;
-if(!(((typeof data125 == "number") && (!(data125 % 1) && !isNaN(data125))) && (isFinite(data125)))){
-const err278 = {instancePath:instancePath+"/notifications/delivery/attempts",schemaPath:"#/properties/notifications/properties/delivery/properties/attempts/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.notifications.properties.delivery.properties.attempts.type,parentSchema:schema56.properties.notifications.properties.delivery.properties.attempts,data:data125};
+else {
+const err278 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/context",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/context/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.context.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.context,data:data125};
 if(vErrors === null){
 vErrors = [err278];
 }
@@ -10604,9 +10660,26 @@ vErrors.push(err278);
 }
 errors++;
 }
-if((typeof data125 == "number") && (isFinite(data125))){
-if(data125 > 20 || isNaN(data125)){
-const err279 = {instancePath:instancePath+"/notifications/delivery/attempts",schemaPath:"#/properties/notifications/properties/delivery/properties/attempts/maximum",keyword:"maximum",params:{comparison: "<=", limit: 20},message:"must be <= 20",schema:20,parentSchema:schema56.properties.notifications.properties.delivery.properties.attempts,data:data125};
+}
+}
+var _valid3 = _errs363 === errors;
+if(_valid3 && valid67){
+valid67 = false;
+passing2 = [passing2, 3];
+}
+else {
+if(_valid3){
+valid67 = true;
+passing2 = 3;
+if(props2 !== true){
+props2 = true;
+}
+}
+}
+}
+}
+if(!valid67){
+const err279 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf",keyword:"oneOf",params:{passingSchemas: passing2},message:"must match exactly one schema in oneOf",schema:schema56.properties.notifications.properties.receivers.items.oneOf,parentSchema:schema56.properties.notifications.properties.receivers.items,data:data101};
 if(vErrors === null){
 vErrors = [err279];
 }
@@ -10615,8 +10688,20 @@ vErrors.push(err279);
 }
 errors++;
 }
-if(data125 < 1 || isNaN(data125)){
-const err280 = {instancePath:instancePath+"/notifications/delivery/attempts",schemaPath:"#/properties/notifications/properties/delivery/properties/attempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.notifications.properties.delivery.properties.attempts,data:data125};
+else {
+errors = _errs308;
+if(vErrors !== null){
+if(_errs308){
+vErrors.length = _errs308;
+}
+else {
+vErrors = null;
+}
+}
+}
+if(data101 && typeof data101 == "object" && !Array.isArray(data101)){
+if(data101.type === undefined){
+const err280 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema56.properties.notifications.properties.receivers.items.required,parentSchema:schema56.properties.notifications.properties.receivers.items,data:data101};
 if(vErrors === null){
 vErrors = [err280];
 }
@@ -10625,12 +10710,14 @@ vErrors.push(err280);
 }
 errors++;
 }
+if(props2 !== true){
+props2 = props2 || {};
+props2.type = true;
 }
-}
-if(data124.baseDelayMs !== undefined){
-let data126 = data124.baseDelayMs;
-if(!(((typeof data126 == "number") && (!(data126 % 1) && !isNaN(data126))) && (isFinite(data126)))){
-const err281 = {instancePath:instancePath+"/notifications/delivery/baseDelayMs",schemaPath:"#/properties/notifications/properties/delivery/properties/baseDelayMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.notifications.properties.delivery.properties.baseDelayMs.type,parentSchema:schema56.properties.notifications.properties.delivery.properties.baseDelayMs,data:data126};
+if(data101.type !== undefined){
+let data126 = data101.type;
+if(!((((data126 === "webhook") || (data126 === "slack")) || (data126 === "github")) || (data126 === "gitlab"))){
+const err281 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/type",schemaPath:"#/properties/notifications/properties/receivers/items/properties/type/enum",keyword:"enum",params:{allowedValues: schema56.properties.notifications.properties.receivers.items.properties.type.enum},message:"must be equal to one of the allowed values",schema:schema56.properties.notifications.properties.receivers.items.properties.type.enum,parentSchema:schema56.properties.notifications.properties.receivers.items.properties.type,data:data126};
 if(vErrors === null){
 vErrors = [err281];
 }
@@ -10639,9 +10726,10 @@ vErrors.push(err281);
 }
 errors++;
 }
-if((typeof data126 == "number") && (isFinite(data126))){
-if(data126 < 1 || isNaN(data126)){
-const err282 = {instancePath:instancePath+"/notifications/delivery/baseDelayMs",schemaPath:"#/properties/notifications/properties/delivery/properties/baseDelayMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.notifications.properties.delivery.properties.baseDelayMs,data:data126};
+}
+}
+else {
+const err282 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.notifications.properties.receivers.items.type,parentSchema:schema56.properties.notifications.properties.receivers.items,data:data101};
 if(vErrors === null){
 vErrors = [err282];
 }
@@ -10652,10 +10740,8 @@ errors++;
 }
 }
 }
-if(data124.maxDelayMs !== undefined){
-let data127 = data124.maxDelayMs;
-if(!(((typeof data127 == "number") && (!(data127 % 1) && !isNaN(data127))) && (isFinite(data127)))){
-const err283 = {instancePath:instancePath+"/notifications/delivery/maxDelayMs",schemaPath:"#/properties/notifications/properties/delivery/properties/maxDelayMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.notifications.properties.delivery.properties.maxDelayMs.type,parentSchema:schema56.properties.notifications.properties.delivery.properties.maxDelayMs,data:data127};
+else {
+const err283 = {instancePath:instancePath+"/notifications/receivers",schemaPath:"#/properties/notifications/properties/receivers/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema56.properties.notifications.properties.receivers.type,parentSchema:schema56.properties.notifications.properties.receivers,data:data100};
 if(vErrors === null){
 vErrors = [err283];
 }
@@ -10664,9 +10750,13 @@ vErrors.push(err283);
 }
 errors++;
 }
-if((typeof data127 == "number") && (isFinite(data127))){
-if(data127 < 1 || isNaN(data127)){
-const err284 = {instancePath:instancePath+"/notifications/delivery/maxDelayMs",schemaPath:"#/properties/notifications/properties/delivery/properties/maxDelayMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.notifications.properties.delivery.properties.maxDelayMs,data:data127};
+}
+if(data98.delivery !== undefined){
+let data127 = data98.delivery;
+if(data127 && typeof data127 == "object" && !Array.isArray(data127)){
+for(const key35 in data127){
+if(!(((((key35 === "attempts") || (key35 === "baseDelayMs")) || (key35 === "maxDelayMs")) || (key35 === "timeoutMs")) || (key35 === "queueLimit"))){
+const err284 = {instancePath:instancePath+"/notifications/delivery",schemaPath:"#/properties/notifications/properties/delivery/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key35},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications.properties.delivery,data:data127};
 if(vErrors === null){
 vErrors = [err284];
 }
@@ -10676,11 +10766,10 @@ vErrors.push(err284);
 errors++;
 }
 }
-}
-if(data124.timeoutMs !== undefined){
-let data128 = data124.timeoutMs;
+if(data127.attempts !== undefined){
+let data128 = data127.attempts;
 if(!(((typeof data128 == "number") && (!(data128 % 1) && !isNaN(data128))) && (isFinite(data128)))){
-const err285 = {instancePath:instancePath+"/notifications/delivery/timeoutMs",schemaPath:"#/properties/notifications/properties/delivery/properties/timeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.notifications.properties.delivery.properties.timeoutMs.type,parentSchema:schema56.properties.notifications.properties.delivery.properties.timeoutMs,data:data128};
+const err285 = {instancePath:instancePath+"/notifications/delivery/attempts",schemaPath:"#/properties/notifications/properties/delivery/properties/attempts/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.notifications.properties.delivery.properties.attempts.type,parentSchema:schema56.properties.notifications.properties.delivery.properties.attempts,data:data128};
 if(vErrors === null){
 vErrors = [err285];
 }
@@ -10690,8 +10779,8 @@ vErrors.push(err285);
 errors++;
 }
 if((typeof data128 == "number") && (isFinite(data128))){
-if(data128 < 100 || isNaN(data128)){
-const err286 = {instancePath:instancePath+"/notifications/delivery/timeoutMs",schemaPath:"#/properties/notifications/properties/delivery/properties/timeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100",schema:100,parentSchema:schema56.properties.notifications.properties.delivery.properties.timeoutMs,data:data128};
+if(data128 > 20 || isNaN(data128)){
+const err286 = {instancePath:instancePath+"/notifications/delivery/attempts",schemaPath:"#/properties/notifications/properties/delivery/properties/attempts/maximum",keyword:"maximum",params:{comparison: "<=", limit: 20},message:"must be <= 20",schema:20,parentSchema:schema56.properties.notifications.properties.delivery.properties.attempts,data:data128};
 if(vErrors === null){
 vErrors = [err286];
 }
@@ -10700,12 +10789,8 @@ vErrors.push(err286);
 }
 errors++;
 }
-}
-}
-if(data124.queueLimit !== undefined){
-let data129 = data124.queueLimit;
-if(!(((typeof data129 == "number") && (!(data129 % 1) && !isNaN(data129))) && (isFinite(data129)))){
-const err287 = {instancePath:instancePath+"/notifications/delivery/queueLimit",schemaPath:"#/properties/notifications/properties/delivery/properties/queueLimit/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.notifications.properties.delivery.properties.queueLimit.type,parentSchema:schema56.properties.notifications.properties.delivery.properties.queueLimit,data:data129};
+if(data128 < 1 || isNaN(data128)){
+const err287 = {instancePath:instancePath+"/notifications/delivery/attempts",schemaPath:"#/properties/notifications/properties/delivery/properties/attempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.notifications.properties.delivery.properties.attempts,data:data128};
 if(vErrors === null){
 vErrors = [err287];
 }
@@ -10714,9 +10799,12 @@ vErrors.push(err287);
 }
 errors++;
 }
-if((typeof data129 == "number") && (isFinite(data129))){
-if(data129 > 10000 || isNaN(data129)){
-const err288 = {instancePath:instancePath+"/notifications/delivery/queueLimit",schemaPath:"#/properties/notifications/properties/delivery/properties/queueLimit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000},message:"must be <= 10000",schema:10000,parentSchema:schema56.properties.notifications.properties.delivery.properties.queueLimit,data:data129};
+}
+}
+if(data127.baseDelayMs !== undefined){
+let data129 = data127.baseDelayMs;
+if(!(((typeof data129 == "number") && (!(data129 % 1) && !isNaN(data129))) && (isFinite(data129)))){
+const err288 = {instancePath:instancePath+"/notifications/delivery/baseDelayMs",schemaPath:"#/properties/notifications/properties/delivery/properties/baseDelayMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.notifications.properties.delivery.properties.baseDelayMs.type,parentSchema:schema56.properties.notifications.properties.delivery.properties.baseDelayMs,data:data129};
 if(vErrors === null){
 vErrors = [err288];
 }
@@ -10725,8 +10813,9 @@ vErrors.push(err288);
 }
 errors++;
 }
+if((typeof data129 == "number") && (isFinite(data129))){
 if(data129 < 1 || isNaN(data129)){
-const err289 = {instancePath:instancePath+"/notifications/delivery/queueLimit",schemaPath:"#/properties/notifications/properties/delivery/properties/queueLimit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.notifications.properties.delivery.properties.queueLimit,data:data129};
+const err289 = {instancePath:instancePath+"/notifications/delivery/baseDelayMs",schemaPath:"#/properties/notifications/properties/delivery/properties/baseDelayMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.notifications.properties.delivery.properties.baseDelayMs,data:data129};
 if(vErrors === null){
 vErrors = [err289];
 }
@@ -10737,9 +10826,10 @@ errors++;
 }
 }
 }
-}
-else {
-const err290 = {instancePath:instancePath+"/notifications/delivery",schemaPath:"#/properties/notifications/properties/delivery/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.notifications.properties.delivery.type,parentSchema:schema56.properties.notifications.properties.delivery,data:data124};
+if(data127.maxDelayMs !== undefined){
+let data130 = data127.maxDelayMs;
+if(!(((typeof data130 == "number") && (!(data130 % 1) && !isNaN(data130))) && (isFinite(data130)))){
+const err290 = {instancePath:instancePath+"/notifications/delivery/maxDelayMs",schemaPath:"#/properties/notifications/properties/delivery/properties/maxDelayMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.notifications.properties.delivery.properties.maxDelayMs.type,parentSchema:schema56.properties.notifications.properties.delivery.properties.maxDelayMs,data:data130};
 if(vErrors === null){
 vErrors = [err290];
 }
@@ -10748,10 +10838,9 @@ vErrors.push(err290);
 }
 errors++;
 }
-}
-}
-else {
-const err291 = {instancePath:instancePath+"/notifications",schemaPath:"#/properties/notifications/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.notifications.type,parentSchema:schema56.properties.notifications,data:data95};
+if((typeof data130 == "number") && (isFinite(data130))){
+if(data130 < 1 || isNaN(data130)){
+const err291 = {instancePath:instancePath+"/notifications/delivery/maxDelayMs",schemaPath:"#/properties/notifications/properties/delivery/properties/maxDelayMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.notifications.properties.delivery.properties.maxDelayMs,data:data130};
 if(vErrors === null){
 vErrors = [err291];
 }
@@ -10761,11 +10850,11 @@ vErrors.push(err291);
 errors++;
 }
 }
-if(data.selector !== undefined){
-let data130 = data.selector;
-if(typeof data130 === "string"){
-if(func1(data130) < 1){
-const err292 = {instancePath:instancePath+"/selector",schemaPath:"#/properties/selector/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.selector,data:data130};
+}
+if(data127.timeoutMs !== undefined){
+let data131 = data127.timeoutMs;
+if(!(((typeof data131 == "number") && (!(data131 % 1) && !isNaN(data131))) && (isFinite(data131)))){
+const err292 = {instancePath:instancePath+"/notifications/delivery/timeoutMs",schemaPath:"#/properties/notifications/properties/delivery/properties/timeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.notifications.properties.delivery.properties.timeoutMs.type,parentSchema:schema56.properties.notifications.properties.delivery.properties.timeoutMs,data:data131};
 if(vErrors === null){
 vErrors = [err292];
 }
@@ -10774,9 +10863,9 @@ vErrors.push(err292);
 }
 errors++;
 }
-}
-else {
-const err293 = {instancePath:instancePath+"/selector",schemaPath:"#/properties/selector/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.selector.type,parentSchema:schema56.properties.selector,data:data130};
+if((typeof data131 == "number") && (isFinite(data131))){
+if(data131 < 100 || isNaN(data131)){
+const err293 = {instancePath:instancePath+"/notifications/delivery/timeoutMs",schemaPath:"#/properties/notifications/properties/delivery/properties/timeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100",schema:100,parentSchema:schema56.properties.notifications.properties.delivery.properties.timeoutMs,data:data131};
 if(vErrors === null){
 vErrors = [err293];
 }
@@ -10786,11 +10875,11 @@ vErrors.push(err293);
 errors++;
 }
 }
-if(data.rules !== undefined){
-let data131 = data.rules;
-if(data131 && typeof data131 == "object" && !Array.isArray(data131)){
-if(Object.keys(data131).length < 1){
-const err294 = {instancePath:instancePath+"/rules",schemaPath:"#/properties/rules/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema56.properties.rules,data:data131};
+}
+if(data127.queueLimit !== undefined){
+let data132 = data127.queueLimit;
+if(!(((typeof data132 == "number") && (!(data132 % 1) && !isNaN(data132))) && (isFinite(data132)))){
+const err294 = {instancePath:instancePath+"/notifications/delivery/queueLimit",schemaPath:"#/properties/notifications/properties/delivery/properties/queueLimit/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.notifications.properties.delivery.properties.queueLimit.type,parentSchema:schema56.properties.notifications.properties.delivery.properties.queueLimit,data:data132};
 if(vErrors === null){
 vErrors = [err294];
 }
@@ -10799,9 +10888,9 @@ vErrors.push(err294);
 }
 errors++;
 }
-for(const key35 in data131){
-if(!(((((key35 === "openapi") || (key35 === "resources")) || (key35 === "documentTimeout")) || (key35 === "runTimeout")) || (key35 === "allowCustomFunctions"))){
-const err295 = {instancePath:instancePath+"/rules",schemaPath:"#/properties/rules/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key35},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.rules,data:data131};
+if((typeof data132 == "number") && (isFinite(data132))){
+if(data132 > 10000 || isNaN(data132)){
+const err295 = {instancePath:instancePath+"/notifications/delivery/queueLimit",schemaPath:"#/properties/notifications/properties/delivery/properties/queueLimit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000},message:"must be <= 10000",schema:10000,parentSchema:schema56.properties.notifications.properties.delivery.properties.queueLimit,data:data132};
 if(vErrors === null){
 vErrors = [err295];
 }
@@ -10810,12 +10899,8 @@ vErrors.push(err295);
 }
 errors++;
 }
-}
-if(data131.openapi !== undefined){
-let data132 = data131.openapi;
-if(typeof data132 === "string"){
-if(func1(data132) < 1){
-const err296 = {instancePath:instancePath+"/rules/openapi",schemaPath:"#/properties/rules/properties/openapi/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.rules.properties.openapi,data:data132};
+if(data132 < 1 || isNaN(data132)){
+const err296 = {instancePath:instancePath+"/notifications/delivery/queueLimit",schemaPath:"#/properties/notifications/properties/delivery/properties/queueLimit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.notifications.properties.delivery.properties.queueLimit,data:data132};
 if(vErrors === null){
 vErrors = [err296];
 }
@@ -10825,8 +10910,10 @@ vErrors.push(err296);
 errors++;
 }
 }
+}
+}
 else {
-const err297 = {instancePath:instancePath+"/rules/openapi",schemaPath:"#/properties/rules/properties/openapi/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.rules.properties.openapi.type,parentSchema:schema56.properties.rules.properties.openapi,data:data132};
+const err297 = {instancePath:instancePath+"/notifications/delivery",schemaPath:"#/properties/notifications/properties/delivery/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.notifications.properties.delivery.type,parentSchema:schema56.properties.notifications.properties.delivery,data:data127};
 if(vErrors === null){
 vErrors = [err297];
 }
@@ -10836,11 +10923,9 @@ vErrors.push(err297);
 errors++;
 }
 }
-if(data131.resources !== undefined){
-let data133 = data131.resources;
-if(typeof data133 === "string"){
-if(func1(data133) < 1){
-const err298 = {instancePath:instancePath+"/rules/resources",schemaPath:"#/properties/rules/properties/resources/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.rules.properties.resources,data:data133};
+}
+else {
+const err298 = {instancePath:instancePath+"/notifications",schemaPath:"#/properties/notifications/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.notifications.type,parentSchema:schema56.properties.notifications,data:data98};
 if(vErrors === null){
 vErrors = [err298];
 }
@@ -10850,8 +10935,11 @@ vErrors.push(err298);
 errors++;
 }
 }
-else {
-const err299 = {instancePath:instancePath+"/rules/resources",schemaPath:"#/properties/rules/properties/resources/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.rules.properties.resources.type,parentSchema:schema56.properties.rules.properties.resources,data:data133};
+if(data.selector !== undefined){
+let data133 = data.selector;
+if(typeof data133 === "string"){
+if(func1(data133) < 1){
+const err299 = {instancePath:instancePath+"/selector",schemaPath:"#/properties/selector/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.selector,data:data133};
 if(vErrors === null){
 vErrors = [err299];
 }
@@ -10861,11 +10949,8 @@ vErrors.push(err299);
 errors++;
 }
 }
-if(data131.documentTimeout !== undefined){
-let data134 = data131.documentTimeout;
-if(typeof data134 === "string"){
-if(!pattern45.test(data134)){
-const err300 = {instancePath:instancePath+"/rules/documentTimeout",schemaPath:"#/$defs/duration/pattern",keyword:"pattern",params:{pattern: "^[0-9]+(ms|s|m|h|d)$"},message:"must match pattern \""+"^[0-9]+(ms|s|m|h|d)$"+"\"",schema:"^[0-9]+(ms|s|m|h|d)$",parentSchema:schema97,data:data134};
+else {
+const err300 = {instancePath:instancePath+"/selector",schemaPath:"#/properties/selector/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.selector.type,parentSchema:schema56.properties.selector,data:data133};
 if(vErrors === null){
 vErrors = [err300];
 }
@@ -10875,8 +10960,11 @@ vErrors.push(err300);
 errors++;
 }
 }
-else {
-const err301 = {instancePath:instancePath+"/rules/documentTimeout",schemaPath:"#/$defs/duration/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema97.type,parentSchema:schema97,data:data134};
+if(data.rules !== undefined){
+let data134 = data.rules;
+if(data134 && typeof data134 == "object" && !Array.isArray(data134)){
+if(Object.keys(data134).length < 1){
+const err301 = {instancePath:instancePath+"/rules",schemaPath:"#/properties/rules/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema56.properties.rules,data:data134};
 if(vErrors === null){
 vErrors = [err301];
 }
@@ -10885,12 +10973,9 @@ vErrors.push(err301);
 }
 errors++;
 }
-}
-if(data131.runTimeout !== undefined){
-let data135 = data131.runTimeout;
-if(typeof data135 === "string"){
-if(!pattern45.test(data135)){
-const err302 = {instancePath:instancePath+"/rules/runTimeout",schemaPath:"#/$defs/duration/pattern",keyword:"pattern",params:{pattern: "^[0-9]+(ms|s|m|h|d)$"},message:"must match pattern \""+"^[0-9]+(ms|s|m|h|d)$"+"\"",schema:"^[0-9]+(ms|s|m|h|d)$",parentSchema:schema97,data:data135};
+for(const key36 in data134){
+if(!(((((key36 === "openapi") || (key36 === "resources")) || (key36 === "documentTimeout")) || (key36 === "runTimeout")) || (key36 === "allowCustomFunctions"))){
+const err302 = {instancePath:instancePath+"/rules",schemaPath:"#/properties/rules/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key36},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.rules,data:data134};
 if(vErrors === null){
 vErrors = [err302];
 }
@@ -10900,8 +10985,11 @@ vErrors.push(err302);
 errors++;
 }
 }
-else {
-const err303 = {instancePath:instancePath+"/rules/runTimeout",schemaPath:"#/$defs/duration/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema97.type,parentSchema:schema97,data:data135};
+if(data134.openapi !== undefined){
+let data135 = data134.openapi;
+if(typeof data135 === "string"){
+if(func1(data135) < 1){
+const err303 = {instancePath:instancePath+"/rules/openapi",schemaPath:"#/properties/rules/properties/openapi/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.rules.properties.openapi,data:data135};
 if(vErrors === null){
 vErrors = [err303];
 }
@@ -10911,10 +10999,8 @@ vErrors.push(err303);
 errors++;
 }
 }
-if(data131.allowCustomFunctions !== undefined){
-let data136 = data131.allowCustomFunctions;
-if(typeof data136 !== "boolean"){
-const err304 = {instancePath:instancePath+"/rules/allowCustomFunctions",schemaPath:"#/properties/rules/properties/allowCustomFunctions/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema56.properties.rules.properties.allowCustomFunctions.type,parentSchema:schema56.properties.rules.properties.allowCustomFunctions,data:data136};
+else {
+const err304 = {instancePath:instancePath+"/rules/openapi",schemaPath:"#/properties/rules/properties/openapi/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.rules.properties.openapi.type,parentSchema:schema56.properties.rules.properties.openapi,data:data135};
 if(vErrors === null){
 vErrors = [err304];
 }
@@ -10924,9 +11010,11 @@ vErrors.push(err304);
 errors++;
 }
 }
-}
-else {
-const err305 = {instancePath:instancePath+"/rules",schemaPath:"#/properties/rules/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.rules.type,parentSchema:schema56.properties.rules,data:data131};
+if(data134.resources !== undefined){
+let data136 = data134.resources;
+if(typeof data136 === "string"){
+if(func1(data136) < 1){
+const err305 = {instancePath:instancePath+"/rules/resources",schemaPath:"#/properties/rules/properties/resources/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.rules.properties.resources,data:data136};
 if(vErrors === null){
 vErrors = [err305];
 }
@@ -10936,12 +11024,8 @@ vErrors.push(err305);
 errors++;
 }
 }
-if(data.server !== undefined){
-let data137 = data.server;
-if(data137 && typeof data137 == "object" && !Array.isArray(data137)){
-for(const key36 in data137){
-if(!((((((key36 === "listen") || (key36 === "webhookSecretEnv")) || (key36 === "syncTokenEnv")) || (key36 === "stateTokenEnv")) || (key36 === "pagesTokenEnv")) || (key36 === "promoteTokenEnv"))){
-const err306 = {instancePath:instancePath+"/server",schemaPath:"#/properties/server/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key36},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.server,data:data137};
+else {
+const err306 = {instancePath:instancePath+"/rules/resources",schemaPath:"#/properties/rules/properties/resources/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.rules.properties.resources.type,parentSchema:schema56.properties.rules.properties.resources,data:data136};
 if(vErrors === null){
 vErrors = [err306];
 }
@@ -10951,11 +11035,11 @@ vErrors.push(err306);
 errors++;
 }
 }
-if(data137.listen !== undefined){
-let data138 = data137.listen;
-if(typeof data138 === "string"){
-if(!pattern94.test(data138)){
-const err307 = {instancePath:instancePath+"/server/listen",schemaPath:"#/properties/server/properties/listen/pattern",keyword:"pattern",params:{pattern: "^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$"},message:"must match pattern \""+"^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$"+"\"",schema:"^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$",parentSchema:schema56.properties.server.properties.listen,data:data138};
+if(data134.documentTimeout !== undefined){
+let data137 = data134.documentTimeout;
+if(typeof data137 === "string"){
+if(!pattern45.test(data137)){
+const err307 = {instancePath:instancePath+"/rules/documentTimeout",schemaPath:"#/$defs/duration/pattern",keyword:"pattern",params:{pattern: "^[0-9]+(ms|s|m|h|d)$"},message:"must match pattern \""+"^[0-9]+(ms|s|m|h|d)$"+"\"",schema:"^[0-9]+(ms|s|m|h|d)$",parentSchema:schema97,data:data137};
 if(vErrors === null){
 vErrors = [err307];
 }
@@ -10966,7 +11050,7 @@ errors++;
 }
 }
 else {
-const err308 = {instancePath:instancePath+"/server/listen",schemaPath:"#/properties/server/properties/listen/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.server.properties.listen.type,parentSchema:schema56.properties.server.properties.listen,data:data138};
+const err308 = {instancePath:instancePath+"/rules/documentTimeout",schemaPath:"#/$defs/duration/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema97.type,parentSchema:schema97,data:data137};
 if(vErrors === null){
 vErrors = [err308];
 }
@@ -10976,11 +11060,11 @@ vErrors.push(err308);
 errors++;
 }
 }
-if(data137.webhookSecretEnv !== undefined){
-let data139 = data137.webhookSecretEnv;
-if(typeof data139 === "string"){
-if(!pattern16.test(data139)){
-const err309 = {instancePath:instancePath+"/server/webhookSecretEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data139};
+if(data134.runTimeout !== undefined){
+let data138 = data134.runTimeout;
+if(typeof data138 === "string"){
+if(!pattern45.test(data138)){
+const err309 = {instancePath:instancePath+"/rules/runTimeout",schemaPath:"#/$defs/duration/pattern",keyword:"pattern",params:{pattern: "^[0-9]+(ms|s|m|h|d)$"},message:"must match pattern \""+"^[0-9]+(ms|s|m|h|d)$"+"\"",schema:"^[0-9]+(ms|s|m|h|d)$",parentSchema:schema97,data:data138};
 if(vErrors === null){
 vErrors = [err309];
 }
@@ -10991,7 +11075,7 @@ errors++;
 }
 }
 else {
-const err310 = {instancePath:instancePath+"/server/webhookSecretEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data139};
+const err310 = {instancePath:instancePath+"/rules/runTimeout",schemaPath:"#/$defs/duration/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema97.type,parentSchema:schema97,data:data138};
 if(vErrors === null){
 vErrors = [err310];
 }
@@ -11001,11 +11085,10 @@ vErrors.push(err310);
 errors++;
 }
 }
-if(data137.syncTokenEnv !== undefined){
-let data140 = data137.syncTokenEnv;
-if(typeof data140 === "string"){
-if(!pattern16.test(data140)){
-const err311 = {instancePath:instancePath+"/server/syncTokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data140};
+if(data134.allowCustomFunctions !== undefined){
+let data139 = data134.allowCustomFunctions;
+if(typeof data139 !== "boolean"){
+const err311 = {instancePath:instancePath+"/rules/allowCustomFunctions",schemaPath:"#/properties/rules/properties/allowCustomFunctions/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema56.properties.rules.properties.allowCustomFunctions.type,parentSchema:schema56.properties.rules.properties.allowCustomFunctions,data:data139};
 if(vErrors === null){
 vErrors = [err311];
 }
@@ -11015,8 +11098,9 @@ vErrors.push(err311);
 errors++;
 }
 }
+}
 else {
-const err312 = {instancePath:instancePath+"/server/syncTokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data140};
+const err312 = {instancePath:instancePath+"/rules",schemaPath:"#/properties/rules/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.rules.type,parentSchema:schema56.properties.rules,data:data134};
 if(vErrors === null){
 vErrors = [err312];
 }
@@ -11026,11 +11110,12 @@ vErrors.push(err312);
 errors++;
 }
 }
-if(data137.stateTokenEnv !== undefined){
-let data141 = data137.stateTokenEnv;
-if(typeof data141 === "string"){
-if(!pattern16.test(data141)){
-const err313 = {instancePath:instancePath+"/server/stateTokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data141};
+if(data.server !== undefined){
+let data140 = data.server;
+if(data140 && typeof data140 == "object" && !Array.isArray(data140)){
+for(const key37 in data140){
+if(!((((((key37 === "listen") || (key37 === "webhookSecretEnv")) || (key37 === "syncTokenEnv")) || (key37 === "stateTokenEnv")) || (key37 === "pagesTokenEnv")) || (key37 === "promoteTokenEnv"))){
+const err313 = {instancePath:instancePath+"/server",schemaPath:"#/properties/server/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key37},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.server,data:data140};
 if(vErrors === null){
 vErrors = [err313];
 }
@@ -11040,8 +11125,11 @@ vErrors.push(err313);
 errors++;
 }
 }
-else {
-const err314 = {instancePath:instancePath+"/server/stateTokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data141};
+if(data140.listen !== undefined){
+let data141 = data140.listen;
+if(typeof data141 === "string"){
+if(!pattern96.test(data141)){
+const err314 = {instancePath:instancePath+"/server/listen",schemaPath:"#/properties/server/properties/listen/pattern",keyword:"pattern",params:{pattern: "^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$"},message:"must match pattern \""+"^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$"+"\"",schema:"^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$",parentSchema:schema56.properties.server.properties.listen,data:data141};
 if(vErrors === null){
 vErrors = [err314];
 }
@@ -11051,11 +11139,8 @@ vErrors.push(err314);
 errors++;
 }
 }
-if(data137.pagesTokenEnv !== undefined){
-let data142 = data137.pagesTokenEnv;
-if(typeof data142 === "string"){
-if(!pattern16.test(data142)){
-const err315 = {instancePath:instancePath+"/server/pagesTokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data142};
+else {
+const err315 = {instancePath:instancePath+"/server/listen",schemaPath:"#/properties/server/properties/listen/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.server.properties.listen.type,parentSchema:schema56.properties.server.properties.listen,data:data141};
 if(vErrors === null){
 vErrors = [err315];
 }
@@ -11065,8 +11150,11 @@ vErrors.push(err315);
 errors++;
 }
 }
-else {
-const err316 = {instancePath:instancePath+"/server/pagesTokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data142};
+if(data140.webhookSecretEnv !== undefined){
+let data142 = data140.webhookSecretEnv;
+if(typeof data142 === "string"){
+if(!pattern16.test(data142)){
+const err316 = {instancePath:instancePath+"/server/webhookSecretEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data142};
 if(vErrors === null){
 vErrors = [err316];
 }
@@ -11076,11 +11164,8 @@ vErrors.push(err316);
 errors++;
 }
 }
-if(data137.promoteTokenEnv !== undefined){
-let data143 = data137.promoteTokenEnv;
-if(typeof data143 === "string"){
-if(!pattern16.test(data143)){
-const err317 = {instancePath:instancePath+"/server/promoteTokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data143};
+else {
+const err317 = {instancePath:instancePath+"/server/webhookSecretEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data142};
 if(vErrors === null){
 vErrors = [err317];
 }
@@ -11090,8 +11175,11 @@ vErrors.push(err317);
 errors++;
 }
 }
-else {
-const err318 = {instancePath:instancePath+"/server/promoteTokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data143};
+if(data140.syncTokenEnv !== undefined){
+let data143 = data140.syncTokenEnv;
+if(typeof data143 === "string"){
+if(!pattern16.test(data143)){
+const err318 = {instancePath:instancePath+"/server/syncTokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data143};
 if(vErrors === null){
 vErrors = [err318];
 }
@@ -11101,9 +11189,8 @@ vErrors.push(err318);
 errors++;
 }
 }
-}
 else {
-const err319 = {instancePath:instancePath+"/server",schemaPath:"#/properties/server/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.server.type,parentSchema:schema56.properties.server,data:data137};
+const err319 = {instancePath:instancePath+"/server/syncTokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data143};
 if(vErrors === null){
 vErrors = [err319];
 }
@@ -11113,12 +11200,11 @@ vErrors.push(err319);
 errors++;
 }
 }
-if(data.secrets !== undefined){
-let data144 = data.secrets;
-if(data144 && typeof data144 == "object" && !Array.isArray(data144)){
-for(const key37 in data144){
-if(!((((((key37 === "fileRoot") || (key37 === "fromDaemonDisk")) || (key37 === "env")) || (key37 === "envPrefix")) || (key37 === "sopsAgeKeyEnv")) || (key37 === "sopsAgeKeyFile"))){
-const err320 = {instancePath:instancePath+"/secrets",schemaPath:"#/properties/secrets/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key37},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.secrets,data:data144};
+if(data140.stateTokenEnv !== undefined){
+let data144 = data140.stateTokenEnv;
+if(typeof data144 === "string"){
+if(!pattern16.test(data144)){
+const err320 = {instancePath:instancePath+"/server/stateTokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data144};
 if(vErrors === null){
 vErrors = [err320];
 }
@@ -11128,10 +11214,8 @@ vErrors.push(err320);
 errors++;
 }
 }
-if(data144.fileRoot !== undefined){
-let data145 = data144.fileRoot;
-if(typeof data145 !== "string"){
-const err321 = {instancePath:instancePath+"/secrets/fileRoot",schemaPath:"#/properties/secrets/properties/fileRoot/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.secrets.properties.fileRoot.type,parentSchema:schema56.properties.secrets.properties.fileRoot,data:data145};
+else {
+const err321 = {instancePath:instancePath+"/server/stateTokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data144};
 if(vErrors === null){
 vErrors = [err321];
 }
@@ -11141,14 +11225,11 @@ vErrors.push(err321);
 errors++;
 }
 }
-if(data144.fromDaemonDisk !== undefined){
-let data146 = data144.fromDaemonDisk;
-if(Array.isArray(data146)){
-const len4 = data146.length;
-for(let i7=0; i7<len4; i7++){
-let data147 = data146[i7];
-if(!((data147 === "file") || (data147 === "sops"))){
-const err322 = {instancePath:instancePath+"/secrets/fromDaemonDisk/" + i7,schemaPath:"#/properties/secrets/properties/fromDaemonDisk/items/enum",keyword:"enum",params:{allowedValues: schema56.properties.secrets.properties.fromDaemonDisk.items.enum},message:"must be equal to one of the allowed values",schema:schema56.properties.secrets.properties.fromDaemonDisk.items.enum,parentSchema:schema56.properties.secrets.properties.fromDaemonDisk.items,data:data147};
+if(data140.pagesTokenEnv !== undefined){
+let data145 = data140.pagesTokenEnv;
+if(typeof data145 === "string"){
+if(!pattern16.test(data145)){
+const err322 = {instancePath:instancePath+"/server/pagesTokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data145};
 if(vErrors === null){
 vErrors = [err322];
 }
@@ -11158,14 +11239,8 @@ vErrors.push(err322);
 errors++;
 }
 }
-let i8 = data146.length;
-let j3;
-if(i8 > 1){
-outer2:
-for(;i8--;){
-for(j3 = i8; j3--;){
-if(func0(data146[i8], data146[j3])){
-const err323 = {instancePath:instancePath+"/secrets/fromDaemonDisk",schemaPath:"#/properties/secrets/properties/fromDaemonDisk/uniqueItems",keyword:"uniqueItems",params:{i: i8, j: j3},message:"must NOT have duplicate items (items ## "+j3+" and "+i8+" are identical)",schema:true,parentSchema:schema56.properties.secrets.properties.fromDaemonDisk,data:data146};
+else {
+const err323 = {instancePath:instancePath+"/server/pagesTokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data145};
 if(vErrors === null){
 vErrors = [err323];
 }
@@ -11173,14 +11248,13 @@ else {
 vErrors.push(err323);
 }
 errors++;
-break outer2;
 }
 }
-}
-}
-}
-else {
-const err324 = {instancePath:instancePath+"/secrets/fromDaemonDisk",schemaPath:"#/properties/secrets/properties/fromDaemonDisk/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema56.properties.secrets.properties.fromDaemonDisk.type,parentSchema:schema56.properties.secrets.properties.fromDaemonDisk,data:data146};
+if(data140.promoteTokenEnv !== undefined){
+let data146 = data140.promoteTokenEnv;
+if(typeof data146 === "string"){
+if(!pattern16.test(data146)){
+const err324 = {instancePath:instancePath+"/server/promoteTokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data146};
 if(vErrors === null){
 vErrors = [err324];
 }
@@ -11190,15 +11264,8 @@ vErrors.push(err324);
 errors++;
 }
 }
-if(data144.env !== undefined){
-let data148 = data144.env;
-if(Array.isArray(data148)){
-const len5 = data148.length;
-for(let i9=0; i9<len5; i9++){
-let data149 = data148[i9];
-if(typeof data149 === "string"){
-if(!pattern16.test(data149)){
-const err325 = {instancePath:instancePath+"/secrets/env/" + i9,schemaPath:"#/properties/secrets/properties/env/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema56.properties.secrets.properties.env.items,data:data149};
+else {
+const err325 = {instancePath:instancePath+"/server/promoteTokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data146};
 if(vErrors === null){
 vErrors = [err325];
 }
@@ -11208,8 +11275,9 @@ vErrors.push(err325);
 errors++;
 }
 }
+}
 else {
-const err326 = {instancePath:instancePath+"/secrets/env/" + i9,schemaPath:"#/properties/secrets/properties/env/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.secrets.properties.env.items.type,parentSchema:schema56.properties.secrets.properties.env.items,data:data149};
+const err326 = {instancePath:instancePath+"/server",schemaPath:"#/properties/server/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.server.type,parentSchema:schema56.properties.server,data:data140};
 if(vErrors === null){
 vErrors = [err326];
 }
@@ -11219,18 +11287,12 @@ vErrors.push(err326);
 errors++;
 }
 }
-let i10 = data148.length;
-let j4;
-if(i10 > 1){
-const indices1 = {};
-for(;i10--;){
-let item1 = data148[i10];
-if(typeof item1 !== "string"){
-continue;
-}
-if(typeof indices1[item1] == "number"){
-j4 = indices1[item1];
-const err327 = {instancePath:instancePath+"/secrets/env",schemaPath:"#/properties/secrets/properties/env/uniqueItems",keyword:"uniqueItems",params:{i: i10, j: j4},message:"must NOT have duplicate items (items ## "+j4+" and "+i10+" are identical)",schema:true,parentSchema:schema56.properties.secrets.properties.env,data:data148};
+if(data.secrets !== undefined){
+let data147 = data.secrets;
+if(data147 && typeof data147 == "object" && !Array.isArray(data147)){
+for(const key38 in data147){
+if(!((((((key38 === "fileRoot") || (key38 === "fromDaemonDisk")) || (key38 === "env")) || (key38 === "envPrefix")) || (key38 === "sopsAgeKeyEnv")) || (key38 === "sopsAgeKeyFile"))){
+const err327 = {instancePath:instancePath+"/secrets",schemaPath:"#/properties/secrets/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key38},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.secrets,data:data147};
 if(vErrors === null){
 vErrors = [err327];
 }
@@ -11238,14 +11300,12 @@ else {
 vErrors.push(err327);
 }
 errors++;
-break;
-}
-indices1[item1] = i10;
 }
 }
-}
-else {
-const err328 = {instancePath:instancePath+"/secrets/env",schemaPath:"#/properties/secrets/properties/env/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema56.properties.secrets.properties.env.type,parentSchema:schema56.properties.secrets.properties.env,data:data148};
+if(data147.fileRoot !== undefined){
+let data148 = data147.fileRoot;
+if(typeof data148 !== "string"){
+const err328 = {instancePath:instancePath+"/secrets/fileRoot",schemaPath:"#/properties/secrets/properties/fileRoot/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.secrets.properties.fileRoot.type,parentSchema:schema56.properties.secrets.properties.fileRoot,data:data148};
 if(vErrors === null){
 vErrors = [err328];
 }
@@ -11255,11 +11315,14 @@ vErrors.push(err328);
 errors++;
 }
 }
-if(data144.envPrefix !== undefined){
-let data150 = data144.envPrefix;
-if(typeof data150 === "string"){
-if(!pattern16.test(data150)){
-const err329 = {instancePath:instancePath+"/secrets/envPrefix",schemaPath:"#/properties/secrets/properties/envPrefix/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema56.properties.secrets.properties.envPrefix,data:data150};
+if(data147.fromDaemonDisk !== undefined){
+let data149 = data147.fromDaemonDisk;
+if(Array.isArray(data149)){
+const len4 = data149.length;
+for(let i7=0; i7<len4; i7++){
+let data150 = data149[i7];
+if(!((data150 === "file") || (data150 === "sops"))){
+const err329 = {instancePath:instancePath+"/secrets/fromDaemonDisk/" + i7,schemaPath:"#/properties/secrets/properties/fromDaemonDisk/items/enum",keyword:"enum",params:{allowedValues: schema56.properties.secrets.properties.fromDaemonDisk.items.enum},message:"must be equal to one of the allowed values",schema:schema56.properties.secrets.properties.fromDaemonDisk.items.enum,parentSchema:schema56.properties.secrets.properties.fromDaemonDisk.items,data:data150};
 if(vErrors === null){
 vErrors = [err329];
 }
@@ -11269,8 +11332,14 @@ vErrors.push(err329);
 errors++;
 }
 }
-else {
-const err330 = {instancePath:instancePath+"/secrets/envPrefix",schemaPath:"#/properties/secrets/properties/envPrefix/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.secrets.properties.envPrefix.type,parentSchema:schema56.properties.secrets.properties.envPrefix,data:data150};
+let i8 = data149.length;
+let j3;
+if(i8 > 1){
+outer2:
+for(;i8--;){
+for(j3 = i8; j3--;){
+if(func0(data149[i8], data149[j3])){
+const err330 = {instancePath:instancePath+"/secrets/fromDaemonDisk",schemaPath:"#/properties/secrets/properties/fromDaemonDisk/uniqueItems",keyword:"uniqueItems",params:{i: i8, j: j3},message:"must NOT have duplicate items (items ## "+j3+" and "+i8+" are identical)",schema:true,parentSchema:schema56.properties.secrets.properties.fromDaemonDisk,data:data149};
 if(vErrors === null){
 vErrors = [err330];
 }
@@ -11278,13 +11347,14 @@ else {
 vErrors.push(err330);
 }
 errors++;
+break outer2;
 }
 }
-if(data144.sopsAgeKeyEnv !== undefined){
-let data151 = data144.sopsAgeKeyEnv;
-if(typeof data151 === "string"){
-if(!pattern16.test(data151)){
-const err331 = {instancePath:instancePath+"/secrets/sopsAgeKeyEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data151};
+}
+}
+}
+else {
+const err331 = {instancePath:instancePath+"/secrets/fromDaemonDisk",schemaPath:"#/properties/secrets/properties/fromDaemonDisk/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema56.properties.secrets.properties.fromDaemonDisk.type,parentSchema:schema56.properties.secrets.properties.fromDaemonDisk,data:data149};
 if(vErrors === null){
 vErrors = [err331];
 }
@@ -11294,8 +11364,15 @@ vErrors.push(err331);
 errors++;
 }
 }
-else {
-const err332 = {instancePath:instancePath+"/secrets/sopsAgeKeyEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data151};
+if(data147.env !== undefined){
+let data151 = data147.env;
+if(Array.isArray(data151)){
+const len5 = data151.length;
+for(let i9=0; i9<len5; i9++){
+let data152 = data151[i9];
+if(typeof data152 === "string"){
+if(!pattern16.test(data152)){
+const err332 = {instancePath:instancePath+"/secrets/env/" + i9,schemaPath:"#/properties/secrets/properties/env/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema56.properties.secrets.properties.env.items,data:data152};
 if(vErrors === null){
 vErrors = [err332];
 }
@@ -11305,11 +11382,8 @@ vErrors.push(err332);
 errors++;
 }
 }
-if(data144.sopsAgeKeyFile !== undefined){
-let data152 = data144.sopsAgeKeyFile;
-if(typeof data152 === "string"){
-if(func1(data152) < 1){
-const err333 = {instancePath:instancePath+"/secrets/sopsAgeKeyFile",schemaPath:"#/properties/secrets/properties/sopsAgeKeyFile/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.secrets.properties.sopsAgeKeyFile,data:data152};
+else {
+const err333 = {instancePath:instancePath+"/secrets/env/" + i9,schemaPath:"#/properties/secrets/properties/env/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.secrets.properties.env.items.type,parentSchema:schema56.properties.secrets.properties.env.items,data:data152};
 if(vErrors === null){
 vErrors = [err333];
 }
@@ -11319,8 +11393,18 @@ vErrors.push(err333);
 errors++;
 }
 }
-else {
-const err334 = {instancePath:instancePath+"/secrets/sopsAgeKeyFile",schemaPath:"#/properties/secrets/properties/sopsAgeKeyFile/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.secrets.properties.sopsAgeKeyFile.type,parentSchema:schema56.properties.secrets.properties.sopsAgeKeyFile,data:data152};
+let i10 = data151.length;
+let j4;
+if(i10 > 1){
+const indices1 = {};
+for(;i10--;){
+let item1 = data151[i10];
+if(typeof item1 !== "string"){
+continue;
+}
+if(typeof indices1[item1] == "number"){
+j4 = indices1[item1];
+const err334 = {instancePath:instancePath+"/secrets/env",schemaPath:"#/properties/secrets/properties/env/uniqueItems",keyword:"uniqueItems",params:{i: i10, j: j4},message:"must NOT have duplicate items (items ## "+j4+" and "+i10+" are identical)",schema:true,parentSchema:schema56.properties.secrets.properties.env,data:data151};
 if(vErrors === null){
 vErrors = [err334];
 }
@@ -11328,11 +11412,14 @@ else {
 vErrors.push(err334);
 }
 errors++;
+break;
+}
+indices1[item1] = i10;
 }
 }
 }
 else {
-const err335 = {instancePath:instancePath+"/secrets",schemaPath:"#/properties/secrets/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.secrets.type,parentSchema:schema56.properties.secrets,data:data144};
+const err335 = {instancePath:instancePath+"/secrets/env",schemaPath:"#/properties/secrets/properties/env/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema56.properties.secrets.properties.env.type,parentSchema:schema56.properties.secrets.properties.env,data:data151};
 if(vErrors === null){
 vErrors = [err335];
 }
@@ -11342,12 +11429,11 @@ vErrors.push(err335);
 errors++;
 }
 }
-if(data.limits !== undefined){
-let data153 = data.limits;
-if(data153 && typeof data153 == "object" && !Array.isArray(data153)){
-for(const key38 in data153){
-if(!(((((((key38 === "maxFileBytes") || (key38 === "maxFiles")) || (key38 === "maxDepth")) || (key38 === "maxResponseBytes")) || (key38 === "maxDocumentsPerFile")) || (key38 === "maxDocuments")) || (key38 === "concurrentEnvironments"))){
-const err336 = {instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key38},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.limits,data:data153};
+if(data147.envPrefix !== undefined){
+let data153 = data147.envPrefix;
+if(typeof data153 === "string"){
+if(!pattern16.test(data153)){
+const err336 = {instancePath:instancePath+"/secrets/envPrefix",schemaPath:"#/properties/secrets/properties/envPrefix/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema56.properties.secrets.properties.envPrefix,data:data153};
 if(vErrors === null){
 vErrors = [err336];
 }
@@ -11357,10 +11443,8 @@ vErrors.push(err336);
 errors++;
 }
 }
-if(data153.maxFileBytes !== undefined){
-let data154 = data153.maxFileBytes;
-if(!(((typeof data154 == "number") && (!(data154 % 1) && !isNaN(data154))) && (isFinite(data154)))){
-const err337 = {instancePath:instancePath+"/limits/maxFileBytes",schemaPath:"#/properties/limits/properties/maxFileBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxFileBytes.type,parentSchema:schema56.properties.limits.properties.maxFileBytes,data:data154};
+else {
+const err337 = {instancePath:instancePath+"/secrets/envPrefix",schemaPath:"#/properties/secrets/properties/envPrefix/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.secrets.properties.envPrefix.type,parentSchema:schema56.properties.secrets.properties.envPrefix,data:data153};
 if(vErrors === null){
 vErrors = [err337];
 }
@@ -11369,9 +11453,12 @@ vErrors.push(err337);
 }
 errors++;
 }
-if((typeof data154 == "number") && (isFinite(data154))){
-if(data154 < 1024 || isNaN(data154)){
-const err338 = {instancePath:instancePath+"/limits/maxFileBytes",schemaPath:"#/properties/limits/properties/maxFileBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024",schema:1024,parentSchema:schema56.properties.limits.properties.maxFileBytes,data:data154};
+}
+if(data147.sopsAgeKeyEnv !== undefined){
+let data154 = data147.sopsAgeKeyEnv;
+if(typeof data154 === "string"){
+if(!pattern16.test(data154)){
+const err338 = {instancePath:instancePath+"/secrets/sopsAgeKeyEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data154};
 if(vErrors === null){
 vErrors = [err338];
 }
@@ -11381,11 +11468,8 @@ vErrors.push(err338);
 errors++;
 }
 }
-}
-if(data153.maxFiles !== undefined){
-let data155 = data153.maxFiles;
-if(!(((typeof data155 == "number") && (!(data155 % 1) && !isNaN(data155))) && (isFinite(data155)))){
-const err339 = {instancePath:instancePath+"/limits/maxFiles",schemaPath:"#/properties/limits/properties/maxFiles/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxFiles.type,parentSchema:schema56.properties.limits.properties.maxFiles,data:data155};
+else {
+const err339 = {instancePath:instancePath+"/secrets/sopsAgeKeyEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data154};
 if(vErrors === null){
 vErrors = [err339];
 }
@@ -11394,9 +11478,12 @@ vErrors.push(err339);
 }
 errors++;
 }
-if((typeof data155 == "number") && (isFinite(data155))){
-if(data155 < 1 || isNaN(data155)){
-const err340 = {instancePath:instancePath+"/limits/maxFiles",schemaPath:"#/properties/limits/properties/maxFiles/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.limits.properties.maxFiles,data:data155};
+}
+if(data147.sopsAgeKeyFile !== undefined){
+let data155 = data147.sopsAgeKeyFile;
+if(typeof data155 === "string"){
+if(func1(data155) < 1){
+const err340 = {instancePath:instancePath+"/secrets/sopsAgeKeyFile",schemaPath:"#/properties/secrets/properties/sopsAgeKeyFile/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.secrets.properties.sopsAgeKeyFile,data:data155};
 if(vErrors === null){
 vErrors = [err340];
 }
@@ -11406,11 +11493,8 @@ vErrors.push(err340);
 errors++;
 }
 }
-}
-if(data153.maxDepth !== undefined){
-let data156 = data153.maxDepth;
-if(!(((typeof data156 == "number") && (!(data156 % 1) && !isNaN(data156))) && (isFinite(data156)))){
-const err341 = {instancePath:instancePath+"/limits/maxDepth",schemaPath:"#/properties/limits/properties/maxDepth/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxDepth.type,parentSchema:schema56.properties.limits.properties.maxDepth,data:data156};
+else {
+const err341 = {instancePath:instancePath+"/secrets/sopsAgeKeyFile",schemaPath:"#/properties/secrets/properties/sopsAgeKeyFile/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.secrets.properties.sopsAgeKeyFile.type,parentSchema:schema56.properties.secrets.properties.sopsAgeKeyFile,data:data155};
 if(vErrors === null){
 vErrors = [err341];
 }
@@ -11419,9 +11503,10 @@ vErrors.push(err341);
 }
 errors++;
 }
-if((typeof data156 == "number") && (isFinite(data156))){
-if(data156 > 1000 || isNaN(data156)){
-const err342 = {instancePath:instancePath+"/limits/maxDepth",schemaPath:"#/properties/limits/properties/maxDepth/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000",schema:1000,parentSchema:schema56.properties.limits.properties.maxDepth,data:data156};
+}
+}
+else {
+const err342 = {instancePath:instancePath+"/secrets",schemaPath:"#/properties/secrets/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.secrets.type,parentSchema:schema56.properties.secrets,data:data147};
 if(vErrors === null){
 vErrors = [err342];
 }
@@ -11430,8 +11515,13 @@ vErrors.push(err342);
 }
 errors++;
 }
-if(data156 < 8 || isNaN(data156)){
-const err343 = {instancePath:instancePath+"/limits/maxDepth",schemaPath:"#/properties/limits/properties/maxDepth/minimum",keyword:"minimum",params:{comparison: ">=", limit: 8},message:"must be >= 8",schema:8,parentSchema:schema56.properties.limits.properties.maxDepth,data:data156};
+}
+if(data.limits !== undefined){
+let data156 = data.limits;
+if(data156 && typeof data156 == "object" && !Array.isArray(data156)){
+for(const key39 in data156){
+if(!(((((((key39 === "maxFileBytes") || (key39 === "maxFiles")) || (key39 === "maxDepth")) || (key39 === "maxResponseBytes")) || (key39 === "maxDocumentsPerFile")) || (key39 === "maxDocuments")) || (key39 === "concurrentEnvironments"))){
+const err343 = {instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key39},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.limits,data:data156};
 if(vErrors === null){
 vErrors = [err343];
 }
@@ -11441,11 +11531,10 @@ vErrors.push(err343);
 errors++;
 }
 }
-}
-if(data153.maxResponseBytes !== undefined){
-let data157 = data153.maxResponseBytes;
+if(data156.maxFileBytes !== undefined){
+let data157 = data156.maxFileBytes;
 if(!(((typeof data157 == "number") && (!(data157 % 1) && !isNaN(data157))) && (isFinite(data157)))){
-const err344 = {instancePath:instancePath+"/limits/maxResponseBytes",schemaPath:"#/properties/limits/properties/maxResponseBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxResponseBytes.type,parentSchema:schema56.properties.limits.properties.maxResponseBytes,data:data157};
+const err344 = {instancePath:instancePath+"/limits/maxFileBytes",schemaPath:"#/properties/limits/properties/maxFileBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxFileBytes.type,parentSchema:schema56.properties.limits.properties.maxFileBytes,data:data157};
 if(vErrors === null){
 vErrors = [err344];
 }
@@ -11456,7 +11545,7 @@ errors++;
 }
 if((typeof data157 == "number") && (isFinite(data157))){
 if(data157 < 1024 || isNaN(data157)){
-const err345 = {instancePath:instancePath+"/limits/maxResponseBytes",schemaPath:"#/properties/limits/properties/maxResponseBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024",schema:1024,parentSchema:schema56.properties.limits.properties.maxResponseBytes,data:data157};
+const err345 = {instancePath:instancePath+"/limits/maxFileBytes",schemaPath:"#/properties/limits/properties/maxFileBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024",schema:1024,parentSchema:schema56.properties.limits.properties.maxFileBytes,data:data157};
 if(vErrors === null){
 vErrors = [err345];
 }
@@ -11467,10 +11556,10 @@ errors++;
 }
 }
 }
-if(data153.maxDocumentsPerFile !== undefined){
-let data158 = data153.maxDocumentsPerFile;
+if(data156.maxFiles !== undefined){
+let data158 = data156.maxFiles;
 if(!(((typeof data158 == "number") && (!(data158 % 1) && !isNaN(data158))) && (isFinite(data158)))){
-const err346 = {instancePath:instancePath+"/limits/maxDocumentsPerFile",schemaPath:"#/properties/limits/properties/maxDocumentsPerFile/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxDocumentsPerFile.type,parentSchema:schema56.properties.limits.properties.maxDocumentsPerFile,data:data158};
+const err346 = {instancePath:instancePath+"/limits/maxFiles",schemaPath:"#/properties/limits/properties/maxFiles/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxFiles.type,parentSchema:schema56.properties.limits.properties.maxFiles,data:data158};
 if(vErrors === null){
 vErrors = [err346];
 }
@@ -11481,7 +11570,7 @@ errors++;
 }
 if((typeof data158 == "number") && (isFinite(data158))){
 if(data158 < 1 || isNaN(data158)){
-const err347 = {instancePath:instancePath+"/limits/maxDocumentsPerFile",schemaPath:"#/properties/limits/properties/maxDocumentsPerFile/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.limits.properties.maxDocumentsPerFile,data:data158};
+const err347 = {instancePath:instancePath+"/limits/maxFiles",schemaPath:"#/properties/limits/properties/maxFiles/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.limits.properties.maxFiles,data:data158};
 if(vErrors === null){
 vErrors = [err347];
 }
@@ -11492,10 +11581,10 @@ errors++;
 }
 }
 }
-if(data153.maxDocuments !== undefined){
-let data159 = data153.maxDocuments;
+if(data156.maxDepth !== undefined){
+let data159 = data156.maxDepth;
 if(!(((typeof data159 == "number") && (!(data159 % 1) && !isNaN(data159))) && (isFinite(data159)))){
-const err348 = {instancePath:instancePath+"/limits/maxDocuments",schemaPath:"#/properties/limits/properties/maxDocuments/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxDocuments.type,parentSchema:schema56.properties.limits.properties.maxDocuments,data:data159};
+const err348 = {instancePath:instancePath+"/limits/maxDepth",schemaPath:"#/properties/limits/properties/maxDepth/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxDepth.type,parentSchema:schema56.properties.limits.properties.maxDepth,data:data159};
 if(vErrors === null){
 vErrors = [err348];
 }
@@ -11505,8 +11594,8 @@ vErrors.push(err348);
 errors++;
 }
 if((typeof data159 == "number") && (isFinite(data159))){
-if(data159 < 1 || isNaN(data159)){
-const err349 = {instancePath:instancePath+"/limits/maxDocuments",schemaPath:"#/properties/limits/properties/maxDocuments/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.limits.properties.maxDocuments,data:data159};
+if(data159 > 1000 || isNaN(data159)){
+const err349 = {instancePath:instancePath+"/limits/maxDepth",schemaPath:"#/properties/limits/properties/maxDepth/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000",schema:1000,parentSchema:schema56.properties.limits.properties.maxDepth,data:data159};
 if(vErrors === null){
 vErrors = [err349];
 }
@@ -11515,12 +11604,8 @@ vErrors.push(err349);
 }
 errors++;
 }
-}
-}
-if(data153.concurrentEnvironments !== undefined){
-let data160 = data153.concurrentEnvironments;
-if(!(((typeof data160 == "number") && (!(data160 % 1) && !isNaN(data160))) && (isFinite(data160)))){
-const err350 = {instancePath:instancePath+"/limits/concurrentEnvironments",schemaPath:"#/properties/limits/properties/concurrentEnvironments/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.concurrentEnvironments.type,parentSchema:schema56.properties.limits.properties.concurrentEnvironments,data:data160};
+if(data159 < 8 || isNaN(data159)){
+const err350 = {instancePath:instancePath+"/limits/maxDepth",schemaPath:"#/properties/limits/properties/maxDepth/minimum",keyword:"minimum",params:{comparison: ">=", limit: 8},message:"must be >= 8",schema:8,parentSchema:schema56.properties.limits.properties.maxDepth,data:data159};
 if(vErrors === null){
 vErrors = [err350];
 }
@@ -11529,9 +11614,12 @@ vErrors.push(err350);
 }
 errors++;
 }
-if((typeof data160 == "number") && (isFinite(data160))){
-if(data160 > 256 || isNaN(data160)){
-const err351 = {instancePath:instancePath+"/limits/concurrentEnvironments",schemaPath:"#/properties/limits/properties/concurrentEnvironments/maximum",keyword:"maximum",params:{comparison: "<=", limit: 256},message:"must be <= 256",schema:256,parentSchema:schema56.properties.limits.properties.concurrentEnvironments,data:data160};
+}
+}
+if(data156.maxResponseBytes !== undefined){
+let data160 = data156.maxResponseBytes;
+if(!(((typeof data160 == "number") && (!(data160 % 1) && !isNaN(data160))) && (isFinite(data160)))){
+const err351 = {instancePath:instancePath+"/limits/maxResponseBytes",schemaPath:"#/properties/limits/properties/maxResponseBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxResponseBytes.type,parentSchema:schema56.properties.limits.properties.maxResponseBytes,data:data160};
 if(vErrors === null){
 vErrors = [err351];
 }
@@ -11540,8 +11628,9 @@ vErrors.push(err351);
 }
 errors++;
 }
-if(data160 < 1 || isNaN(data160)){
-const err352 = {instancePath:instancePath+"/limits/concurrentEnvironments",schemaPath:"#/properties/limits/properties/concurrentEnvironments/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.limits.properties.concurrentEnvironments,data:data160};
+if((typeof data160 == "number") && (isFinite(data160))){
+if(data160 < 1024 || isNaN(data160)){
+const err352 = {instancePath:instancePath+"/limits/maxResponseBytes",schemaPath:"#/properties/limits/properties/maxResponseBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024",schema:1024,parentSchema:schema56.properties.limits.properties.maxResponseBytes,data:data160};
 if(vErrors === null){
 vErrors = [err352];
 }
@@ -11552,9 +11641,10 @@ errors++;
 }
 }
 }
-}
-else {
-const err353 = {instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.limits.type,parentSchema:schema56.properties.limits,data:data153};
+if(data156.maxDocumentsPerFile !== undefined){
+let data161 = data156.maxDocumentsPerFile;
+if(!(((typeof data161 == "number") && (!(data161 % 1) && !isNaN(data161))) && (isFinite(data161)))){
+const err353 = {instancePath:instancePath+"/limits/maxDocumentsPerFile",schemaPath:"#/properties/limits/properties/maxDocumentsPerFile/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxDocumentsPerFile.type,parentSchema:schema56.properties.limits.properties.maxDocumentsPerFile,data:data161};
 if(vErrors === null){
 vErrors = [err353];
 }
@@ -11563,15 +11653,99 @@ vErrors.push(err353);
 }
 errors++;
 }
-}
-}
-else {
-const err354 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.type,parentSchema:schema56,data};
+if((typeof data161 == "number") && (isFinite(data161))){
+if(data161 < 1 || isNaN(data161)){
+const err354 = {instancePath:instancePath+"/limits/maxDocumentsPerFile",schemaPath:"#/properties/limits/properties/maxDocumentsPerFile/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.limits.properties.maxDocumentsPerFile,data:data161};
 if(vErrors === null){
 vErrors = [err354];
 }
 else {
 vErrors.push(err354);
+}
+errors++;
+}
+}
+}
+if(data156.maxDocuments !== undefined){
+let data162 = data156.maxDocuments;
+if(!(((typeof data162 == "number") && (!(data162 % 1) && !isNaN(data162))) && (isFinite(data162)))){
+const err355 = {instancePath:instancePath+"/limits/maxDocuments",schemaPath:"#/properties/limits/properties/maxDocuments/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxDocuments.type,parentSchema:schema56.properties.limits.properties.maxDocuments,data:data162};
+if(vErrors === null){
+vErrors = [err355];
+}
+else {
+vErrors.push(err355);
+}
+errors++;
+}
+if((typeof data162 == "number") && (isFinite(data162))){
+if(data162 < 1 || isNaN(data162)){
+const err356 = {instancePath:instancePath+"/limits/maxDocuments",schemaPath:"#/properties/limits/properties/maxDocuments/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.limits.properties.maxDocuments,data:data162};
+if(vErrors === null){
+vErrors = [err356];
+}
+else {
+vErrors.push(err356);
+}
+errors++;
+}
+}
+}
+if(data156.concurrentEnvironments !== undefined){
+let data163 = data156.concurrentEnvironments;
+if(!(((typeof data163 == "number") && (!(data163 % 1) && !isNaN(data163))) && (isFinite(data163)))){
+const err357 = {instancePath:instancePath+"/limits/concurrentEnvironments",schemaPath:"#/properties/limits/properties/concurrentEnvironments/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.concurrentEnvironments.type,parentSchema:schema56.properties.limits.properties.concurrentEnvironments,data:data163};
+if(vErrors === null){
+vErrors = [err357];
+}
+else {
+vErrors.push(err357);
+}
+errors++;
+}
+if((typeof data163 == "number") && (isFinite(data163))){
+if(data163 > 256 || isNaN(data163)){
+const err358 = {instancePath:instancePath+"/limits/concurrentEnvironments",schemaPath:"#/properties/limits/properties/concurrentEnvironments/maximum",keyword:"maximum",params:{comparison: "<=", limit: 256},message:"must be <= 256",schema:256,parentSchema:schema56.properties.limits.properties.concurrentEnvironments,data:data163};
+if(vErrors === null){
+vErrors = [err358];
+}
+else {
+vErrors.push(err358);
+}
+errors++;
+}
+if(data163 < 1 || isNaN(data163)){
+const err359 = {instancePath:instancePath+"/limits/concurrentEnvironments",schemaPath:"#/properties/limits/properties/concurrentEnvironments/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.limits.properties.concurrentEnvironments,data:data163};
+if(vErrors === null){
+vErrors = [err359];
+}
+else {
+vErrors.push(err359);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err360 = {instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.limits.type,parentSchema:schema56.properties.limits,data:data156};
+if(vErrors === null){
+vErrors = [err360];
+}
+else {
+vErrors.push(err360);
+}
+errors++;
+}
+}
+}
+else {
+const err361 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.type,parentSchema:schema56,data};
+if(vErrors === null){
+vErrors = [err361];
+}
+else {
+vErrors.push(err361);
 }
 errors++;
 }
@@ -11581,7 +11755,7 @@ return errors === 0;
 validate35.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const v6 = validate48;
-const schema150 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/llm-settings.schema.json","title":"LlmSettings","description":"LLM settings (model parameters), created with operation 6 (POST {llm}/llm-settings). The interfaces cannot update them once created.","type":"object","required":["apiVersion","kind","metadata","spec"],"additionalProperties":false,"properties":{"apiVersion":{"$ref":"common.schema.json#/$defs/apiVersion"},"kind":{"const":"LlmSettings"},"metadata":{"$ref":"common.schema.json#/$defs/metadata"},"spec":{"type":"object","required":["attributes"],"additionalProperties":false,"properties":{"type":{"description":"The `data.type` of the request: the service answers `llm-settings` whatever is sent.","const":"llm-settings","default":"llm-settings","x-error":"must be `llm-settings` (the service ignores any other value and answers `llm-settings`)"},"attributes":{"type":"object","additionalProperties":false,"properties":{"max_length":{"type":"integer"},"max_tokens":{"type":"integer"},"min_length":{"type":"integer"},"metadata":{"type":"object"},"model_name":{"type":"string"},"repetition_penalty":{"type":"number"},"seed":{"type":"integer"},"stop_words":{"type":"array","items":{"type":"string"}},"temperature":{"type":"number"},"top_k":{"type":"integer"},"top_p":{"type":"number"},"system_prompt":{"type":"string"}}}}}}};
+const schema152 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/llm-settings.schema.json","title":"LlmSettings","description":"LLM settings (model parameters), created with operation 6 (POST {llm}/llm-settings). The interfaces cannot update them once created.","type":"object","required":["apiVersion","kind","metadata","spec"],"additionalProperties":false,"properties":{"apiVersion":{"$ref":"common.schema.json#/$defs/apiVersion"},"kind":{"const":"LlmSettings"},"metadata":{"$ref":"common.schema.json#/$defs/metadata"},"spec":{"type":"object","required":["attributes"],"additionalProperties":false,"properties":{"type":{"description":"The `data.type` of the request: the service answers `llm-settings` whatever is sent.","const":"llm-settings","default":"llm-settings","x-error":"must be `llm-settings` (the service ignores any other value and answers `llm-settings`)"},"attributes":{"type":"object","additionalProperties":false,"properties":{"max_length":{"type":"integer"},"max_tokens":{"type":"integer"},"min_length":{"type":"integer"},"metadata":{"type":"object"},"model_name":{"type":"string"},"repetition_penalty":{"type":"number"},"seed":{"type":"integer"},"stop_words":{"type":"array","items":{"type":"string"}},"temperature":{"type":"number"},"top_k":{"type":"integer"},"top_p":{"type":"number"},"system_prompt":{"type":"string"}}}}}}};
 
 function validate49(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -11747,7 +11921,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.apiVersion === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "apiVersion"},message:"must have required property '"+"apiVersion"+"'",schema:schema150.required,parentSchema:schema150,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "apiVersion"},message:"must have required property '"+"apiVersion"+"'",schema:schema152.required,parentSchema:schema152,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -11757,7 +11931,7 @@ vErrors.push(err0);
 errors++;
 }
 if(data.kind === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema150.required,parentSchema:schema150,data};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema152.required,parentSchema:schema152,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -11767,7 +11941,7 @@ vErrors.push(err1);
 errors++;
 }
 if(data.metadata === undefined){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "metadata"},message:"must have required property '"+"metadata"+"'",schema:schema150.required,parentSchema:schema150,data};
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "metadata"},message:"must have required property '"+"metadata"+"'",schema:schema152.required,parentSchema:schema152,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -11777,7 +11951,7 @@ vErrors.push(err2);
 errors++;
 }
 if(data.spec === undefined){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "spec"},message:"must have required property '"+"spec"+"'",schema:schema150.required,parentSchema:schema150,data};
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "spec"},message:"must have required property '"+"spec"+"'",schema:schema152.required,parentSchema:schema152,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -11788,7 +11962,7 @@ errors++;
 }
 for(const key0 in data){
 if(!((((key0 === "apiVersion") || (key0 === "kind")) || (key0 === "metadata")) || (key0 === "spec"))){
-const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema150,data};
+const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema152,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -11814,7 +11988,7 @@ errors++;
 if(data.kind !== undefined){
 let data1 = data.kind;
 if("LlmSettings" !== data1){
-const err6 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "LlmSettings"},message:"must be equal to constant",schema:"LlmSettings",parentSchema:schema150.properties.kind,data:data1};
+const err6 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "LlmSettings"},message:"must be equal to constant",schema:"LlmSettings",parentSchema:schema152.properties.kind,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -11834,7 +12008,7 @@ if(data.spec !== undefined){
 let data3 = data.spec;
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(data3.attributes === undefined){
-const err7 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "attributes"},message:"must have required property '"+"attributes"+"'",schema:schema150.properties.spec.required,parentSchema:schema150.properties.spec,data:data3};
+const err7 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "attributes"},message:"must have required property '"+"attributes"+"'",schema:schema152.properties.spec.required,parentSchema:schema152.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -11845,7 +12019,7 @@ errors++;
 }
 for(const key1 in data3){
 if(!((key1 === "type") || (key1 === "attributes"))){
-const err8 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema150.properties.spec,data:data3};
+const err8 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema152.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -11858,7 +12032,7 @@ errors++;
 if(data3.type !== undefined){
 let data4 = data3.type;
 if("llm-settings" !== data4){
-const err9 = {instancePath:instancePath+"/spec/type",schemaPath:"#/properties/spec/properties/type/const",keyword:"const",params:{allowedValue: "llm-settings"},message:"must be equal to constant",schema:"llm-settings",parentSchema:schema150.properties.spec.properties.type,data:data4};
+const err9 = {instancePath:instancePath+"/spec/type",schemaPath:"#/properties/spec/properties/type/const",keyword:"const",params:{allowedValue: "llm-settings"},message:"must be equal to constant",schema:"llm-settings",parentSchema:schema152.properties.spec.properties.type,data:data4};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -11872,8 +12046,8 @@ if(data3.attributes !== undefined){
 let data5 = data3.attributes;
 if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
 for(const key2 in data5){
-if(!(func7.call(schema150.properties.spec.properties.attributes.properties, key2))){
-const err10 = {instancePath:instancePath+"/spec/attributes",schemaPath:"#/properties/spec/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema150.properties.spec.properties.attributes,data:data5};
+if(!(func7.call(schema152.properties.spec.properties.attributes.properties, key2))){
+const err10 = {instancePath:instancePath+"/spec/attributes",schemaPath:"#/properties/spec/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema152.properties.spec.properties.attributes,data:data5};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -11886,7 +12060,7 @@ errors++;
 if(data5.max_length !== undefined){
 let data6 = data5.max_length;
 if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-const err11 = {instancePath:instancePath+"/spec/attributes/max_length",schemaPath:"#/properties/spec/properties/attributes/properties/max_length/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema150.properties.spec.properties.attributes.properties.max_length.type,parentSchema:schema150.properties.spec.properties.attributes.properties.max_length,data:data6};
+const err11 = {instancePath:instancePath+"/spec/attributes/max_length",schemaPath:"#/properties/spec/properties/attributes/properties/max_length/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema152.properties.spec.properties.attributes.properties.max_length.type,parentSchema:schema152.properties.spec.properties.attributes.properties.max_length,data:data6};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -11899,7 +12073,7 @@ errors++;
 if(data5.max_tokens !== undefined){
 let data7 = data5.max_tokens;
 if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
-const err12 = {instancePath:instancePath+"/spec/attributes/max_tokens",schemaPath:"#/properties/spec/properties/attributes/properties/max_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema150.properties.spec.properties.attributes.properties.max_tokens.type,parentSchema:schema150.properties.spec.properties.attributes.properties.max_tokens,data:data7};
+const err12 = {instancePath:instancePath+"/spec/attributes/max_tokens",schemaPath:"#/properties/spec/properties/attributes/properties/max_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema152.properties.spec.properties.attributes.properties.max_tokens.type,parentSchema:schema152.properties.spec.properties.attributes.properties.max_tokens,data:data7};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -11912,7 +12086,7 @@ errors++;
 if(data5.min_length !== undefined){
 let data8 = data5.min_length;
 if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-const err13 = {instancePath:instancePath+"/spec/attributes/min_length",schemaPath:"#/properties/spec/properties/attributes/properties/min_length/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema150.properties.spec.properties.attributes.properties.min_length.type,parentSchema:schema150.properties.spec.properties.attributes.properties.min_length,data:data8};
+const err13 = {instancePath:instancePath+"/spec/attributes/min_length",schemaPath:"#/properties/spec/properties/attributes/properties/min_length/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema152.properties.spec.properties.attributes.properties.min_length.type,parentSchema:schema152.properties.spec.properties.attributes.properties.min_length,data:data8};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -11925,7 +12099,7 @@ errors++;
 if(data5.metadata !== undefined){
 let data9 = data5.metadata;
 if(!(data9 && typeof data9 == "object" && !Array.isArray(data9))){
-const err14 = {instancePath:instancePath+"/spec/attributes/metadata",schemaPath:"#/properties/spec/properties/attributes/properties/metadata/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema150.properties.spec.properties.attributes.properties.metadata.type,parentSchema:schema150.properties.spec.properties.attributes.properties.metadata,data:data9};
+const err14 = {instancePath:instancePath+"/spec/attributes/metadata",schemaPath:"#/properties/spec/properties/attributes/properties/metadata/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema152.properties.spec.properties.attributes.properties.metadata.type,parentSchema:schema152.properties.spec.properties.attributes.properties.metadata,data:data9};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -11938,7 +12112,7 @@ errors++;
 if(data5.model_name !== undefined){
 let data10 = data5.model_name;
 if(typeof data10 !== "string"){
-const err15 = {instancePath:instancePath+"/spec/attributes/model_name",schemaPath:"#/properties/spec/properties/attributes/properties/model_name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema150.properties.spec.properties.attributes.properties.model_name.type,parentSchema:schema150.properties.spec.properties.attributes.properties.model_name,data:data10};
+const err15 = {instancePath:instancePath+"/spec/attributes/model_name",schemaPath:"#/properties/spec/properties/attributes/properties/model_name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema152.properties.spec.properties.attributes.properties.model_name.type,parentSchema:schema152.properties.spec.properties.attributes.properties.model_name,data:data10};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -11951,7 +12125,7 @@ errors++;
 if(data5.repetition_penalty !== undefined){
 let data11 = data5.repetition_penalty;
 if(!((typeof data11 == "number") && (isFinite(data11)))){
-const err16 = {instancePath:instancePath+"/spec/attributes/repetition_penalty",schemaPath:"#/properties/spec/properties/attributes/properties/repetition_penalty/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema150.properties.spec.properties.attributes.properties.repetition_penalty.type,parentSchema:schema150.properties.spec.properties.attributes.properties.repetition_penalty,data:data11};
+const err16 = {instancePath:instancePath+"/spec/attributes/repetition_penalty",schemaPath:"#/properties/spec/properties/attributes/properties/repetition_penalty/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema152.properties.spec.properties.attributes.properties.repetition_penalty.type,parentSchema:schema152.properties.spec.properties.attributes.properties.repetition_penalty,data:data11};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -11964,7 +12138,7 @@ errors++;
 if(data5.seed !== undefined){
 let data12 = data5.seed;
 if(!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))){
-const err17 = {instancePath:instancePath+"/spec/attributes/seed",schemaPath:"#/properties/spec/properties/attributes/properties/seed/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema150.properties.spec.properties.attributes.properties.seed.type,parentSchema:schema150.properties.spec.properties.attributes.properties.seed,data:data12};
+const err17 = {instancePath:instancePath+"/spec/attributes/seed",schemaPath:"#/properties/spec/properties/attributes/properties/seed/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema152.properties.spec.properties.attributes.properties.seed.type,parentSchema:schema152.properties.spec.properties.attributes.properties.seed,data:data12};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -11981,7 +12155,7 @@ const len0 = data13.length;
 for(let i0=0; i0<len0; i0++){
 let data14 = data13[i0];
 if(typeof data14 !== "string"){
-const err18 = {instancePath:instancePath+"/spec/attributes/stop_words/" + i0,schemaPath:"#/properties/spec/properties/attributes/properties/stop_words/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema150.properties.spec.properties.attributes.properties.stop_words.items.type,parentSchema:schema150.properties.spec.properties.attributes.properties.stop_words.items,data:data14};
+const err18 = {instancePath:instancePath+"/spec/attributes/stop_words/" + i0,schemaPath:"#/properties/spec/properties/attributes/properties/stop_words/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema152.properties.spec.properties.attributes.properties.stop_words.items.type,parentSchema:schema152.properties.spec.properties.attributes.properties.stop_words.items,data:data14};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -11993,7 +12167,7 @@ errors++;
 }
 }
 else {
-const err19 = {instancePath:instancePath+"/spec/attributes/stop_words",schemaPath:"#/properties/spec/properties/attributes/properties/stop_words/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema150.properties.spec.properties.attributes.properties.stop_words.type,parentSchema:schema150.properties.spec.properties.attributes.properties.stop_words,data:data13};
+const err19 = {instancePath:instancePath+"/spec/attributes/stop_words",schemaPath:"#/properties/spec/properties/attributes/properties/stop_words/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema152.properties.spec.properties.attributes.properties.stop_words.type,parentSchema:schema152.properties.spec.properties.attributes.properties.stop_words,data:data13};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -12006,7 +12180,7 @@ errors++;
 if(data5.temperature !== undefined){
 let data15 = data5.temperature;
 if(!((typeof data15 == "number") && (isFinite(data15)))){
-const err20 = {instancePath:instancePath+"/spec/attributes/temperature",schemaPath:"#/properties/spec/properties/attributes/properties/temperature/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema150.properties.spec.properties.attributes.properties.temperature.type,parentSchema:schema150.properties.spec.properties.attributes.properties.temperature,data:data15};
+const err20 = {instancePath:instancePath+"/spec/attributes/temperature",schemaPath:"#/properties/spec/properties/attributes/properties/temperature/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema152.properties.spec.properties.attributes.properties.temperature.type,parentSchema:schema152.properties.spec.properties.attributes.properties.temperature,data:data15};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -12019,7 +12193,7 @@ errors++;
 if(data5.top_k !== undefined){
 let data16 = data5.top_k;
 if(!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))){
-const err21 = {instancePath:instancePath+"/spec/attributes/top_k",schemaPath:"#/properties/spec/properties/attributes/properties/top_k/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema150.properties.spec.properties.attributes.properties.top_k.type,parentSchema:schema150.properties.spec.properties.attributes.properties.top_k,data:data16};
+const err21 = {instancePath:instancePath+"/spec/attributes/top_k",schemaPath:"#/properties/spec/properties/attributes/properties/top_k/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema152.properties.spec.properties.attributes.properties.top_k.type,parentSchema:schema152.properties.spec.properties.attributes.properties.top_k,data:data16};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -12032,7 +12206,7 @@ errors++;
 if(data5.top_p !== undefined){
 let data17 = data5.top_p;
 if(!((typeof data17 == "number") && (isFinite(data17)))){
-const err22 = {instancePath:instancePath+"/spec/attributes/top_p",schemaPath:"#/properties/spec/properties/attributes/properties/top_p/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema150.properties.spec.properties.attributes.properties.top_p.type,parentSchema:schema150.properties.spec.properties.attributes.properties.top_p,data:data17};
+const err22 = {instancePath:instancePath+"/spec/attributes/top_p",schemaPath:"#/properties/spec/properties/attributes/properties/top_p/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema152.properties.spec.properties.attributes.properties.top_p.type,parentSchema:schema152.properties.spec.properties.attributes.properties.top_p,data:data17};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -12045,7 +12219,7 @@ errors++;
 if(data5.system_prompt !== undefined){
 let data18 = data5.system_prompt;
 if(typeof data18 !== "string"){
-const err23 = {instancePath:instancePath+"/spec/attributes/system_prompt",schemaPath:"#/properties/spec/properties/attributes/properties/system_prompt/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema150.properties.spec.properties.attributes.properties.system_prompt.type,parentSchema:schema150.properties.spec.properties.attributes.properties.system_prompt,data:data18};
+const err23 = {instancePath:instancePath+"/spec/attributes/system_prompt",schemaPath:"#/properties/spec/properties/attributes/properties/system_prompt/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema152.properties.spec.properties.attributes.properties.system_prompt.type,parentSchema:schema152.properties.spec.properties.attributes.properties.system_prompt,data:data18};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -12057,7 +12231,7 @@ errors++;
 }
 }
 else {
-const err24 = {instancePath:instancePath+"/spec/attributes",schemaPath:"#/properties/spec/properties/attributes/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema150.properties.spec.properties.attributes.type,parentSchema:schema150.properties.spec.properties.attributes,data:data5};
+const err24 = {instancePath:instancePath+"/spec/attributes",schemaPath:"#/properties/spec/properties/attributes/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema152.properties.spec.properties.attributes.type,parentSchema:schema152.properties.spec.properties.attributes,data:data5};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -12069,7 +12243,7 @@ errors++;
 }
 }
 else {
-const err25 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema150.properties.spec.type,parentSchema:schema150.properties.spec,data:data3};
+const err25 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema152.properties.spec.type,parentSchema:schema152.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -12081,7 +12255,7 @@ errors++;
 }
 }
 else {
-const err26 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema150.type,parentSchema:schema150,data};
+const err26 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema152.type,parentSchema:schema152,data};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -12096,7 +12270,7 @@ return errors === 0;
 validate48.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const v7 = validate51;
-const schema154 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/oauth-client.schema.json","title":"OAuthClient","description":"An OAuth client registered for an API, updated with operation 2 (PUT /gw/oauth/clients/{apiID}/{keyName}). The client must already exist: the interfaces cannot create OAuth clients. redirect_uri, policy_id, meta_data and description are replaced wholesale; the secret cannot be changed through the interface.","type":"object","required":["apiVersion","kind","metadata","spec"],"additionalProperties":false,"properties":{"apiVersion":{"$ref":"common.schema.json#/$defs/apiVersion"},"kind":{"const":"OAuthClient"},"metadata":{"$ref":"common.schema.json#/$defs/metadata"},"spec":{"type":"object","required":["clientId"],"additionalProperties":false,"oneOf":[{"required":["apiRef"]},{"required":["apiId"]}],"x-error":"name the API exactly once: either `apiRef` (an ApiDefinition in this repository) or `apiId` (a raw gateway id)","properties":{"apiRef":{"$ref":"common.schema.json#/$defs/apiRef"},"apiId":{"description":"Raw identifier of the API on the gateway. One URL path segment: not `.` or `..`, without `/`, `\\`, `?`, `#`, `%`, `{`, `}`, whitespace or control characters (so no secret reference: a secret would travel in the URL).","$ref":"common.schema.json#/$defs/pathSegment"},"clientId":{"description":"The client ID (path parameter keyName). One URL path segment: not `.` or `..`, without `/`, `\\`, `?`, `#`, `%`, `{`, `}`, whitespace or control characters (so no secret reference: a secret would travel in the URL).","$ref":"common.schema.json#/$defs/pathSegment"},"description":{"type":"string"},"meta_data":{"type":["object","null"]},"policy_id":{"description":"Changing it from a non-empty value revokes every token issued to the client.","type":"string"},"redirect_uri":{"type":"string"},"secret":{"description":"Secret (sensitive). The update ignores it: declare it only to document the current one; use ${env:NAME} or ${file:PATH}.","type":"string"}}}}};
+const schema156 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/oauth-client.schema.json","title":"OAuthClient","description":"An OAuth client registered for an API, updated with operation 2 (PUT /gw/oauth/clients/{apiID}/{keyName}). The client must already exist: the interfaces cannot create OAuth clients. redirect_uri, policy_id, meta_data and description are replaced wholesale; the secret cannot be changed through the interface.","type":"object","required":["apiVersion","kind","metadata","spec"],"additionalProperties":false,"properties":{"apiVersion":{"$ref":"common.schema.json#/$defs/apiVersion"},"kind":{"const":"OAuthClient"},"metadata":{"$ref":"common.schema.json#/$defs/metadata"},"spec":{"type":"object","required":["clientId"],"additionalProperties":false,"oneOf":[{"required":["apiRef"]},{"required":["apiId"]}],"x-error":"name the API exactly once: either `apiRef` (an ApiDefinition in this repository) or `apiId` (a raw gateway id)","properties":{"apiRef":{"$ref":"common.schema.json#/$defs/apiRef"},"apiId":{"description":"Raw identifier of the API on the gateway. One URL path segment: not `.` or `..`, without `/`, `\\`, `?`, `#`, `%`, `{`, `}`, whitespace or control characters (so no secret reference: a secret would travel in the URL).","$ref":"common.schema.json#/$defs/pathSegment"},"clientId":{"description":"The client ID (path parameter keyName). One URL path segment: not `.` or `..`, without `/`, `\\`, `?`, `#`, `%`, `{`, `}`, whitespace or control characters (so no secret reference: a secret would travel in the URL).","$ref":"common.schema.json#/$defs/pathSegment"},"description":{"type":"string"},"meta_data":{"type":["object","null"]},"policy_id":{"description":"Changing it from a non-empty value revokes every token issued to the client.","type":"string"},"redirect_uri":{"type":"string"},"secret":{"description":"Secret (sensitive). The update ignores it: declare it only to document the current one; use ${env:NAME} or ${file:PATH}.","type":"string"}}}}};
 
 function validate52(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -12262,7 +12436,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.apiVersion === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "apiVersion"},message:"must have required property '"+"apiVersion"+"'",schema:schema154.required,parentSchema:schema154,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "apiVersion"},message:"must have required property '"+"apiVersion"+"'",schema:schema156.required,parentSchema:schema156,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -12272,7 +12446,7 @@ vErrors.push(err0);
 errors++;
 }
 if(data.kind === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema154.required,parentSchema:schema154,data};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema156.required,parentSchema:schema156,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -12282,7 +12456,7 @@ vErrors.push(err1);
 errors++;
 }
 if(data.metadata === undefined){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "metadata"},message:"must have required property '"+"metadata"+"'",schema:schema154.required,parentSchema:schema154,data};
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "metadata"},message:"must have required property '"+"metadata"+"'",schema:schema156.required,parentSchema:schema156,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -12292,7 +12466,7 @@ vErrors.push(err2);
 errors++;
 }
 if(data.spec === undefined){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "spec"},message:"must have required property '"+"spec"+"'",schema:schema154.required,parentSchema:schema154,data};
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "spec"},message:"must have required property '"+"spec"+"'",schema:schema156.required,parentSchema:schema156,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -12303,7 +12477,7 @@ errors++;
 }
 for(const key0 in data){
 if(!((((key0 === "apiVersion") || (key0 === "kind")) || (key0 === "metadata")) || (key0 === "spec"))){
-const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema154,data};
+const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema156,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -12329,7 +12503,7 @@ errors++;
 if(data.kind !== undefined){
 let data1 = data.kind;
 if("OAuthClient" !== data1){
-const err6 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "OAuthClient"},message:"must be equal to constant",schema:"OAuthClient",parentSchema:schema154.properties.kind,data:data1};
+const err6 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "OAuthClient"},message:"must be equal to constant",schema:"OAuthClient",parentSchema:schema156.properties.kind,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -12353,7 +12527,7 @@ let passing0 = null;
 const _errs9 = errors;
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(data3.apiRef === undefined){
-const err7 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/oneOf/0/required",keyword:"required",params:{missingProperty: "apiRef"},message:"must have required property '"+"apiRef"+"'",schema:schema154.properties.spec.oneOf[0].required,parentSchema:schema154.properties.spec.oneOf[0],data:data3};
+const err7 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/oneOf/0/required",keyword:"required",params:{missingProperty: "apiRef"},message:"must have required property '"+"apiRef"+"'",schema:schema156.properties.spec.oneOf[0].required,parentSchema:schema156.properties.spec.oneOf[0],data:data3};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -12371,7 +12545,7 @@ passing0 = 0;
 const _errs10 = errors;
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(data3.apiId === undefined){
-const err8 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/oneOf/1/required",keyword:"required",params:{missingProperty: "apiId"},message:"must have required property '"+"apiId"+"'",schema:schema154.properties.spec.oneOf[1].required,parentSchema:schema154.properties.spec.oneOf[1],data:data3};
+const err8 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/oneOf/1/required",keyword:"required",params:{missingProperty: "apiId"},message:"must have required property '"+"apiId"+"'",schema:schema156.properties.spec.oneOf[1].required,parentSchema:schema156.properties.spec.oneOf[1],data:data3};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -12393,7 +12567,7 @@ passing0 = 1;
 }
 }
 if(!valid2){
-const err9 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema154.properties.spec.oneOf,parentSchema:schema154.properties.spec,data:data3};
+const err9 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema156.properties.spec.oneOf,parentSchema:schema156.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -12415,7 +12589,7 @@ vErrors = null;
 }
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(data3.clientId === undefined){
-const err10 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "clientId"},message:"must have required property '"+"clientId"+"'",schema:schema154.properties.spec.required,parentSchema:schema154.properties.spec,data:data3};
+const err10 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "clientId"},message:"must have required property '"+"clientId"+"'",schema:schema156.properties.spec.required,parentSchema:schema156.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -12426,7 +12600,7 @@ errors++;
 }
 for(const key1 in data3){
 if(!((((((((key1 === "apiRef") || (key1 === "apiId")) || (key1 === "clientId")) || (key1 === "description")) || (key1 === "meta_data")) || (key1 === "policy_id")) || (key1 === "redirect_uri")) || (key1 === "secret"))){
-const err11 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema154.properties.spec,data:data3};
+const err11 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema156.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -12554,7 +12728,7 @@ errors++;
 if(data3.description !== undefined){
 let data7 = data3.description;
 if(typeof data7 !== "string"){
-const err22 = {instancePath:instancePath+"/spec/description",schemaPath:"#/properties/spec/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema154.properties.spec.properties.description.type,parentSchema:schema154.properties.spec.properties.description,data:data7};
+const err22 = {instancePath:instancePath+"/spec/description",schemaPath:"#/properties/spec/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema156.properties.spec.properties.description.type,parentSchema:schema156.properties.spec.properties.description,data:data7};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -12567,7 +12741,7 @@ errors++;
 if(data3.meta_data !== undefined){
 let data8 = data3.meta_data;
 if((!(data8 && typeof data8 == "object" && !Array.isArray(data8))) && (data8 !== null)){
-const err23 = {instancePath:instancePath+"/spec/meta_data",schemaPath:"#/properties/spec/properties/meta_data/type",keyword:"type",params:{type: schema154.properties.spec.properties.meta_data.type},message:"must be object,null",schema:schema154.properties.spec.properties.meta_data.type,parentSchema:schema154.properties.spec.properties.meta_data,data:data8};
+const err23 = {instancePath:instancePath+"/spec/meta_data",schemaPath:"#/properties/spec/properties/meta_data/type",keyword:"type",params:{type: schema156.properties.spec.properties.meta_data.type},message:"must be object,null",schema:schema156.properties.spec.properties.meta_data.type,parentSchema:schema156.properties.spec.properties.meta_data,data:data8};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -12580,7 +12754,7 @@ errors++;
 if(data3.policy_id !== undefined){
 let data9 = data3.policy_id;
 if(typeof data9 !== "string"){
-const err24 = {instancePath:instancePath+"/spec/policy_id",schemaPath:"#/properties/spec/properties/policy_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema154.properties.spec.properties.policy_id.type,parentSchema:schema154.properties.spec.properties.policy_id,data:data9};
+const err24 = {instancePath:instancePath+"/spec/policy_id",schemaPath:"#/properties/spec/properties/policy_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema156.properties.spec.properties.policy_id.type,parentSchema:schema156.properties.spec.properties.policy_id,data:data9};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -12593,7 +12767,7 @@ errors++;
 if(data3.redirect_uri !== undefined){
 let data10 = data3.redirect_uri;
 if(typeof data10 !== "string"){
-const err25 = {instancePath:instancePath+"/spec/redirect_uri",schemaPath:"#/properties/spec/properties/redirect_uri/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema154.properties.spec.properties.redirect_uri.type,parentSchema:schema154.properties.spec.properties.redirect_uri,data:data10};
+const err25 = {instancePath:instancePath+"/spec/redirect_uri",schemaPath:"#/properties/spec/properties/redirect_uri/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema156.properties.spec.properties.redirect_uri.type,parentSchema:schema156.properties.spec.properties.redirect_uri,data:data10};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -12606,7 +12780,7 @@ errors++;
 if(data3.secret !== undefined){
 let data11 = data3.secret;
 if(typeof data11 !== "string"){
-const err26 = {instancePath:instancePath+"/spec/secret",schemaPath:"#/properties/spec/properties/secret/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema154.properties.spec.properties.secret.type,parentSchema:schema154.properties.spec.properties.secret,data:data11};
+const err26 = {instancePath:instancePath+"/spec/secret",schemaPath:"#/properties/spec/properties/secret/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema156.properties.spec.properties.secret.type,parentSchema:schema156.properties.spec.properties.secret,data:data11};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -12618,7 +12792,7 @@ errors++;
 }
 }
 else {
-const err27 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema154.properties.spec.type,parentSchema:schema154.properties.spec,data:data3};
+const err27 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema156.properties.spec.type,parentSchema:schema156.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -12630,7 +12804,7 @@ errors++;
 }
 }
 else {
-const err28 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema154.type,parentSchema:schema154,data};
+const err28 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema156.type,parentSchema:schema156,data};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -12645,8 +12819,8 @@ return errors === 0;
 validate51.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const v8 = validate54;
-const schema161 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/org-key.schema.json","title":"OrgKey","description":"An organisation-level access key, written with operation 7 (POST /gw/org/keys/{keyID}), which creates or overwrites it. A quota reset (reset_quota=1) is sent once each time spec.quotaResetTrigger changes.","type":"object","required":["apiVersion","kind","metadata","spec"],"additionalProperties":false,"properties":{"apiVersion":{"$ref":"common.schema.json#/$defs/apiVersion"},"kind":{"const":"OrgKey"},"metadata":{"$ref":"common.schema.json#/$defs/metadata"},"spec":{"type":"object","required":["keyId"],"additionalProperties":false,"properties":{"keyId":{"description":"Key identifier (path parameter keyID): the organisation's id. The gateway looks an organisation's limits up by its id, so a key under any other id limits nothing; with org_id, the two must be equal. One URL path segment: not `.` or `..`, without `/`, `\\`, `?`, `#`, `%`, `{`, `}`, whitespace or control characters (so no secret reference: a secret would travel in the URL).","$ref":"common.schema.json#/$defs/pathSegment"},"quotaResetTrigger":{"description":"Any token (e.g. the billing period `2026-11`); each time it changes, the next apply sends reset_quota=1 once.","type":"string","minLength":1},"access_rights":{"description":"Map from a label to an access-rights object.","type":["object","null"],"additionalProperties":{"$ref":"#/$defs/accessRights"}},"alias":{"type":"string"},"allowance":{"type":"number"},"apply_policies":{"type":["array","null"],"items":{"type":"string"}},"apply_policy_id":{"type":"string","deprecated":true,"description":"Deprecated: use apply_policies."},"basic_auth_data":{"type":"object","description":"Sensitive."},"certificate":{"type":"string"},"data_expires":{"type":"integer"},"date_created":{"type":"string","format":"date-time"},"enable_detail_recording":{"type":"boolean","deprecated":true,"description":"Deprecated: use enable_detailed_recording."},"enable_detailed_recording":{"type":"boolean"},"enable_http_signature_validation":{"type":"boolean"},"expires":{"type":"integer"},"hmac_enabled":{"type":"boolean"},"hmac_string":{"type":"string","description":"Sensitive."},"id_extractor_deadline":{"type":"integer"},"is_inactive":{"type":"boolean"},"jwt_data":{"type":"object","description":"Sensitive."},"last_check":{"type":"integer"},"last_updated":{"type":"string","description":"Set by the server; a declared value is ignored."},"max_query_depth":{"type":"integer"},"meta_data":{"type":["object","null"]},"monitor":{"type":["object","null"],"properties":{"trigger_limits":{"type":["array","null"],"items":{"type":"number"}}}},"oauth_client_id":{"type":"string"},"oauth_keys":{"type":["object","null"],"additionalProperties":{"type":"string"},"description":"Sensitive. Values are strings (the gateway refuses anything else with 400)."},"org_id":{"type":"string"},"per":{"type":"number"},"post_expiry_action":{"description":"What the gateway does with the session once it expires.","enum":["retain","delete"]},"post_expiry_grace_period":{"description":"Seconds a session is kept after it expires, with post_expiry_action retain (-1: for ever).","type":"integer"},"quota_max":{"type":"integer"},"quota_remaining":{"type":"integer"},"quota_renewal_rate":{"type":"integer"},"quota_renews":{"type":"integer"},"rate":{"type":"number"},"rsa_certificate_id":{"type":"string"},"session_lifetime":{"type":"integer"},"smoothing":{"$ref":"#/$defs/smoothing"},"tags":{"type":["array","null"],"items":{"type":"string"}},"throttle_interval":{"type":"number"},"throttle_retry_limit":{"type":"integer"}}}},"$defs":{"accessRights":{"type":"object","additionalProperties":false,"oneOf":[{"required":["apiRef"]},{"required":["api_id"]}],"x-error":"name the API exactly once: either `apiRef` (an ApiDefinition in this repository) or `api_id` (a raw gateway id)","properties":{"apiRef":{"$ref":"common.schema.json#/$defs/apiRef"},"api_id":{"type":"string","minLength":1},"allowance_scope":{"type":"string"},"allowed_types":{"type":["array","null"],"items":{"$ref":"#/$defs/graphqlType"}},"allowed_urls":{"type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"url":{"type":"string"},"methods":{"type":["array","null"],"items":{"type":"string"}}}}},"api_name":{"type":"string"},"disable_introspection":{"type":"boolean"},"endpoints":{"description":"Rate limits per endpoint and method.","type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"path":{"type":"string"},"methods":{"type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"name":{"type":"string"},"limit":{"type":"object","additionalProperties":false,"properties":{"per":{"type":"number"},"rate":{"type":"number"},"smoothing":{"$ref":"#/$defs/smoothing"}}}}}}}}},"field_access_rights":{"type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"field_name":{"type":"string"},"type_name":{"type":"string"},"limits":{"type":"object","additionalProperties":false,"properties":{"max_query_depth":{"type":"integer"}}}}}},"json_rpc_methods":{"description":"Rate limits per JSON-RPC method (MCP proxies).","type":["array","null"],"items":{"type":"object"}},"json_rpc_methods_access_rights":{"description":"Allow and block rules by JSON-RPC method (MCP proxies).","type":["object","null"]},"limit":{"type":"object","additionalProperties":false,"properties":{"max_query_depth":{"type":"integer"},"per":{"type":"number"},"quota_max":{"type":"integer"},"quota_remaining":{"type":"integer"},"quota_renewal_rate":{"type":"integer"},"quota_renews":{"type":"integer"},"rate":{"type":"number"},"smoothing":{"$ref":"#/$defs/smoothing"},"throttle_interval":{"type":"number"},"throttle_retry_limit":{"type":"integer"}}},"mcp_access_rights":{"description":"Allow and block rules by MCP primitive.","type":["object","null"]},"mcp_primitives":{"description":"Rate limits per MCP primitive (tool, resource, prompt).","type":["array","null"],"items":{"type":"object"}},"restricted_types":{"type":["array","null"],"items":{"$ref":"#/$defs/graphqlType"}},"versions":{"type":["array","null"],"items":{"type":"string"}}}},"smoothing":{"type":["object","null"],"additionalProperties":false,"properties":{"delay":{"type":"integer"},"enabled":{"type":"boolean"},"step":{"type":"integer"},"threshold":{"type":"integer"},"trigger":{"type":"number"}}},"graphqlType":{"type":"object","additionalProperties":false,"properties":{"name":{"type":"string"},"fields":{"type":["array","null"],"items":{"type":"string"}}}}}};
-const schema169 = {"type":["object","null"],"additionalProperties":false,"properties":{"delay":{"type":"integer"},"enabled":{"type":"boolean"},"step":{"type":"integer"},"threshold":{"type":"integer"},"trigger":{"type":"number"}}};
+const schema163 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/org-key.schema.json","title":"OrgKey","description":"An organisation-level access key, written with operation 7 (POST /gw/org/keys/{keyID}), which creates or overwrites it. A quota reset (reset_quota=1) is sent once each time spec.quotaResetTrigger changes.","type":"object","required":["apiVersion","kind","metadata","spec"],"additionalProperties":false,"properties":{"apiVersion":{"$ref":"common.schema.json#/$defs/apiVersion"},"kind":{"const":"OrgKey"},"metadata":{"$ref":"common.schema.json#/$defs/metadata"},"spec":{"type":"object","required":["keyId"],"additionalProperties":false,"properties":{"keyId":{"description":"Key identifier (path parameter keyID): the organisation's id. The gateway looks an organisation's limits up by its id, so a key under any other id limits nothing; with org_id, the two must be equal. One URL path segment: not `.` or `..`, without `/`, `\\`, `?`, `#`, `%`, `{`, `}`, whitespace or control characters (so no secret reference: a secret would travel in the URL).","$ref":"common.schema.json#/$defs/pathSegment"},"quotaResetTrigger":{"description":"Any token (e.g. the billing period `2026-11`); each time it changes, the next apply sends reset_quota=1 once.","type":"string","minLength":1},"access_rights":{"description":"Map from a label to an access-rights object.","type":["object","null"],"additionalProperties":{"$ref":"#/$defs/accessRights"}},"alias":{"type":"string"},"allowance":{"type":"number"},"apply_policies":{"type":["array","null"],"items":{"type":"string"}},"apply_policy_id":{"type":"string","deprecated":true,"description":"Deprecated: use apply_policies."},"basic_auth_data":{"type":"object","description":"Sensitive."},"certificate":{"type":"string"},"data_expires":{"type":"integer"},"date_created":{"type":"string","format":"date-time"},"enable_detail_recording":{"type":"boolean","deprecated":true,"description":"Deprecated: use enable_detailed_recording."},"enable_detailed_recording":{"type":"boolean"},"enable_http_signature_validation":{"type":"boolean"},"expires":{"type":"integer"},"hmac_enabled":{"type":"boolean"},"hmac_string":{"type":"string","description":"Sensitive."},"id_extractor_deadline":{"type":"integer"},"is_inactive":{"type":"boolean"},"jwt_data":{"type":"object","description":"Sensitive."},"last_check":{"type":"integer"},"last_updated":{"type":"string","description":"Set by the server; a declared value is ignored."},"max_query_depth":{"type":"integer"},"meta_data":{"type":["object","null"]},"monitor":{"type":["object","null"],"properties":{"trigger_limits":{"type":["array","null"],"items":{"type":"number"}}}},"oauth_client_id":{"type":"string"},"oauth_keys":{"type":["object","null"],"additionalProperties":{"type":"string"},"description":"Sensitive. Values are strings (the gateway refuses anything else with 400)."},"org_id":{"type":"string"},"per":{"type":"number"},"post_expiry_action":{"description":"What the gateway does with the session once it expires.","enum":["retain","delete"]},"post_expiry_grace_period":{"description":"Seconds a session is kept after it expires, with post_expiry_action retain (-1: for ever).","type":"integer"},"quota_max":{"type":"integer"},"quota_remaining":{"type":"integer"},"quota_renewal_rate":{"type":"integer"},"quota_renews":{"type":"integer"},"rate":{"type":"number"},"rsa_certificate_id":{"type":"string"},"session_lifetime":{"type":"integer"},"smoothing":{"$ref":"#/$defs/smoothing"},"tags":{"type":["array","null"],"items":{"type":"string"}},"throttle_interval":{"type":"number"},"throttle_retry_limit":{"type":"integer"}}}},"$defs":{"accessRights":{"type":"object","additionalProperties":false,"oneOf":[{"required":["apiRef"]},{"required":["api_id"]}],"x-error":"name the API exactly once: either `apiRef` (an ApiDefinition in this repository) or `api_id` (a raw gateway id)","properties":{"apiRef":{"$ref":"common.schema.json#/$defs/apiRef"},"api_id":{"type":"string","minLength":1},"allowance_scope":{"type":"string"},"allowed_types":{"type":["array","null"],"items":{"$ref":"#/$defs/graphqlType"}},"allowed_urls":{"type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"url":{"type":"string"},"methods":{"type":["array","null"],"items":{"type":"string"}}}}},"api_name":{"type":"string"},"disable_introspection":{"type":"boolean"},"endpoints":{"description":"Rate limits per endpoint and method.","type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"path":{"type":"string"},"methods":{"type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"name":{"type":"string"},"limit":{"type":"object","additionalProperties":false,"properties":{"per":{"type":"number"},"rate":{"type":"number"},"smoothing":{"$ref":"#/$defs/smoothing"}}}}}}}}},"field_access_rights":{"type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"field_name":{"type":"string"},"type_name":{"type":"string"},"limits":{"type":"object","additionalProperties":false,"properties":{"max_query_depth":{"type":"integer"}}}}}},"json_rpc_methods":{"description":"Rate limits per JSON-RPC method (MCP proxies).","type":["array","null"],"items":{"type":"object"}},"json_rpc_methods_access_rights":{"description":"Allow and block rules by JSON-RPC method (MCP proxies).","type":["object","null"]},"limit":{"type":"object","additionalProperties":false,"properties":{"max_query_depth":{"type":"integer"},"per":{"type":"number"},"quota_max":{"type":"integer"},"quota_remaining":{"type":"integer"},"quota_renewal_rate":{"type":"integer"},"quota_renews":{"type":"integer"},"rate":{"type":"number"},"smoothing":{"$ref":"#/$defs/smoothing"},"throttle_interval":{"type":"number"},"throttle_retry_limit":{"type":"integer"}}},"mcp_access_rights":{"description":"Allow and block rules by MCP primitive.","type":["object","null"]},"mcp_primitives":{"description":"Rate limits per MCP primitive (tool, resource, prompt).","type":["array","null"],"items":{"type":"object"}},"restricted_types":{"type":["array","null"],"items":{"$ref":"#/$defs/graphqlType"}},"versions":{"type":["array","null"],"items":{"type":"string"}}}},"smoothing":{"type":["object","null"],"additionalProperties":false,"properties":{"delay":{"type":"integer"},"enabled":{"type":"boolean"},"step":{"type":"integer"},"threshold":{"type":"integer"},"trigger":{"type":"number"}}},"graphqlType":{"type":"object","additionalProperties":false,"properties":{"name":{"type":"string"},"fields":{"type":["array","null"],"items":{"type":"string"}}}}}};
+const schema171 = {"type":["object","null"],"additionalProperties":false,"properties":{"delay":{"type":"integer"},"enabled":{"type":"boolean"},"step":{"type":"integer"},"threshold":{"type":"integer"},"trigger":{"type":"number"}}};
 
 function validate55(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -12798,8 +12972,8 @@ return errors === 0;
 }
 validate55.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema166 = {"type":"object","additionalProperties":false,"oneOf":[{"required":["apiRef"]},{"required":["api_id"]}],"x-error":"name the API exactly once: either `apiRef` (an ApiDefinition in this repository) or `api_id` (a raw gateway id)","properties":{"apiRef":{"$ref":"common.schema.json#/$defs/apiRef"},"api_id":{"type":"string","minLength":1},"allowance_scope":{"type":"string"},"allowed_types":{"type":["array","null"],"items":{"$ref":"#/$defs/graphqlType"}},"allowed_urls":{"type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"url":{"type":"string"},"methods":{"type":["array","null"],"items":{"type":"string"}}}}},"api_name":{"type":"string"},"disable_introspection":{"type":"boolean"},"endpoints":{"description":"Rate limits per endpoint and method.","type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"path":{"type":"string"},"methods":{"type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"name":{"type":"string"},"limit":{"type":"object","additionalProperties":false,"properties":{"per":{"type":"number"},"rate":{"type":"number"},"smoothing":{"$ref":"#/$defs/smoothing"}}}}}}}}},"field_access_rights":{"type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"field_name":{"type":"string"},"type_name":{"type":"string"},"limits":{"type":"object","additionalProperties":false,"properties":{"max_query_depth":{"type":"integer"}}}}}},"json_rpc_methods":{"description":"Rate limits per JSON-RPC method (MCP proxies).","type":["array","null"],"items":{"type":"object"}},"json_rpc_methods_access_rights":{"description":"Allow and block rules by JSON-RPC method (MCP proxies).","type":["object","null"]},"limit":{"type":"object","additionalProperties":false,"properties":{"max_query_depth":{"type":"integer"},"per":{"type":"number"},"quota_max":{"type":"integer"},"quota_remaining":{"type":"integer"},"quota_renewal_rate":{"type":"integer"},"quota_renews":{"type":"integer"},"rate":{"type":"number"},"smoothing":{"$ref":"#/$defs/smoothing"},"throttle_interval":{"type":"number"},"throttle_retry_limit":{"type":"integer"}}},"mcp_access_rights":{"description":"Allow and block rules by MCP primitive.","type":["object","null"]},"mcp_primitives":{"description":"Rate limits per MCP primitive (tool, resource, prompt).","type":["array","null"],"items":{"type":"object"}},"restricted_types":{"type":["array","null"],"items":{"$ref":"#/$defs/graphqlType"}},"versions":{"type":["array","null"],"items":{"type":"string"}}}};
-const schema168 = {"type":"object","additionalProperties":false,"properties":{"name":{"type":"string"},"fields":{"type":["array","null"],"items":{"type":"string"}}}};
+const schema168 = {"type":"object","additionalProperties":false,"oneOf":[{"required":["apiRef"]},{"required":["api_id"]}],"x-error":"name the API exactly once: either `apiRef` (an ApiDefinition in this repository) or `api_id` (a raw gateway id)","properties":{"apiRef":{"$ref":"common.schema.json#/$defs/apiRef"},"api_id":{"type":"string","minLength":1},"allowance_scope":{"type":"string"},"allowed_types":{"type":["array","null"],"items":{"$ref":"#/$defs/graphqlType"}},"allowed_urls":{"type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"url":{"type":"string"},"methods":{"type":["array","null"],"items":{"type":"string"}}}}},"api_name":{"type":"string"},"disable_introspection":{"type":"boolean"},"endpoints":{"description":"Rate limits per endpoint and method.","type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"path":{"type":"string"},"methods":{"type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"name":{"type":"string"},"limit":{"type":"object","additionalProperties":false,"properties":{"per":{"type":"number"},"rate":{"type":"number"},"smoothing":{"$ref":"#/$defs/smoothing"}}}}}}}}},"field_access_rights":{"type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"field_name":{"type":"string"},"type_name":{"type":"string"},"limits":{"type":"object","additionalProperties":false,"properties":{"max_query_depth":{"type":"integer"}}}}}},"json_rpc_methods":{"description":"Rate limits per JSON-RPC method (MCP proxies).","type":["array","null"],"items":{"type":"object"}},"json_rpc_methods_access_rights":{"description":"Allow and block rules by JSON-RPC method (MCP proxies).","type":["object","null"]},"limit":{"type":"object","additionalProperties":false,"properties":{"max_query_depth":{"type":"integer"},"per":{"type":"number"},"quota_max":{"type":"integer"},"quota_remaining":{"type":"integer"},"quota_renewal_rate":{"type":"integer"},"quota_renews":{"type":"integer"},"rate":{"type":"number"},"smoothing":{"$ref":"#/$defs/smoothing"},"throttle_interval":{"type":"number"},"throttle_retry_limit":{"type":"integer"}}},"mcp_access_rights":{"description":"Allow and block rules by MCP primitive.","type":["object","null"]},"mcp_primitives":{"description":"Rate limits per MCP primitive (tool, resource, prompt).","type":["array","null"],"items":{"type":"object"}},"restricted_types":{"type":["array","null"],"items":{"$ref":"#/$defs/graphqlType"}},"versions":{"type":["array","null"],"items":{"type":"string"}}}};
+const schema170 = {"type":"object","additionalProperties":false,"properties":{"name":{"type":"string"},"fields":{"type":["array","null"],"items":{"type":"string"}}}};
 
 function validate57(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -12817,7 +12991,7 @@ let passing0 = null;
 const _errs2 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.apiRef === undefined){
-const err0 = {instancePath,schemaPath:"#/oneOf/0/required",keyword:"required",params:{missingProperty: "apiRef"},message:"must have required property '"+"apiRef"+"'",schema:schema166.oneOf[0].required,parentSchema:schema166.oneOf[0],data};
+const err0 = {instancePath,schemaPath:"#/oneOf/0/required",keyword:"required",params:{missingProperty: "apiRef"},message:"must have required property '"+"apiRef"+"'",schema:schema168.oneOf[0].required,parentSchema:schema168.oneOf[0],data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -12835,7 +13009,7 @@ passing0 = 0;
 const _errs3 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.api_id === undefined){
-const err1 = {instancePath,schemaPath:"#/oneOf/1/required",keyword:"required",params:{missingProperty: "api_id"},message:"must have required property '"+"api_id"+"'",schema:schema166.oneOf[1].required,parentSchema:schema166.oneOf[1],data};
+const err1 = {instancePath,schemaPath:"#/oneOf/1/required",keyword:"required",params:{missingProperty: "api_id"},message:"must have required property '"+"api_id"+"'",schema:schema168.oneOf[1].required,parentSchema:schema168.oneOf[1],data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -12857,7 +13031,7 @@ passing0 = 1;
 }
 }
 if(!valid0){
-const err2 = {instancePath,schemaPath:"#/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema166.oneOf,parentSchema:schema166,data};
+const err2 = {instancePath,schemaPath:"#/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema168.oneOf,parentSchema:schema168,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -12879,8 +13053,8 @@ vErrors = null;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
-if(!(func7.call(schema166.properties, key0))){
-const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema166,data};
+if(!(func7.call(schema168.properties, key0))){
+const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema168,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -12939,7 +13113,7 @@ if(data.api_id !== undefined){
 let data1 = data.api_id;
 if(typeof data1 === "string"){
 if(func1(data1) < 1){
-const err8 = {instancePath:instancePath+"/api_id",schemaPath:"#/properties/api_id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema166.properties.api_id,data:data1};
+const err8 = {instancePath:instancePath+"/api_id",schemaPath:"#/properties/api_id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema168.properties.api_id,data:data1};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -12950,7 +13124,7 @@ errors++;
 }
 }
 else {
-const err9 = {instancePath:instancePath+"/api_id",schemaPath:"#/properties/api_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema166.properties.api_id.type,parentSchema:schema166.properties.api_id,data:data1};
+const err9 = {instancePath:instancePath+"/api_id",schemaPath:"#/properties/api_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema168.properties.api_id.type,parentSchema:schema168.properties.api_id,data:data1};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -12963,7 +13137,7 @@ errors++;
 if(data.allowance_scope !== undefined){
 let data2 = data.allowance_scope;
 if(typeof data2 !== "string"){
-const err10 = {instancePath:instancePath+"/allowance_scope",schemaPath:"#/properties/allowance_scope/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema166.properties.allowance_scope.type,parentSchema:schema166.properties.allowance_scope,data:data2};
+const err10 = {instancePath:instancePath+"/allowance_scope",schemaPath:"#/properties/allowance_scope/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema168.properties.allowance_scope.type,parentSchema:schema168.properties.allowance_scope,data:data2};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -12976,7 +13150,7 @@ errors++;
 if(data.allowed_types !== undefined){
 let data3 = data.allowed_types;
 if((!(Array.isArray(data3))) && (data3 !== null)){
-const err11 = {instancePath:instancePath+"/allowed_types",schemaPath:"#/properties/allowed_types/type",keyword:"type",params:{type: schema166.properties.allowed_types.type},message:"must be array,null",schema:schema166.properties.allowed_types.type,parentSchema:schema166.properties.allowed_types,data:data3};
+const err11 = {instancePath:instancePath+"/allowed_types",schemaPath:"#/properties/allowed_types/type",keyword:"type",params:{type: schema168.properties.allowed_types.type},message:"must be array,null",schema:schema168.properties.allowed_types.type,parentSchema:schema168.properties.allowed_types,data:data3};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -12992,7 +13166,7 @@ let data4 = data3[i0];
 if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
 for(const key1 in data4){
 if(!((key1 === "name") || (key1 === "fields"))){
-const err12 = {instancePath:instancePath+"/allowed_types/" + i0,schemaPath:"#/$defs/graphqlType/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema168,data:data4};
+const err12 = {instancePath:instancePath+"/allowed_types/" + i0,schemaPath:"#/$defs/graphqlType/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema170,data:data4};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -13005,7 +13179,7 @@ errors++;
 if(data4.name !== undefined){
 let data5 = data4.name;
 if(typeof data5 !== "string"){
-const err13 = {instancePath:instancePath+"/allowed_types/" + i0+"/name",schemaPath:"#/$defs/graphqlType/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema168.properties.name.type,parentSchema:schema168.properties.name,data:data5};
+const err13 = {instancePath:instancePath+"/allowed_types/" + i0+"/name",schemaPath:"#/$defs/graphqlType/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema170.properties.name.type,parentSchema:schema170.properties.name,data:data5};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -13018,7 +13192,7 @@ errors++;
 if(data4.fields !== undefined){
 let data6 = data4.fields;
 if((!(Array.isArray(data6))) && (data6 !== null)){
-const err14 = {instancePath:instancePath+"/allowed_types/" + i0+"/fields",schemaPath:"#/$defs/graphqlType/properties/fields/type",keyword:"type",params:{type: schema168.properties.fields.type},message:"must be array,null",schema:schema168.properties.fields.type,parentSchema:schema168.properties.fields,data:data6};
+const err14 = {instancePath:instancePath+"/allowed_types/" + i0+"/fields",schemaPath:"#/$defs/graphqlType/properties/fields/type",keyword:"type",params:{type: schema170.properties.fields.type},message:"must be array,null",schema:schema170.properties.fields.type,parentSchema:schema170.properties.fields,data:data6};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -13032,7 +13206,7 @@ const len1 = data6.length;
 for(let i1=0; i1<len1; i1++){
 let data7 = data6[i1];
 if(typeof data7 !== "string"){
-const err15 = {instancePath:instancePath+"/allowed_types/" + i0+"/fields/" + i1,schemaPath:"#/$defs/graphqlType/properties/fields/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema168.properties.fields.items.type,parentSchema:schema168.properties.fields.items,data:data7};
+const err15 = {instancePath:instancePath+"/allowed_types/" + i0+"/fields/" + i1,schemaPath:"#/$defs/graphqlType/properties/fields/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema170.properties.fields.items.type,parentSchema:schema170.properties.fields.items,data:data7};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -13046,7 +13220,7 @@ errors++;
 }
 }
 else {
-const err16 = {instancePath:instancePath+"/allowed_types/" + i0,schemaPath:"#/$defs/graphqlType/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema168.type,parentSchema:schema168,data:data4};
+const err16 = {instancePath:instancePath+"/allowed_types/" + i0,schemaPath:"#/$defs/graphqlType/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema170.type,parentSchema:schema170,data:data4};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -13061,7 +13235,7 @@ errors++;
 if(data.allowed_urls !== undefined){
 let data8 = data.allowed_urls;
 if((!(Array.isArray(data8))) && (data8 !== null)){
-const err17 = {instancePath:instancePath+"/allowed_urls",schemaPath:"#/properties/allowed_urls/type",keyword:"type",params:{type: schema166.properties.allowed_urls.type},message:"must be array,null",schema:schema166.properties.allowed_urls.type,parentSchema:schema166.properties.allowed_urls,data:data8};
+const err17 = {instancePath:instancePath+"/allowed_urls",schemaPath:"#/properties/allowed_urls/type",keyword:"type",params:{type: schema168.properties.allowed_urls.type},message:"must be array,null",schema:schema168.properties.allowed_urls.type,parentSchema:schema168.properties.allowed_urls,data:data8};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -13077,7 +13251,7 @@ let data9 = data8[i2];
 if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
 for(const key2 in data9){
 if(!((key2 === "url") || (key2 === "methods"))){
-const err18 = {instancePath:instancePath+"/allowed_urls/" + i2,schemaPath:"#/properties/allowed_urls/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema166.properties.allowed_urls.items,data:data9};
+const err18 = {instancePath:instancePath+"/allowed_urls/" + i2,schemaPath:"#/properties/allowed_urls/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema168.properties.allowed_urls.items,data:data9};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -13090,7 +13264,7 @@ errors++;
 if(data9.url !== undefined){
 let data10 = data9.url;
 if(typeof data10 !== "string"){
-const err19 = {instancePath:instancePath+"/allowed_urls/" + i2+"/url",schemaPath:"#/properties/allowed_urls/items/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema166.properties.allowed_urls.items.properties.url.type,parentSchema:schema166.properties.allowed_urls.items.properties.url,data:data10};
+const err19 = {instancePath:instancePath+"/allowed_urls/" + i2+"/url",schemaPath:"#/properties/allowed_urls/items/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema168.properties.allowed_urls.items.properties.url.type,parentSchema:schema168.properties.allowed_urls.items.properties.url,data:data10};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -13103,7 +13277,7 @@ errors++;
 if(data9.methods !== undefined){
 let data11 = data9.methods;
 if((!(Array.isArray(data11))) && (data11 !== null)){
-const err20 = {instancePath:instancePath+"/allowed_urls/" + i2+"/methods",schemaPath:"#/properties/allowed_urls/items/properties/methods/type",keyword:"type",params:{type: schema166.properties.allowed_urls.items.properties.methods.type},message:"must be array,null",schema:schema166.properties.allowed_urls.items.properties.methods.type,parentSchema:schema166.properties.allowed_urls.items.properties.methods,data:data11};
+const err20 = {instancePath:instancePath+"/allowed_urls/" + i2+"/methods",schemaPath:"#/properties/allowed_urls/items/properties/methods/type",keyword:"type",params:{type: schema168.properties.allowed_urls.items.properties.methods.type},message:"must be array,null",schema:schema168.properties.allowed_urls.items.properties.methods.type,parentSchema:schema168.properties.allowed_urls.items.properties.methods,data:data11};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -13117,7 +13291,7 @@ const len3 = data11.length;
 for(let i3=0; i3<len3; i3++){
 let data12 = data11[i3];
 if(typeof data12 !== "string"){
-const err21 = {instancePath:instancePath+"/allowed_urls/" + i2+"/methods/" + i3,schemaPath:"#/properties/allowed_urls/items/properties/methods/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema166.properties.allowed_urls.items.properties.methods.items.type,parentSchema:schema166.properties.allowed_urls.items.properties.methods.items,data:data12};
+const err21 = {instancePath:instancePath+"/allowed_urls/" + i2+"/methods/" + i3,schemaPath:"#/properties/allowed_urls/items/properties/methods/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema168.properties.allowed_urls.items.properties.methods.items.type,parentSchema:schema168.properties.allowed_urls.items.properties.methods.items,data:data12};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -13131,7 +13305,7 @@ errors++;
 }
 }
 else {
-const err22 = {instancePath:instancePath+"/allowed_urls/" + i2,schemaPath:"#/properties/allowed_urls/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema166.properties.allowed_urls.items.type,parentSchema:schema166.properties.allowed_urls.items,data:data9};
+const err22 = {instancePath:instancePath+"/allowed_urls/" + i2,schemaPath:"#/properties/allowed_urls/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema168.properties.allowed_urls.items.type,parentSchema:schema168.properties.allowed_urls.items,data:data9};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -13146,7 +13320,7 @@ errors++;
 if(data.api_name !== undefined){
 let data13 = data.api_name;
 if(typeof data13 !== "string"){
-const err23 = {instancePath:instancePath+"/api_name",schemaPath:"#/properties/api_name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema166.properties.api_name.type,parentSchema:schema166.properties.api_name,data:data13};
+const err23 = {instancePath:instancePath+"/api_name",schemaPath:"#/properties/api_name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema168.properties.api_name.type,parentSchema:schema168.properties.api_name,data:data13};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -13159,7 +13333,7 @@ errors++;
 if(data.disable_introspection !== undefined){
 let data14 = data.disable_introspection;
 if(typeof data14 !== "boolean"){
-const err24 = {instancePath:instancePath+"/disable_introspection",schemaPath:"#/properties/disable_introspection/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema166.properties.disable_introspection.type,parentSchema:schema166.properties.disable_introspection,data:data14};
+const err24 = {instancePath:instancePath+"/disable_introspection",schemaPath:"#/properties/disable_introspection/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema168.properties.disable_introspection.type,parentSchema:schema168.properties.disable_introspection,data:data14};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -13172,7 +13346,7 @@ errors++;
 if(data.endpoints !== undefined){
 let data15 = data.endpoints;
 if((!(Array.isArray(data15))) && (data15 !== null)){
-const err25 = {instancePath:instancePath+"/endpoints",schemaPath:"#/properties/endpoints/type",keyword:"type",params:{type: schema166.properties.endpoints.type},message:"must be array,null",schema:schema166.properties.endpoints.type,parentSchema:schema166.properties.endpoints,data:data15};
+const err25 = {instancePath:instancePath+"/endpoints",schemaPath:"#/properties/endpoints/type",keyword:"type",params:{type: schema168.properties.endpoints.type},message:"must be array,null",schema:schema168.properties.endpoints.type,parentSchema:schema168.properties.endpoints,data:data15};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -13188,7 +13362,7 @@ let data16 = data15[i4];
 if(data16 && typeof data16 == "object" && !Array.isArray(data16)){
 for(const key3 in data16){
 if(!((key3 === "path") || (key3 === "methods"))){
-const err26 = {instancePath:instancePath+"/endpoints/" + i4,schemaPath:"#/properties/endpoints/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema166.properties.endpoints.items,data:data16};
+const err26 = {instancePath:instancePath+"/endpoints/" + i4,schemaPath:"#/properties/endpoints/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema168.properties.endpoints.items,data:data16};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -13201,7 +13375,7 @@ errors++;
 if(data16.path !== undefined){
 let data17 = data16.path;
 if(typeof data17 !== "string"){
-const err27 = {instancePath:instancePath+"/endpoints/" + i4+"/path",schemaPath:"#/properties/endpoints/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema166.properties.endpoints.items.properties.path.type,parentSchema:schema166.properties.endpoints.items.properties.path,data:data17};
+const err27 = {instancePath:instancePath+"/endpoints/" + i4+"/path",schemaPath:"#/properties/endpoints/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema168.properties.endpoints.items.properties.path.type,parentSchema:schema168.properties.endpoints.items.properties.path,data:data17};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -13214,7 +13388,7 @@ errors++;
 if(data16.methods !== undefined){
 let data18 = data16.methods;
 if((!(Array.isArray(data18))) && (data18 !== null)){
-const err28 = {instancePath:instancePath+"/endpoints/" + i4+"/methods",schemaPath:"#/properties/endpoints/items/properties/methods/type",keyword:"type",params:{type: schema166.properties.endpoints.items.properties.methods.type},message:"must be array,null",schema:schema166.properties.endpoints.items.properties.methods.type,parentSchema:schema166.properties.endpoints.items.properties.methods,data:data18};
+const err28 = {instancePath:instancePath+"/endpoints/" + i4+"/methods",schemaPath:"#/properties/endpoints/items/properties/methods/type",keyword:"type",params:{type: schema168.properties.endpoints.items.properties.methods.type},message:"must be array,null",schema:schema168.properties.endpoints.items.properties.methods.type,parentSchema:schema168.properties.endpoints.items.properties.methods,data:data18};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -13230,7 +13404,7 @@ let data19 = data18[i5];
 if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
 for(const key4 in data19){
 if(!((key4 === "name") || (key4 === "limit"))){
-const err29 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5,schemaPath:"#/properties/endpoints/items/properties/methods/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema166.properties.endpoints.items.properties.methods.items,data:data19};
+const err29 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5,schemaPath:"#/properties/endpoints/items/properties/methods/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema168.properties.endpoints.items.properties.methods.items,data:data19};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -13243,7 +13417,7 @@ errors++;
 if(data19.name !== undefined){
 let data20 = data19.name;
 if(typeof data20 !== "string"){
-const err30 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/name",schemaPath:"#/properties/endpoints/items/properties/methods/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema166.properties.endpoints.items.properties.methods.items.properties.name.type,parentSchema:schema166.properties.endpoints.items.properties.methods.items.properties.name,data:data20};
+const err30 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/name",schemaPath:"#/properties/endpoints/items/properties/methods/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema168.properties.endpoints.items.properties.methods.items.properties.name.type,parentSchema:schema168.properties.endpoints.items.properties.methods.items.properties.name,data:data20};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -13258,7 +13432,7 @@ let data21 = data19.limit;
 if(data21 && typeof data21 == "object" && !Array.isArray(data21)){
 for(const key5 in data21){
 if(!(((key5 === "per") || (key5 === "rate")) || (key5 === "smoothing"))){
-const err31 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit",schemaPath:"#/properties/endpoints/items/properties/methods/items/properties/limit/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema166.properties.endpoints.items.properties.methods.items.properties.limit,data:data21};
+const err31 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit",schemaPath:"#/properties/endpoints/items/properties/methods/items/properties/limit/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema168.properties.endpoints.items.properties.methods.items.properties.limit,data:data21};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -13271,7 +13445,7 @@ errors++;
 if(data21.per !== undefined){
 let data22 = data21.per;
 if(!((typeof data22 == "number") && (isFinite(data22)))){
-const err32 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/per",schemaPath:"#/properties/endpoints/items/properties/methods/items/properties/limit/properties/per/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema166.properties.endpoints.items.properties.methods.items.properties.limit.properties.per.type,parentSchema:schema166.properties.endpoints.items.properties.methods.items.properties.limit.properties.per,data:data22};
+const err32 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/per",schemaPath:"#/properties/endpoints/items/properties/methods/items/properties/limit/properties/per/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema168.properties.endpoints.items.properties.methods.items.properties.limit.properties.per.type,parentSchema:schema168.properties.endpoints.items.properties.methods.items.properties.limit.properties.per,data:data22};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -13284,7 +13458,7 @@ errors++;
 if(data21.rate !== undefined){
 let data23 = data21.rate;
 if(!((typeof data23 == "number") && (isFinite(data23)))){
-const err33 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/rate",schemaPath:"#/properties/endpoints/items/properties/methods/items/properties/limit/properties/rate/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema166.properties.endpoints.items.properties.methods.items.properties.limit.properties.rate.type,parentSchema:schema166.properties.endpoints.items.properties.methods.items.properties.limit.properties.rate,data:data23};
+const err33 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/rate",schemaPath:"#/properties/endpoints/items/properties/methods/items/properties/limit/properties/rate/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema168.properties.endpoints.items.properties.methods.items.properties.limit.properties.rate.type,parentSchema:schema168.properties.endpoints.items.properties.methods.items.properties.limit.properties.rate,data:data23};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -13297,7 +13471,7 @@ errors++;
 if(data21.smoothing !== undefined){
 let data24 = data21.smoothing;
 if((!(data24 && typeof data24 == "object" && !Array.isArray(data24))) && (data24 !== null)){
-const err34 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/smoothing",schemaPath:"#/$defs/smoothing/type",keyword:"type",params:{type: schema169.type},message:"must be object,null",schema:schema169.type,parentSchema:schema169,data:data24};
+const err34 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/smoothing",schemaPath:"#/$defs/smoothing/type",keyword:"type",params:{type: schema171.type},message:"must be object,null",schema:schema171.type,parentSchema:schema171,data:data24};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -13309,7 +13483,7 @@ errors++;
 if(data24 && typeof data24 == "object" && !Array.isArray(data24)){
 for(const key6 in data24){
 if(!(((((key6 === "delay") || (key6 === "enabled")) || (key6 === "step")) || (key6 === "threshold")) || (key6 === "trigger"))){
-const err35 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/smoothing",schemaPath:"#/$defs/smoothing/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema169,data:data24};
+const err35 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/smoothing",schemaPath:"#/$defs/smoothing/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema171,data:data24};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -13322,7 +13496,7 @@ errors++;
 if(data24.delay !== undefined){
 let data25 = data24.delay;
 if(!(((typeof data25 == "number") && (!(data25 % 1) && !isNaN(data25))) && (isFinite(data25)))){
-const err36 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/smoothing/delay",schemaPath:"#/$defs/smoothing/properties/delay/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema169.properties.delay.type,parentSchema:schema169.properties.delay,data:data25};
+const err36 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/smoothing/delay",schemaPath:"#/$defs/smoothing/properties/delay/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema171.properties.delay.type,parentSchema:schema171.properties.delay,data:data25};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -13335,7 +13509,7 @@ errors++;
 if(data24.enabled !== undefined){
 let data26 = data24.enabled;
 if(typeof data26 !== "boolean"){
-const err37 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/smoothing/enabled",schemaPath:"#/$defs/smoothing/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema169.properties.enabled.type,parentSchema:schema169.properties.enabled,data:data26};
+const err37 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/smoothing/enabled",schemaPath:"#/$defs/smoothing/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema171.properties.enabled.type,parentSchema:schema171.properties.enabled,data:data26};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -13348,7 +13522,7 @@ errors++;
 if(data24.step !== undefined){
 let data27 = data24.step;
 if(!(((typeof data27 == "number") && (!(data27 % 1) && !isNaN(data27))) && (isFinite(data27)))){
-const err38 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/smoothing/step",schemaPath:"#/$defs/smoothing/properties/step/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema169.properties.step.type,parentSchema:schema169.properties.step,data:data27};
+const err38 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/smoothing/step",schemaPath:"#/$defs/smoothing/properties/step/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema171.properties.step.type,parentSchema:schema171.properties.step,data:data27};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -13361,7 +13535,7 @@ errors++;
 if(data24.threshold !== undefined){
 let data28 = data24.threshold;
 if(!(((typeof data28 == "number") && (!(data28 % 1) && !isNaN(data28))) && (isFinite(data28)))){
-const err39 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/smoothing/threshold",schemaPath:"#/$defs/smoothing/properties/threshold/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema169.properties.threshold.type,parentSchema:schema169.properties.threshold,data:data28};
+const err39 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/smoothing/threshold",schemaPath:"#/$defs/smoothing/properties/threshold/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema171.properties.threshold.type,parentSchema:schema171.properties.threshold,data:data28};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -13374,7 +13548,7 @@ errors++;
 if(data24.trigger !== undefined){
 let data29 = data24.trigger;
 if(!((typeof data29 == "number") && (isFinite(data29)))){
-const err40 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/smoothing/trigger",schemaPath:"#/$defs/smoothing/properties/trigger/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema169.properties.trigger.type,parentSchema:schema169.properties.trigger,data:data29};
+const err40 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/smoothing/trigger",schemaPath:"#/$defs/smoothing/properties/trigger/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema171.properties.trigger.type,parentSchema:schema171.properties.trigger,data:data29};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -13388,7 +13562,7 @@ errors++;
 }
 }
 else {
-const err41 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit",schemaPath:"#/properties/endpoints/items/properties/methods/items/properties/limit/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema166.properties.endpoints.items.properties.methods.items.properties.limit.type,parentSchema:schema166.properties.endpoints.items.properties.methods.items.properties.limit,data:data21};
+const err41 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit",schemaPath:"#/properties/endpoints/items/properties/methods/items/properties/limit/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema168.properties.endpoints.items.properties.methods.items.properties.limit.type,parentSchema:schema168.properties.endpoints.items.properties.methods.items.properties.limit,data:data21};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -13400,7 +13574,7 @@ errors++;
 }
 }
 else {
-const err42 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5,schemaPath:"#/properties/endpoints/items/properties/methods/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema166.properties.endpoints.items.properties.methods.items.type,parentSchema:schema166.properties.endpoints.items.properties.methods.items,data:data19};
+const err42 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5,schemaPath:"#/properties/endpoints/items/properties/methods/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema168.properties.endpoints.items.properties.methods.items.type,parentSchema:schema168.properties.endpoints.items.properties.methods.items,data:data19};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -13414,7 +13588,7 @@ errors++;
 }
 }
 else {
-const err43 = {instancePath:instancePath+"/endpoints/" + i4,schemaPath:"#/properties/endpoints/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema166.properties.endpoints.items.type,parentSchema:schema166.properties.endpoints.items,data:data16};
+const err43 = {instancePath:instancePath+"/endpoints/" + i4,schemaPath:"#/properties/endpoints/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema168.properties.endpoints.items.type,parentSchema:schema168.properties.endpoints.items,data:data16};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -13429,7 +13603,7 @@ errors++;
 if(data.field_access_rights !== undefined){
 let data30 = data.field_access_rights;
 if((!(Array.isArray(data30))) && (data30 !== null)){
-const err44 = {instancePath:instancePath+"/field_access_rights",schemaPath:"#/properties/field_access_rights/type",keyword:"type",params:{type: schema166.properties.field_access_rights.type},message:"must be array,null",schema:schema166.properties.field_access_rights.type,parentSchema:schema166.properties.field_access_rights,data:data30};
+const err44 = {instancePath:instancePath+"/field_access_rights",schemaPath:"#/properties/field_access_rights/type",keyword:"type",params:{type: schema168.properties.field_access_rights.type},message:"must be array,null",schema:schema168.properties.field_access_rights.type,parentSchema:schema168.properties.field_access_rights,data:data30};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -13445,7 +13619,7 @@ let data31 = data30[i6];
 if(data31 && typeof data31 == "object" && !Array.isArray(data31)){
 for(const key7 in data31){
 if(!(((key7 === "field_name") || (key7 === "type_name")) || (key7 === "limits"))){
-const err45 = {instancePath:instancePath+"/field_access_rights/" + i6,schemaPath:"#/properties/field_access_rights/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema166.properties.field_access_rights.items,data:data31};
+const err45 = {instancePath:instancePath+"/field_access_rights/" + i6,schemaPath:"#/properties/field_access_rights/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema168.properties.field_access_rights.items,data:data31};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -13458,7 +13632,7 @@ errors++;
 if(data31.field_name !== undefined){
 let data32 = data31.field_name;
 if(typeof data32 !== "string"){
-const err46 = {instancePath:instancePath+"/field_access_rights/" + i6+"/field_name",schemaPath:"#/properties/field_access_rights/items/properties/field_name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema166.properties.field_access_rights.items.properties.field_name.type,parentSchema:schema166.properties.field_access_rights.items.properties.field_name,data:data32};
+const err46 = {instancePath:instancePath+"/field_access_rights/" + i6+"/field_name",schemaPath:"#/properties/field_access_rights/items/properties/field_name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema168.properties.field_access_rights.items.properties.field_name.type,parentSchema:schema168.properties.field_access_rights.items.properties.field_name,data:data32};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -13471,7 +13645,7 @@ errors++;
 if(data31.type_name !== undefined){
 let data33 = data31.type_name;
 if(typeof data33 !== "string"){
-const err47 = {instancePath:instancePath+"/field_access_rights/" + i6+"/type_name",schemaPath:"#/properties/field_access_rights/items/properties/type_name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema166.properties.field_access_rights.items.properties.type_name.type,parentSchema:schema166.properties.field_access_rights.items.properties.type_name,data:data33};
+const err47 = {instancePath:instancePath+"/field_access_rights/" + i6+"/type_name",schemaPath:"#/properties/field_access_rights/items/properties/type_name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema168.properties.field_access_rights.items.properties.type_name.type,parentSchema:schema168.properties.field_access_rights.items.properties.type_name,data:data33};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -13486,7 +13660,7 @@ let data34 = data31.limits;
 if(data34 && typeof data34 == "object" && !Array.isArray(data34)){
 for(const key8 in data34){
 if(!(key8 === "max_query_depth")){
-const err48 = {instancePath:instancePath+"/field_access_rights/" + i6+"/limits",schemaPath:"#/properties/field_access_rights/items/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties",schema:false,parentSchema:schema166.properties.field_access_rights.items.properties.limits,data:data34};
+const err48 = {instancePath:instancePath+"/field_access_rights/" + i6+"/limits",schemaPath:"#/properties/field_access_rights/items/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties",schema:false,parentSchema:schema168.properties.field_access_rights.items.properties.limits,data:data34};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -13499,7 +13673,7 @@ errors++;
 if(data34.max_query_depth !== undefined){
 let data35 = data34.max_query_depth;
 if(!(((typeof data35 == "number") && (!(data35 % 1) && !isNaN(data35))) && (isFinite(data35)))){
-const err49 = {instancePath:instancePath+"/field_access_rights/" + i6+"/limits/max_query_depth",schemaPath:"#/properties/field_access_rights/items/properties/limits/properties/max_query_depth/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema166.properties.field_access_rights.items.properties.limits.properties.max_query_depth.type,parentSchema:schema166.properties.field_access_rights.items.properties.limits.properties.max_query_depth,data:data35};
+const err49 = {instancePath:instancePath+"/field_access_rights/" + i6+"/limits/max_query_depth",schemaPath:"#/properties/field_access_rights/items/properties/limits/properties/max_query_depth/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema168.properties.field_access_rights.items.properties.limits.properties.max_query_depth.type,parentSchema:schema168.properties.field_access_rights.items.properties.limits.properties.max_query_depth,data:data35};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -13511,7 +13685,7 @@ errors++;
 }
 }
 else {
-const err50 = {instancePath:instancePath+"/field_access_rights/" + i6+"/limits",schemaPath:"#/properties/field_access_rights/items/properties/limits/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema166.properties.field_access_rights.items.properties.limits.type,parentSchema:schema166.properties.field_access_rights.items.properties.limits,data:data34};
+const err50 = {instancePath:instancePath+"/field_access_rights/" + i6+"/limits",schemaPath:"#/properties/field_access_rights/items/properties/limits/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema168.properties.field_access_rights.items.properties.limits.type,parentSchema:schema168.properties.field_access_rights.items.properties.limits,data:data34};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -13523,7 +13697,7 @@ errors++;
 }
 }
 else {
-const err51 = {instancePath:instancePath+"/field_access_rights/" + i6,schemaPath:"#/properties/field_access_rights/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema166.properties.field_access_rights.items.type,parentSchema:schema166.properties.field_access_rights.items,data:data31};
+const err51 = {instancePath:instancePath+"/field_access_rights/" + i6,schemaPath:"#/properties/field_access_rights/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema168.properties.field_access_rights.items.type,parentSchema:schema168.properties.field_access_rights.items,data:data31};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -13538,7 +13712,7 @@ errors++;
 if(data.json_rpc_methods !== undefined){
 let data36 = data.json_rpc_methods;
 if((!(Array.isArray(data36))) && (data36 !== null)){
-const err52 = {instancePath:instancePath+"/json_rpc_methods",schemaPath:"#/properties/json_rpc_methods/type",keyword:"type",params:{type: schema166.properties.json_rpc_methods.type},message:"must be array,null",schema:schema166.properties.json_rpc_methods.type,parentSchema:schema166.properties.json_rpc_methods,data:data36};
+const err52 = {instancePath:instancePath+"/json_rpc_methods",schemaPath:"#/properties/json_rpc_methods/type",keyword:"type",params:{type: schema168.properties.json_rpc_methods.type},message:"must be array,null",schema:schema168.properties.json_rpc_methods.type,parentSchema:schema168.properties.json_rpc_methods,data:data36};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -13552,7 +13726,7 @@ const len7 = data36.length;
 for(let i7=0; i7<len7; i7++){
 let data37 = data36[i7];
 if(!(data37 && typeof data37 == "object" && !Array.isArray(data37))){
-const err53 = {instancePath:instancePath+"/json_rpc_methods/" + i7,schemaPath:"#/properties/json_rpc_methods/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema166.properties.json_rpc_methods.items.type,parentSchema:schema166.properties.json_rpc_methods.items,data:data37};
+const err53 = {instancePath:instancePath+"/json_rpc_methods/" + i7,schemaPath:"#/properties/json_rpc_methods/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema168.properties.json_rpc_methods.items.type,parentSchema:schema168.properties.json_rpc_methods.items,data:data37};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -13567,7 +13741,7 @@ errors++;
 if(data.json_rpc_methods_access_rights !== undefined){
 let data38 = data.json_rpc_methods_access_rights;
 if((!(data38 && typeof data38 == "object" && !Array.isArray(data38))) && (data38 !== null)){
-const err54 = {instancePath:instancePath+"/json_rpc_methods_access_rights",schemaPath:"#/properties/json_rpc_methods_access_rights/type",keyword:"type",params:{type: schema166.properties.json_rpc_methods_access_rights.type},message:"must be object,null",schema:schema166.properties.json_rpc_methods_access_rights.type,parentSchema:schema166.properties.json_rpc_methods_access_rights,data:data38};
+const err54 = {instancePath:instancePath+"/json_rpc_methods_access_rights",schemaPath:"#/properties/json_rpc_methods_access_rights/type",keyword:"type",params:{type: schema168.properties.json_rpc_methods_access_rights.type},message:"must be object,null",schema:schema168.properties.json_rpc_methods_access_rights.type,parentSchema:schema168.properties.json_rpc_methods_access_rights,data:data38};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -13581,8 +13755,8 @@ if(data.limit !== undefined){
 let data39 = data.limit;
 if(data39 && typeof data39 == "object" && !Array.isArray(data39)){
 for(const key9 in data39){
-if(!(func7.call(schema166.properties.limit.properties, key9))){
-const err55 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties",schema:false,parentSchema:schema166.properties.limit,data:data39};
+if(!(func7.call(schema168.properties.limit.properties, key9))){
+const err55 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties",schema:false,parentSchema:schema168.properties.limit,data:data39};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -13595,7 +13769,7 @@ errors++;
 if(data39.max_query_depth !== undefined){
 let data40 = data39.max_query_depth;
 if(!(((typeof data40 == "number") && (!(data40 % 1) && !isNaN(data40))) && (isFinite(data40)))){
-const err56 = {instancePath:instancePath+"/limit/max_query_depth",schemaPath:"#/properties/limit/properties/max_query_depth/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema166.properties.limit.properties.max_query_depth.type,parentSchema:schema166.properties.limit.properties.max_query_depth,data:data40};
+const err56 = {instancePath:instancePath+"/limit/max_query_depth",schemaPath:"#/properties/limit/properties/max_query_depth/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema168.properties.limit.properties.max_query_depth.type,parentSchema:schema168.properties.limit.properties.max_query_depth,data:data40};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -13608,7 +13782,7 @@ errors++;
 if(data39.per !== undefined){
 let data41 = data39.per;
 if(!((typeof data41 == "number") && (isFinite(data41)))){
-const err57 = {instancePath:instancePath+"/limit/per",schemaPath:"#/properties/limit/properties/per/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema166.properties.limit.properties.per.type,parentSchema:schema166.properties.limit.properties.per,data:data41};
+const err57 = {instancePath:instancePath+"/limit/per",schemaPath:"#/properties/limit/properties/per/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema168.properties.limit.properties.per.type,parentSchema:schema168.properties.limit.properties.per,data:data41};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -13621,7 +13795,7 @@ errors++;
 if(data39.quota_max !== undefined){
 let data42 = data39.quota_max;
 if(!(((typeof data42 == "number") && (!(data42 % 1) && !isNaN(data42))) && (isFinite(data42)))){
-const err58 = {instancePath:instancePath+"/limit/quota_max",schemaPath:"#/properties/limit/properties/quota_max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema166.properties.limit.properties.quota_max.type,parentSchema:schema166.properties.limit.properties.quota_max,data:data42};
+const err58 = {instancePath:instancePath+"/limit/quota_max",schemaPath:"#/properties/limit/properties/quota_max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema168.properties.limit.properties.quota_max.type,parentSchema:schema168.properties.limit.properties.quota_max,data:data42};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -13634,7 +13808,7 @@ errors++;
 if(data39.quota_remaining !== undefined){
 let data43 = data39.quota_remaining;
 if(!(((typeof data43 == "number") && (!(data43 % 1) && !isNaN(data43))) && (isFinite(data43)))){
-const err59 = {instancePath:instancePath+"/limit/quota_remaining",schemaPath:"#/properties/limit/properties/quota_remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema166.properties.limit.properties.quota_remaining.type,parentSchema:schema166.properties.limit.properties.quota_remaining,data:data43};
+const err59 = {instancePath:instancePath+"/limit/quota_remaining",schemaPath:"#/properties/limit/properties/quota_remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema168.properties.limit.properties.quota_remaining.type,parentSchema:schema168.properties.limit.properties.quota_remaining,data:data43};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -13647,7 +13821,7 @@ errors++;
 if(data39.quota_renewal_rate !== undefined){
 let data44 = data39.quota_renewal_rate;
 if(!(((typeof data44 == "number") && (!(data44 % 1) && !isNaN(data44))) && (isFinite(data44)))){
-const err60 = {instancePath:instancePath+"/limit/quota_renewal_rate",schemaPath:"#/properties/limit/properties/quota_renewal_rate/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema166.properties.limit.properties.quota_renewal_rate.type,parentSchema:schema166.properties.limit.properties.quota_renewal_rate,data:data44};
+const err60 = {instancePath:instancePath+"/limit/quota_renewal_rate",schemaPath:"#/properties/limit/properties/quota_renewal_rate/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema168.properties.limit.properties.quota_renewal_rate.type,parentSchema:schema168.properties.limit.properties.quota_renewal_rate,data:data44};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -13660,7 +13834,7 @@ errors++;
 if(data39.quota_renews !== undefined){
 let data45 = data39.quota_renews;
 if(!(((typeof data45 == "number") && (!(data45 % 1) && !isNaN(data45))) && (isFinite(data45)))){
-const err61 = {instancePath:instancePath+"/limit/quota_renews",schemaPath:"#/properties/limit/properties/quota_renews/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema166.properties.limit.properties.quota_renews.type,parentSchema:schema166.properties.limit.properties.quota_renews,data:data45};
+const err61 = {instancePath:instancePath+"/limit/quota_renews",schemaPath:"#/properties/limit/properties/quota_renews/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema168.properties.limit.properties.quota_renews.type,parentSchema:schema168.properties.limit.properties.quota_renews,data:data45};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -13673,7 +13847,7 @@ errors++;
 if(data39.rate !== undefined){
 let data46 = data39.rate;
 if(!((typeof data46 == "number") && (isFinite(data46)))){
-const err62 = {instancePath:instancePath+"/limit/rate",schemaPath:"#/properties/limit/properties/rate/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema166.properties.limit.properties.rate.type,parentSchema:schema166.properties.limit.properties.rate,data:data46};
+const err62 = {instancePath:instancePath+"/limit/rate",schemaPath:"#/properties/limit/properties/rate/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema168.properties.limit.properties.rate.type,parentSchema:schema168.properties.limit.properties.rate,data:data46};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -13686,7 +13860,7 @@ errors++;
 if(data39.smoothing !== undefined){
 let data47 = data39.smoothing;
 if((!(data47 && typeof data47 == "object" && !Array.isArray(data47))) && (data47 !== null)){
-const err63 = {instancePath:instancePath+"/limit/smoothing",schemaPath:"#/$defs/smoothing/type",keyword:"type",params:{type: schema169.type},message:"must be object,null",schema:schema169.type,parentSchema:schema169,data:data47};
+const err63 = {instancePath:instancePath+"/limit/smoothing",schemaPath:"#/$defs/smoothing/type",keyword:"type",params:{type: schema171.type},message:"must be object,null",schema:schema171.type,parentSchema:schema171,data:data47};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -13698,7 +13872,7 @@ errors++;
 if(data47 && typeof data47 == "object" && !Array.isArray(data47)){
 for(const key10 in data47){
 if(!(((((key10 === "delay") || (key10 === "enabled")) || (key10 === "step")) || (key10 === "threshold")) || (key10 === "trigger"))){
-const err64 = {instancePath:instancePath+"/limit/smoothing",schemaPath:"#/$defs/smoothing/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties",schema:false,parentSchema:schema169,data:data47};
+const err64 = {instancePath:instancePath+"/limit/smoothing",schemaPath:"#/$defs/smoothing/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties",schema:false,parentSchema:schema171,data:data47};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -13711,7 +13885,7 @@ errors++;
 if(data47.delay !== undefined){
 let data48 = data47.delay;
 if(!(((typeof data48 == "number") && (!(data48 % 1) && !isNaN(data48))) && (isFinite(data48)))){
-const err65 = {instancePath:instancePath+"/limit/smoothing/delay",schemaPath:"#/$defs/smoothing/properties/delay/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema169.properties.delay.type,parentSchema:schema169.properties.delay,data:data48};
+const err65 = {instancePath:instancePath+"/limit/smoothing/delay",schemaPath:"#/$defs/smoothing/properties/delay/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema171.properties.delay.type,parentSchema:schema171.properties.delay,data:data48};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -13724,7 +13898,7 @@ errors++;
 if(data47.enabled !== undefined){
 let data49 = data47.enabled;
 if(typeof data49 !== "boolean"){
-const err66 = {instancePath:instancePath+"/limit/smoothing/enabled",schemaPath:"#/$defs/smoothing/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema169.properties.enabled.type,parentSchema:schema169.properties.enabled,data:data49};
+const err66 = {instancePath:instancePath+"/limit/smoothing/enabled",schemaPath:"#/$defs/smoothing/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema171.properties.enabled.type,parentSchema:schema171.properties.enabled,data:data49};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -13737,7 +13911,7 @@ errors++;
 if(data47.step !== undefined){
 let data50 = data47.step;
 if(!(((typeof data50 == "number") && (!(data50 % 1) && !isNaN(data50))) && (isFinite(data50)))){
-const err67 = {instancePath:instancePath+"/limit/smoothing/step",schemaPath:"#/$defs/smoothing/properties/step/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema169.properties.step.type,parentSchema:schema169.properties.step,data:data50};
+const err67 = {instancePath:instancePath+"/limit/smoothing/step",schemaPath:"#/$defs/smoothing/properties/step/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema171.properties.step.type,parentSchema:schema171.properties.step,data:data50};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -13750,7 +13924,7 @@ errors++;
 if(data47.threshold !== undefined){
 let data51 = data47.threshold;
 if(!(((typeof data51 == "number") && (!(data51 % 1) && !isNaN(data51))) && (isFinite(data51)))){
-const err68 = {instancePath:instancePath+"/limit/smoothing/threshold",schemaPath:"#/$defs/smoothing/properties/threshold/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema169.properties.threshold.type,parentSchema:schema169.properties.threshold,data:data51};
+const err68 = {instancePath:instancePath+"/limit/smoothing/threshold",schemaPath:"#/$defs/smoothing/properties/threshold/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema171.properties.threshold.type,parentSchema:schema171.properties.threshold,data:data51};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -13763,7 +13937,7 @@ errors++;
 if(data47.trigger !== undefined){
 let data52 = data47.trigger;
 if(!((typeof data52 == "number") && (isFinite(data52)))){
-const err69 = {instancePath:instancePath+"/limit/smoothing/trigger",schemaPath:"#/$defs/smoothing/properties/trigger/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema169.properties.trigger.type,parentSchema:schema169.properties.trigger,data:data52};
+const err69 = {instancePath:instancePath+"/limit/smoothing/trigger",schemaPath:"#/$defs/smoothing/properties/trigger/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema171.properties.trigger.type,parentSchema:schema171.properties.trigger,data:data52};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -13778,7 +13952,7 @@ errors++;
 if(data39.throttle_interval !== undefined){
 let data53 = data39.throttle_interval;
 if(!((typeof data53 == "number") && (isFinite(data53)))){
-const err70 = {instancePath:instancePath+"/limit/throttle_interval",schemaPath:"#/properties/limit/properties/throttle_interval/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema166.properties.limit.properties.throttle_interval.type,parentSchema:schema166.properties.limit.properties.throttle_interval,data:data53};
+const err70 = {instancePath:instancePath+"/limit/throttle_interval",schemaPath:"#/properties/limit/properties/throttle_interval/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema168.properties.limit.properties.throttle_interval.type,parentSchema:schema168.properties.limit.properties.throttle_interval,data:data53};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -13791,7 +13965,7 @@ errors++;
 if(data39.throttle_retry_limit !== undefined){
 let data54 = data39.throttle_retry_limit;
 if(!(((typeof data54 == "number") && (!(data54 % 1) && !isNaN(data54))) && (isFinite(data54)))){
-const err71 = {instancePath:instancePath+"/limit/throttle_retry_limit",schemaPath:"#/properties/limit/properties/throttle_retry_limit/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema166.properties.limit.properties.throttle_retry_limit.type,parentSchema:schema166.properties.limit.properties.throttle_retry_limit,data:data54};
+const err71 = {instancePath:instancePath+"/limit/throttle_retry_limit",schemaPath:"#/properties/limit/properties/throttle_retry_limit/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema168.properties.limit.properties.throttle_retry_limit.type,parentSchema:schema168.properties.limit.properties.throttle_retry_limit,data:data54};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -13803,7 +13977,7 @@ errors++;
 }
 }
 else {
-const err72 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema166.properties.limit.type,parentSchema:schema166.properties.limit,data:data39};
+const err72 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema168.properties.limit.type,parentSchema:schema168.properties.limit,data:data39};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -13816,7 +13990,7 @@ errors++;
 if(data.mcp_access_rights !== undefined){
 let data55 = data.mcp_access_rights;
 if((!(data55 && typeof data55 == "object" && !Array.isArray(data55))) && (data55 !== null)){
-const err73 = {instancePath:instancePath+"/mcp_access_rights",schemaPath:"#/properties/mcp_access_rights/type",keyword:"type",params:{type: schema166.properties.mcp_access_rights.type},message:"must be object,null",schema:schema166.properties.mcp_access_rights.type,parentSchema:schema166.properties.mcp_access_rights,data:data55};
+const err73 = {instancePath:instancePath+"/mcp_access_rights",schemaPath:"#/properties/mcp_access_rights/type",keyword:"type",params:{type: schema168.properties.mcp_access_rights.type},message:"must be object,null",schema:schema168.properties.mcp_access_rights.type,parentSchema:schema168.properties.mcp_access_rights,data:data55};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -13829,7 +14003,7 @@ errors++;
 if(data.mcp_primitives !== undefined){
 let data56 = data.mcp_primitives;
 if((!(Array.isArray(data56))) && (data56 !== null)){
-const err74 = {instancePath:instancePath+"/mcp_primitives",schemaPath:"#/properties/mcp_primitives/type",keyword:"type",params:{type: schema166.properties.mcp_primitives.type},message:"must be array,null",schema:schema166.properties.mcp_primitives.type,parentSchema:schema166.properties.mcp_primitives,data:data56};
+const err74 = {instancePath:instancePath+"/mcp_primitives",schemaPath:"#/properties/mcp_primitives/type",keyword:"type",params:{type: schema168.properties.mcp_primitives.type},message:"must be array,null",schema:schema168.properties.mcp_primitives.type,parentSchema:schema168.properties.mcp_primitives,data:data56};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -13843,7 +14017,7 @@ const len8 = data56.length;
 for(let i8=0; i8<len8; i8++){
 let data57 = data56[i8];
 if(!(data57 && typeof data57 == "object" && !Array.isArray(data57))){
-const err75 = {instancePath:instancePath+"/mcp_primitives/" + i8,schemaPath:"#/properties/mcp_primitives/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema166.properties.mcp_primitives.items.type,parentSchema:schema166.properties.mcp_primitives.items,data:data57};
+const err75 = {instancePath:instancePath+"/mcp_primitives/" + i8,schemaPath:"#/properties/mcp_primitives/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema168.properties.mcp_primitives.items.type,parentSchema:schema168.properties.mcp_primitives.items,data:data57};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -13858,7 +14032,7 @@ errors++;
 if(data.restricted_types !== undefined){
 let data58 = data.restricted_types;
 if((!(Array.isArray(data58))) && (data58 !== null)){
-const err76 = {instancePath:instancePath+"/restricted_types",schemaPath:"#/properties/restricted_types/type",keyword:"type",params:{type: schema166.properties.restricted_types.type},message:"must be array,null",schema:schema166.properties.restricted_types.type,parentSchema:schema166.properties.restricted_types,data:data58};
+const err76 = {instancePath:instancePath+"/restricted_types",schemaPath:"#/properties/restricted_types/type",keyword:"type",params:{type: schema168.properties.restricted_types.type},message:"must be array,null",schema:schema168.properties.restricted_types.type,parentSchema:schema168.properties.restricted_types,data:data58};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -13874,7 +14048,7 @@ let data59 = data58[i9];
 if(data59 && typeof data59 == "object" && !Array.isArray(data59)){
 for(const key11 in data59){
 if(!((key11 === "name") || (key11 === "fields"))){
-const err77 = {instancePath:instancePath+"/restricted_types/" + i9,schemaPath:"#/$defs/graphqlType/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties",schema:false,parentSchema:schema168,data:data59};
+const err77 = {instancePath:instancePath+"/restricted_types/" + i9,schemaPath:"#/$defs/graphqlType/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties",schema:false,parentSchema:schema170,data:data59};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -13887,7 +14061,7 @@ errors++;
 if(data59.name !== undefined){
 let data60 = data59.name;
 if(typeof data60 !== "string"){
-const err78 = {instancePath:instancePath+"/restricted_types/" + i9+"/name",schemaPath:"#/$defs/graphqlType/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema168.properties.name.type,parentSchema:schema168.properties.name,data:data60};
+const err78 = {instancePath:instancePath+"/restricted_types/" + i9+"/name",schemaPath:"#/$defs/graphqlType/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema170.properties.name.type,parentSchema:schema170.properties.name,data:data60};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -13900,7 +14074,7 @@ errors++;
 if(data59.fields !== undefined){
 let data61 = data59.fields;
 if((!(Array.isArray(data61))) && (data61 !== null)){
-const err79 = {instancePath:instancePath+"/restricted_types/" + i9+"/fields",schemaPath:"#/$defs/graphqlType/properties/fields/type",keyword:"type",params:{type: schema168.properties.fields.type},message:"must be array,null",schema:schema168.properties.fields.type,parentSchema:schema168.properties.fields,data:data61};
+const err79 = {instancePath:instancePath+"/restricted_types/" + i9+"/fields",schemaPath:"#/$defs/graphqlType/properties/fields/type",keyword:"type",params:{type: schema170.properties.fields.type},message:"must be array,null",schema:schema170.properties.fields.type,parentSchema:schema170.properties.fields,data:data61};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -13914,7 +14088,7 @@ const len10 = data61.length;
 for(let i10=0; i10<len10; i10++){
 let data62 = data61[i10];
 if(typeof data62 !== "string"){
-const err80 = {instancePath:instancePath+"/restricted_types/" + i9+"/fields/" + i10,schemaPath:"#/$defs/graphqlType/properties/fields/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema168.properties.fields.items.type,parentSchema:schema168.properties.fields.items,data:data62};
+const err80 = {instancePath:instancePath+"/restricted_types/" + i9+"/fields/" + i10,schemaPath:"#/$defs/graphqlType/properties/fields/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema170.properties.fields.items.type,parentSchema:schema170.properties.fields.items,data:data62};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -13928,7 +14102,7 @@ errors++;
 }
 }
 else {
-const err81 = {instancePath:instancePath+"/restricted_types/" + i9,schemaPath:"#/$defs/graphqlType/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema168.type,parentSchema:schema168,data:data59};
+const err81 = {instancePath:instancePath+"/restricted_types/" + i9,schemaPath:"#/$defs/graphqlType/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema170.type,parentSchema:schema170,data:data59};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -13943,7 +14117,7 @@ errors++;
 if(data.versions !== undefined){
 let data63 = data.versions;
 if((!(Array.isArray(data63))) && (data63 !== null)){
-const err82 = {instancePath:instancePath+"/versions",schemaPath:"#/properties/versions/type",keyword:"type",params:{type: schema166.properties.versions.type},message:"must be array,null",schema:schema166.properties.versions.type,parentSchema:schema166.properties.versions,data:data63};
+const err82 = {instancePath:instancePath+"/versions",schemaPath:"#/properties/versions/type",keyword:"type",params:{type: schema168.properties.versions.type},message:"must be array,null",schema:schema168.properties.versions.type,parentSchema:schema168.properties.versions,data:data63};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -13957,7 +14131,7 @@ const len11 = data63.length;
 for(let i11=0; i11<len11; i11++){
 let data64 = data63[i11];
 if(typeof data64 !== "string"){
-const err83 = {instancePath:instancePath+"/versions/" + i11,schemaPath:"#/properties/versions/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema166.properties.versions.items.type,parentSchema:schema166.properties.versions.items,data:data64};
+const err83 = {instancePath:instancePath+"/versions/" + i11,schemaPath:"#/properties/versions/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema168.properties.versions.items.type,parentSchema:schema168.properties.versions.items,data:data64};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -13971,7 +14145,7 @@ errors++;
 }
 }
 else {
-const err84 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema166.type,parentSchema:schema166,data};
+const err84 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema168.type,parentSchema:schema168,data};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -14000,7 +14174,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.apiVersion === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "apiVersion"},message:"must have required property '"+"apiVersion"+"'",schema:schema161.required,parentSchema:schema161,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "apiVersion"},message:"must have required property '"+"apiVersion"+"'",schema:schema163.required,parentSchema:schema163,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -14010,7 +14184,7 @@ vErrors.push(err0);
 errors++;
 }
 if(data.kind === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema161.required,parentSchema:schema161,data};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema163.required,parentSchema:schema163,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -14020,7 +14194,7 @@ vErrors.push(err1);
 errors++;
 }
 if(data.metadata === undefined){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "metadata"},message:"must have required property '"+"metadata"+"'",schema:schema161.required,parentSchema:schema161,data};
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "metadata"},message:"must have required property '"+"metadata"+"'",schema:schema163.required,parentSchema:schema163,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -14030,7 +14204,7 @@ vErrors.push(err2);
 errors++;
 }
 if(data.spec === undefined){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "spec"},message:"must have required property '"+"spec"+"'",schema:schema161.required,parentSchema:schema161,data};
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "spec"},message:"must have required property '"+"spec"+"'",schema:schema163.required,parentSchema:schema163,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -14041,7 +14215,7 @@ errors++;
 }
 for(const key0 in data){
 if(!((((key0 === "apiVersion") || (key0 === "kind")) || (key0 === "metadata")) || (key0 === "spec"))){
-const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema161,data};
+const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema163,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -14067,7 +14241,7 @@ errors++;
 if(data.kind !== undefined){
 let data1 = data.kind;
 if("OrgKey" !== data1){
-const err6 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "OrgKey"},message:"must be equal to constant",schema:"OrgKey",parentSchema:schema161.properties.kind,data:data1};
+const err6 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "OrgKey"},message:"must be equal to constant",schema:"OrgKey",parentSchema:schema163.properties.kind,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -14087,7 +14261,7 @@ if(data.spec !== undefined){
 let data3 = data.spec;
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(data3.keyId === undefined){
-const err7 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "keyId"},message:"must have required property '"+"keyId"+"'",schema:schema161.properties.spec.required,parentSchema:schema161.properties.spec,data:data3};
+const err7 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "keyId"},message:"must have required property '"+"keyId"+"'",schema:schema163.properties.spec.required,parentSchema:schema163.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -14097,8 +14271,8 @@ vErrors.push(err7);
 errors++;
 }
 for(const key1 in data3){
-if(!(func7.call(schema161.properties.spec.properties, key1))){
-const err8 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema161.properties.spec,data:data3};
+if(!(func7.call(schema163.properties.spec.properties, key1))){
+const err8 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema163.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -14147,7 +14321,7 @@ if(data3.quotaResetTrigger !== undefined){
 let data5 = data3.quotaResetTrigger;
 if(typeof data5 === "string"){
 if(func1(data5) < 1){
-const err12 = {instancePath:instancePath+"/spec/quotaResetTrigger",schemaPath:"#/properties/spec/properties/quotaResetTrigger/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema161.properties.spec.properties.quotaResetTrigger,data:data5};
+const err12 = {instancePath:instancePath+"/spec/quotaResetTrigger",schemaPath:"#/properties/spec/properties/quotaResetTrigger/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema163.properties.spec.properties.quotaResetTrigger,data:data5};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -14158,7 +14332,7 @@ errors++;
 }
 }
 else {
-const err13 = {instancePath:instancePath+"/spec/quotaResetTrigger",schemaPath:"#/properties/spec/properties/quotaResetTrigger/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema161.properties.spec.properties.quotaResetTrigger.type,parentSchema:schema161.properties.spec.properties.quotaResetTrigger,data:data5};
+const err13 = {instancePath:instancePath+"/spec/quotaResetTrigger",schemaPath:"#/properties/spec/properties/quotaResetTrigger/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema163.properties.spec.properties.quotaResetTrigger.type,parentSchema:schema163.properties.spec.properties.quotaResetTrigger,data:data5};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -14171,7 +14345,7 @@ errors++;
 if(data3.access_rights !== undefined){
 let data6 = data3.access_rights;
 if((!(data6 && typeof data6 == "object" && !Array.isArray(data6))) && (data6 !== null)){
-const err14 = {instancePath:instancePath+"/spec/access_rights",schemaPath:"#/properties/spec/properties/access_rights/type",keyword:"type",params:{type: schema161.properties.spec.properties.access_rights.type},message:"must be object,null",schema:schema161.properties.spec.properties.access_rights.type,parentSchema:schema161.properties.spec.properties.access_rights,data:data6};
+const err14 = {instancePath:instancePath+"/spec/access_rights",schemaPath:"#/properties/spec/properties/access_rights/type",keyword:"type",params:{type: schema163.properties.spec.properties.access_rights.type},message:"must be object,null",schema:schema163.properties.spec.properties.access_rights.type,parentSchema:schema163.properties.spec.properties.access_rights,data:data6};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -14192,7 +14366,7 @@ errors = vErrors.length;
 if(data3.alias !== undefined){
 let data8 = data3.alias;
 if(typeof data8 !== "string"){
-const err15 = {instancePath:instancePath+"/spec/alias",schemaPath:"#/properties/spec/properties/alias/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema161.properties.spec.properties.alias.type,parentSchema:schema161.properties.spec.properties.alias,data:data8};
+const err15 = {instancePath:instancePath+"/spec/alias",schemaPath:"#/properties/spec/properties/alias/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema163.properties.spec.properties.alias.type,parentSchema:schema163.properties.spec.properties.alias,data:data8};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -14205,7 +14379,7 @@ errors++;
 if(data3.allowance !== undefined){
 let data9 = data3.allowance;
 if(!((typeof data9 == "number") && (isFinite(data9)))){
-const err16 = {instancePath:instancePath+"/spec/allowance",schemaPath:"#/properties/spec/properties/allowance/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema161.properties.spec.properties.allowance.type,parentSchema:schema161.properties.spec.properties.allowance,data:data9};
+const err16 = {instancePath:instancePath+"/spec/allowance",schemaPath:"#/properties/spec/properties/allowance/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema163.properties.spec.properties.allowance.type,parentSchema:schema163.properties.spec.properties.allowance,data:data9};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -14218,7 +14392,7 @@ errors++;
 if(data3.apply_policies !== undefined){
 let data10 = data3.apply_policies;
 if((!(Array.isArray(data10))) && (data10 !== null)){
-const err17 = {instancePath:instancePath+"/spec/apply_policies",schemaPath:"#/properties/spec/properties/apply_policies/type",keyword:"type",params:{type: schema161.properties.spec.properties.apply_policies.type},message:"must be array,null",schema:schema161.properties.spec.properties.apply_policies.type,parentSchema:schema161.properties.spec.properties.apply_policies,data:data10};
+const err17 = {instancePath:instancePath+"/spec/apply_policies",schemaPath:"#/properties/spec/properties/apply_policies/type",keyword:"type",params:{type: schema163.properties.spec.properties.apply_policies.type},message:"must be array,null",schema:schema163.properties.spec.properties.apply_policies.type,parentSchema:schema163.properties.spec.properties.apply_policies,data:data10};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -14232,7 +14406,7 @@ const len0 = data10.length;
 for(let i0=0; i0<len0; i0++){
 let data11 = data10[i0];
 if(typeof data11 !== "string"){
-const err18 = {instancePath:instancePath+"/spec/apply_policies/" + i0,schemaPath:"#/properties/spec/properties/apply_policies/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema161.properties.spec.properties.apply_policies.items.type,parentSchema:schema161.properties.spec.properties.apply_policies.items,data:data11};
+const err18 = {instancePath:instancePath+"/spec/apply_policies/" + i0,schemaPath:"#/properties/spec/properties/apply_policies/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema163.properties.spec.properties.apply_policies.items.type,parentSchema:schema163.properties.spec.properties.apply_policies.items,data:data11};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -14247,7 +14421,7 @@ errors++;
 if(data3.apply_policy_id !== undefined){
 let data12 = data3.apply_policy_id;
 if(typeof data12 !== "string"){
-const err19 = {instancePath:instancePath+"/spec/apply_policy_id",schemaPath:"#/properties/spec/properties/apply_policy_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema161.properties.spec.properties.apply_policy_id.type,parentSchema:schema161.properties.spec.properties.apply_policy_id,data:data12};
+const err19 = {instancePath:instancePath+"/spec/apply_policy_id",schemaPath:"#/properties/spec/properties/apply_policy_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema163.properties.spec.properties.apply_policy_id.type,parentSchema:schema163.properties.spec.properties.apply_policy_id,data:data12};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -14260,7 +14434,7 @@ errors++;
 if(data3.basic_auth_data !== undefined){
 let data13 = data3.basic_auth_data;
 if(!(data13 && typeof data13 == "object" && !Array.isArray(data13))){
-const err20 = {instancePath:instancePath+"/spec/basic_auth_data",schemaPath:"#/properties/spec/properties/basic_auth_data/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema161.properties.spec.properties.basic_auth_data.type,parentSchema:schema161.properties.spec.properties.basic_auth_data,data:data13};
+const err20 = {instancePath:instancePath+"/spec/basic_auth_data",schemaPath:"#/properties/spec/properties/basic_auth_data/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema163.properties.spec.properties.basic_auth_data.type,parentSchema:schema163.properties.spec.properties.basic_auth_data,data:data13};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -14273,7 +14447,7 @@ errors++;
 if(data3.certificate !== undefined){
 let data14 = data3.certificate;
 if(typeof data14 !== "string"){
-const err21 = {instancePath:instancePath+"/spec/certificate",schemaPath:"#/properties/spec/properties/certificate/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema161.properties.spec.properties.certificate.type,parentSchema:schema161.properties.spec.properties.certificate,data:data14};
+const err21 = {instancePath:instancePath+"/spec/certificate",schemaPath:"#/properties/spec/properties/certificate/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema163.properties.spec.properties.certificate.type,parentSchema:schema163.properties.spec.properties.certificate,data:data14};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -14286,7 +14460,7 @@ errors++;
 if(data3.data_expires !== undefined){
 let data15 = data3.data_expires;
 if(!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))){
-const err22 = {instancePath:instancePath+"/spec/data_expires",schemaPath:"#/properties/spec/properties/data_expires/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema161.properties.spec.properties.data_expires.type,parentSchema:schema161.properties.spec.properties.data_expires,data:data15};
+const err22 = {instancePath:instancePath+"/spec/data_expires",schemaPath:"#/properties/spec/properties/data_expires/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema163.properties.spec.properties.data_expires.type,parentSchema:schema163.properties.spec.properties.data_expires,data:data15};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -14300,7 +14474,7 @@ if(data3.date_created !== undefined){
 let data16 = data3.date_created;
 if(typeof data16 === "string"){
 if(!(formats2.validate(data16))){
-const err23 = {instancePath:instancePath+"/spec/date_created",schemaPath:"#/properties/spec/properties/date_created/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\"",schema:"date-time",parentSchema:schema161.properties.spec.properties.date_created,data:data16};
+const err23 = {instancePath:instancePath+"/spec/date_created",schemaPath:"#/properties/spec/properties/date_created/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\"",schema:"date-time",parentSchema:schema163.properties.spec.properties.date_created,data:data16};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -14311,7 +14485,7 @@ errors++;
 }
 }
 else {
-const err24 = {instancePath:instancePath+"/spec/date_created",schemaPath:"#/properties/spec/properties/date_created/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema161.properties.spec.properties.date_created.type,parentSchema:schema161.properties.spec.properties.date_created,data:data16};
+const err24 = {instancePath:instancePath+"/spec/date_created",schemaPath:"#/properties/spec/properties/date_created/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema163.properties.spec.properties.date_created.type,parentSchema:schema163.properties.spec.properties.date_created,data:data16};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -14324,7 +14498,7 @@ errors++;
 if(data3.enable_detail_recording !== undefined){
 let data17 = data3.enable_detail_recording;
 if(typeof data17 !== "boolean"){
-const err25 = {instancePath:instancePath+"/spec/enable_detail_recording",schemaPath:"#/properties/spec/properties/enable_detail_recording/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema161.properties.spec.properties.enable_detail_recording.type,parentSchema:schema161.properties.spec.properties.enable_detail_recording,data:data17};
+const err25 = {instancePath:instancePath+"/spec/enable_detail_recording",schemaPath:"#/properties/spec/properties/enable_detail_recording/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema163.properties.spec.properties.enable_detail_recording.type,parentSchema:schema163.properties.spec.properties.enable_detail_recording,data:data17};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -14337,7 +14511,7 @@ errors++;
 if(data3.enable_detailed_recording !== undefined){
 let data18 = data3.enable_detailed_recording;
 if(typeof data18 !== "boolean"){
-const err26 = {instancePath:instancePath+"/spec/enable_detailed_recording",schemaPath:"#/properties/spec/properties/enable_detailed_recording/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema161.properties.spec.properties.enable_detailed_recording.type,parentSchema:schema161.properties.spec.properties.enable_detailed_recording,data:data18};
+const err26 = {instancePath:instancePath+"/spec/enable_detailed_recording",schemaPath:"#/properties/spec/properties/enable_detailed_recording/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema163.properties.spec.properties.enable_detailed_recording.type,parentSchema:schema163.properties.spec.properties.enable_detailed_recording,data:data18};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -14350,7 +14524,7 @@ errors++;
 if(data3.enable_http_signature_validation !== undefined){
 let data19 = data3.enable_http_signature_validation;
 if(typeof data19 !== "boolean"){
-const err27 = {instancePath:instancePath+"/spec/enable_http_signature_validation",schemaPath:"#/properties/spec/properties/enable_http_signature_validation/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema161.properties.spec.properties.enable_http_signature_validation.type,parentSchema:schema161.properties.spec.properties.enable_http_signature_validation,data:data19};
+const err27 = {instancePath:instancePath+"/spec/enable_http_signature_validation",schemaPath:"#/properties/spec/properties/enable_http_signature_validation/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema163.properties.spec.properties.enable_http_signature_validation.type,parentSchema:schema163.properties.spec.properties.enable_http_signature_validation,data:data19};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -14363,7 +14537,7 @@ errors++;
 if(data3.expires !== undefined){
 let data20 = data3.expires;
 if(!(((typeof data20 == "number") && (!(data20 % 1) && !isNaN(data20))) && (isFinite(data20)))){
-const err28 = {instancePath:instancePath+"/spec/expires",schemaPath:"#/properties/spec/properties/expires/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema161.properties.spec.properties.expires.type,parentSchema:schema161.properties.spec.properties.expires,data:data20};
+const err28 = {instancePath:instancePath+"/spec/expires",schemaPath:"#/properties/spec/properties/expires/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema163.properties.spec.properties.expires.type,parentSchema:schema163.properties.spec.properties.expires,data:data20};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -14376,7 +14550,7 @@ errors++;
 if(data3.hmac_enabled !== undefined){
 let data21 = data3.hmac_enabled;
 if(typeof data21 !== "boolean"){
-const err29 = {instancePath:instancePath+"/spec/hmac_enabled",schemaPath:"#/properties/spec/properties/hmac_enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema161.properties.spec.properties.hmac_enabled.type,parentSchema:schema161.properties.spec.properties.hmac_enabled,data:data21};
+const err29 = {instancePath:instancePath+"/spec/hmac_enabled",schemaPath:"#/properties/spec/properties/hmac_enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema163.properties.spec.properties.hmac_enabled.type,parentSchema:schema163.properties.spec.properties.hmac_enabled,data:data21};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -14389,7 +14563,7 @@ errors++;
 if(data3.hmac_string !== undefined){
 let data22 = data3.hmac_string;
 if(typeof data22 !== "string"){
-const err30 = {instancePath:instancePath+"/spec/hmac_string",schemaPath:"#/properties/spec/properties/hmac_string/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema161.properties.spec.properties.hmac_string.type,parentSchema:schema161.properties.spec.properties.hmac_string,data:data22};
+const err30 = {instancePath:instancePath+"/spec/hmac_string",schemaPath:"#/properties/spec/properties/hmac_string/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema163.properties.spec.properties.hmac_string.type,parentSchema:schema163.properties.spec.properties.hmac_string,data:data22};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -14402,7 +14576,7 @@ errors++;
 if(data3.id_extractor_deadline !== undefined){
 let data23 = data3.id_extractor_deadline;
 if(!(((typeof data23 == "number") && (!(data23 % 1) && !isNaN(data23))) && (isFinite(data23)))){
-const err31 = {instancePath:instancePath+"/spec/id_extractor_deadline",schemaPath:"#/properties/spec/properties/id_extractor_deadline/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema161.properties.spec.properties.id_extractor_deadline.type,parentSchema:schema161.properties.spec.properties.id_extractor_deadline,data:data23};
+const err31 = {instancePath:instancePath+"/spec/id_extractor_deadline",schemaPath:"#/properties/spec/properties/id_extractor_deadline/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema163.properties.spec.properties.id_extractor_deadline.type,parentSchema:schema163.properties.spec.properties.id_extractor_deadline,data:data23};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -14415,7 +14589,7 @@ errors++;
 if(data3.is_inactive !== undefined){
 let data24 = data3.is_inactive;
 if(typeof data24 !== "boolean"){
-const err32 = {instancePath:instancePath+"/spec/is_inactive",schemaPath:"#/properties/spec/properties/is_inactive/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema161.properties.spec.properties.is_inactive.type,parentSchema:schema161.properties.spec.properties.is_inactive,data:data24};
+const err32 = {instancePath:instancePath+"/spec/is_inactive",schemaPath:"#/properties/spec/properties/is_inactive/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema163.properties.spec.properties.is_inactive.type,parentSchema:schema163.properties.spec.properties.is_inactive,data:data24};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -14428,7 +14602,7 @@ errors++;
 if(data3.jwt_data !== undefined){
 let data25 = data3.jwt_data;
 if(!(data25 && typeof data25 == "object" && !Array.isArray(data25))){
-const err33 = {instancePath:instancePath+"/spec/jwt_data",schemaPath:"#/properties/spec/properties/jwt_data/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema161.properties.spec.properties.jwt_data.type,parentSchema:schema161.properties.spec.properties.jwt_data,data:data25};
+const err33 = {instancePath:instancePath+"/spec/jwt_data",schemaPath:"#/properties/spec/properties/jwt_data/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema163.properties.spec.properties.jwt_data.type,parentSchema:schema163.properties.spec.properties.jwt_data,data:data25};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -14441,7 +14615,7 @@ errors++;
 if(data3.last_check !== undefined){
 let data26 = data3.last_check;
 if(!(((typeof data26 == "number") && (!(data26 % 1) && !isNaN(data26))) && (isFinite(data26)))){
-const err34 = {instancePath:instancePath+"/spec/last_check",schemaPath:"#/properties/spec/properties/last_check/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema161.properties.spec.properties.last_check.type,parentSchema:schema161.properties.spec.properties.last_check,data:data26};
+const err34 = {instancePath:instancePath+"/spec/last_check",schemaPath:"#/properties/spec/properties/last_check/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema163.properties.spec.properties.last_check.type,parentSchema:schema163.properties.spec.properties.last_check,data:data26};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -14454,7 +14628,7 @@ errors++;
 if(data3.last_updated !== undefined){
 let data27 = data3.last_updated;
 if(typeof data27 !== "string"){
-const err35 = {instancePath:instancePath+"/spec/last_updated",schemaPath:"#/properties/spec/properties/last_updated/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema161.properties.spec.properties.last_updated.type,parentSchema:schema161.properties.spec.properties.last_updated,data:data27};
+const err35 = {instancePath:instancePath+"/spec/last_updated",schemaPath:"#/properties/spec/properties/last_updated/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema163.properties.spec.properties.last_updated.type,parentSchema:schema163.properties.spec.properties.last_updated,data:data27};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -14467,7 +14641,7 @@ errors++;
 if(data3.max_query_depth !== undefined){
 let data28 = data3.max_query_depth;
 if(!(((typeof data28 == "number") && (!(data28 % 1) && !isNaN(data28))) && (isFinite(data28)))){
-const err36 = {instancePath:instancePath+"/spec/max_query_depth",schemaPath:"#/properties/spec/properties/max_query_depth/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema161.properties.spec.properties.max_query_depth.type,parentSchema:schema161.properties.spec.properties.max_query_depth,data:data28};
+const err36 = {instancePath:instancePath+"/spec/max_query_depth",schemaPath:"#/properties/spec/properties/max_query_depth/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema163.properties.spec.properties.max_query_depth.type,parentSchema:schema163.properties.spec.properties.max_query_depth,data:data28};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -14480,7 +14654,7 @@ errors++;
 if(data3.meta_data !== undefined){
 let data29 = data3.meta_data;
 if((!(data29 && typeof data29 == "object" && !Array.isArray(data29))) && (data29 !== null)){
-const err37 = {instancePath:instancePath+"/spec/meta_data",schemaPath:"#/properties/spec/properties/meta_data/type",keyword:"type",params:{type: schema161.properties.spec.properties.meta_data.type},message:"must be object,null",schema:schema161.properties.spec.properties.meta_data.type,parentSchema:schema161.properties.spec.properties.meta_data,data:data29};
+const err37 = {instancePath:instancePath+"/spec/meta_data",schemaPath:"#/properties/spec/properties/meta_data/type",keyword:"type",params:{type: schema163.properties.spec.properties.meta_data.type},message:"must be object,null",schema:schema163.properties.spec.properties.meta_data.type,parentSchema:schema163.properties.spec.properties.meta_data,data:data29};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -14493,7 +14667,7 @@ errors++;
 if(data3.monitor !== undefined){
 let data30 = data3.monitor;
 if((!(data30 && typeof data30 == "object" && !Array.isArray(data30))) && (data30 !== null)){
-const err38 = {instancePath:instancePath+"/spec/monitor",schemaPath:"#/properties/spec/properties/monitor/type",keyword:"type",params:{type: schema161.properties.spec.properties.monitor.type},message:"must be object,null",schema:schema161.properties.spec.properties.monitor.type,parentSchema:schema161.properties.spec.properties.monitor,data:data30};
+const err38 = {instancePath:instancePath+"/spec/monitor",schemaPath:"#/properties/spec/properties/monitor/type",keyword:"type",params:{type: schema163.properties.spec.properties.monitor.type},message:"must be object,null",schema:schema163.properties.spec.properties.monitor.type,parentSchema:schema163.properties.spec.properties.monitor,data:data30};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -14506,7 +14680,7 @@ if(data30 && typeof data30 == "object" && !Array.isArray(data30)){
 if(data30.trigger_limits !== undefined){
 let data31 = data30.trigger_limits;
 if((!(Array.isArray(data31))) && (data31 !== null)){
-const err39 = {instancePath:instancePath+"/spec/monitor/trigger_limits",schemaPath:"#/properties/spec/properties/monitor/properties/trigger_limits/type",keyword:"type",params:{type: schema161.properties.spec.properties.monitor.properties.trigger_limits.type},message:"must be array,null",schema:schema161.properties.spec.properties.monitor.properties.trigger_limits.type,parentSchema:schema161.properties.spec.properties.monitor.properties.trigger_limits,data:data31};
+const err39 = {instancePath:instancePath+"/spec/monitor/trigger_limits",schemaPath:"#/properties/spec/properties/monitor/properties/trigger_limits/type",keyword:"type",params:{type: schema163.properties.spec.properties.monitor.properties.trigger_limits.type},message:"must be array,null",schema:schema163.properties.spec.properties.monitor.properties.trigger_limits.type,parentSchema:schema163.properties.spec.properties.monitor.properties.trigger_limits,data:data31};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -14520,7 +14694,7 @@ const len1 = data31.length;
 for(let i1=0; i1<len1; i1++){
 let data32 = data31[i1];
 if(!((typeof data32 == "number") && (isFinite(data32)))){
-const err40 = {instancePath:instancePath+"/spec/monitor/trigger_limits/" + i1,schemaPath:"#/properties/spec/properties/monitor/properties/trigger_limits/items/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema161.properties.spec.properties.monitor.properties.trigger_limits.items.type,parentSchema:schema161.properties.spec.properties.monitor.properties.trigger_limits.items,data:data32};
+const err40 = {instancePath:instancePath+"/spec/monitor/trigger_limits/" + i1,schemaPath:"#/properties/spec/properties/monitor/properties/trigger_limits/items/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema163.properties.spec.properties.monitor.properties.trigger_limits.items.type,parentSchema:schema163.properties.spec.properties.monitor.properties.trigger_limits.items,data:data32};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -14537,7 +14711,7 @@ errors++;
 if(data3.oauth_client_id !== undefined){
 let data33 = data3.oauth_client_id;
 if(typeof data33 !== "string"){
-const err41 = {instancePath:instancePath+"/spec/oauth_client_id",schemaPath:"#/properties/spec/properties/oauth_client_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema161.properties.spec.properties.oauth_client_id.type,parentSchema:schema161.properties.spec.properties.oauth_client_id,data:data33};
+const err41 = {instancePath:instancePath+"/spec/oauth_client_id",schemaPath:"#/properties/spec/properties/oauth_client_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema163.properties.spec.properties.oauth_client_id.type,parentSchema:schema163.properties.spec.properties.oauth_client_id,data:data33};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -14550,7 +14724,7 @@ errors++;
 if(data3.oauth_keys !== undefined){
 let data34 = data3.oauth_keys;
 if((!(data34 && typeof data34 == "object" && !Array.isArray(data34))) && (data34 !== null)){
-const err42 = {instancePath:instancePath+"/spec/oauth_keys",schemaPath:"#/properties/spec/properties/oauth_keys/type",keyword:"type",params:{type: schema161.properties.spec.properties.oauth_keys.type},message:"must be object,null",schema:schema161.properties.spec.properties.oauth_keys.type,parentSchema:schema161.properties.spec.properties.oauth_keys,data:data34};
+const err42 = {instancePath:instancePath+"/spec/oauth_keys",schemaPath:"#/properties/spec/properties/oauth_keys/type",keyword:"type",params:{type: schema163.properties.spec.properties.oauth_keys.type},message:"must be object,null",schema:schema163.properties.spec.properties.oauth_keys.type,parentSchema:schema163.properties.spec.properties.oauth_keys,data:data34};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -14563,7 +14737,7 @@ if(data34 && typeof data34 == "object" && !Array.isArray(data34)){
 for(const key3 in data34){
 let data35 = data34[key3];
 if(typeof data35 !== "string"){
-const err43 = {instancePath:instancePath+"/spec/oauth_keys/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/spec/properties/oauth_keys/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema161.properties.spec.properties.oauth_keys.additionalProperties.type,parentSchema:schema161.properties.spec.properties.oauth_keys.additionalProperties,data:data35};
+const err43 = {instancePath:instancePath+"/spec/oauth_keys/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/spec/properties/oauth_keys/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema163.properties.spec.properties.oauth_keys.additionalProperties.type,parentSchema:schema163.properties.spec.properties.oauth_keys.additionalProperties,data:data35};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -14578,7 +14752,7 @@ errors++;
 if(data3.org_id !== undefined){
 let data36 = data3.org_id;
 if(typeof data36 !== "string"){
-const err44 = {instancePath:instancePath+"/spec/org_id",schemaPath:"#/properties/spec/properties/org_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema161.properties.spec.properties.org_id.type,parentSchema:schema161.properties.spec.properties.org_id,data:data36};
+const err44 = {instancePath:instancePath+"/spec/org_id",schemaPath:"#/properties/spec/properties/org_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema163.properties.spec.properties.org_id.type,parentSchema:schema163.properties.spec.properties.org_id,data:data36};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -14591,7 +14765,7 @@ errors++;
 if(data3.per !== undefined){
 let data37 = data3.per;
 if(!((typeof data37 == "number") && (isFinite(data37)))){
-const err45 = {instancePath:instancePath+"/spec/per",schemaPath:"#/properties/spec/properties/per/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema161.properties.spec.properties.per.type,parentSchema:schema161.properties.spec.properties.per,data:data37};
+const err45 = {instancePath:instancePath+"/spec/per",schemaPath:"#/properties/spec/properties/per/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema163.properties.spec.properties.per.type,parentSchema:schema163.properties.spec.properties.per,data:data37};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -14604,7 +14778,7 @@ errors++;
 if(data3.post_expiry_action !== undefined){
 let data38 = data3.post_expiry_action;
 if(!((data38 === "retain") || (data38 === "delete"))){
-const err46 = {instancePath:instancePath+"/spec/post_expiry_action",schemaPath:"#/properties/spec/properties/post_expiry_action/enum",keyword:"enum",params:{allowedValues: schema161.properties.spec.properties.post_expiry_action.enum},message:"must be equal to one of the allowed values",schema:schema161.properties.spec.properties.post_expiry_action.enum,parentSchema:schema161.properties.spec.properties.post_expiry_action,data:data38};
+const err46 = {instancePath:instancePath+"/spec/post_expiry_action",schemaPath:"#/properties/spec/properties/post_expiry_action/enum",keyword:"enum",params:{allowedValues: schema163.properties.spec.properties.post_expiry_action.enum},message:"must be equal to one of the allowed values",schema:schema163.properties.spec.properties.post_expiry_action.enum,parentSchema:schema163.properties.spec.properties.post_expiry_action,data:data38};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -14617,7 +14791,7 @@ errors++;
 if(data3.post_expiry_grace_period !== undefined){
 let data39 = data3.post_expiry_grace_period;
 if(!(((typeof data39 == "number") && (!(data39 % 1) && !isNaN(data39))) && (isFinite(data39)))){
-const err47 = {instancePath:instancePath+"/spec/post_expiry_grace_period",schemaPath:"#/properties/spec/properties/post_expiry_grace_period/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema161.properties.spec.properties.post_expiry_grace_period.type,parentSchema:schema161.properties.spec.properties.post_expiry_grace_period,data:data39};
+const err47 = {instancePath:instancePath+"/spec/post_expiry_grace_period",schemaPath:"#/properties/spec/properties/post_expiry_grace_period/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema163.properties.spec.properties.post_expiry_grace_period.type,parentSchema:schema163.properties.spec.properties.post_expiry_grace_period,data:data39};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -14630,7 +14804,7 @@ errors++;
 if(data3.quota_max !== undefined){
 let data40 = data3.quota_max;
 if(!(((typeof data40 == "number") && (!(data40 % 1) && !isNaN(data40))) && (isFinite(data40)))){
-const err48 = {instancePath:instancePath+"/spec/quota_max",schemaPath:"#/properties/spec/properties/quota_max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema161.properties.spec.properties.quota_max.type,parentSchema:schema161.properties.spec.properties.quota_max,data:data40};
+const err48 = {instancePath:instancePath+"/spec/quota_max",schemaPath:"#/properties/spec/properties/quota_max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema163.properties.spec.properties.quota_max.type,parentSchema:schema163.properties.spec.properties.quota_max,data:data40};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -14643,7 +14817,7 @@ errors++;
 if(data3.quota_remaining !== undefined){
 let data41 = data3.quota_remaining;
 if(!(((typeof data41 == "number") && (!(data41 % 1) && !isNaN(data41))) && (isFinite(data41)))){
-const err49 = {instancePath:instancePath+"/spec/quota_remaining",schemaPath:"#/properties/spec/properties/quota_remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema161.properties.spec.properties.quota_remaining.type,parentSchema:schema161.properties.spec.properties.quota_remaining,data:data41};
+const err49 = {instancePath:instancePath+"/spec/quota_remaining",schemaPath:"#/properties/spec/properties/quota_remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema163.properties.spec.properties.quota_remaining.type,parentSchema:schema163.properties.spec.properties.quota_remaining,data:data41};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -14656,7 +14830,7 @@ errors++;
 if(data3.quota_renewal_rate !== undefined){
 let data42 = data3.quota_renewal_rate;
 if(!(((typeof data42 == "number") && (!(data42 % 1) && !isNaN(data42))) && (isFinite(data42)))){
-const err50 = {instancePath:instancePath+"/spec/quota_renewal_rate",schemaPath:"#/properties/spec/properties/quota_renewal_rate/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema161.properties.spec.properties.quota_renewal_rate.type,parentSchema:schema161.properties.spec.properties.quota_renewal_rate,data:data42};
+const err50 = {instancePath:instancePath+"/spec/quota_renewal_rate",schemaPath:"#/properties/spec/properties/quota_renewal_rate/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema163.properties.spec.properties.quota_renewal_rate.type,parentSchema:schema163.properties.spec.properties.quota_renewal_rate,data:data42};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -14669,7 +14843,7 @@ errors++;
 if(data3.quota_renews !== undefined){
 let data43 = data3.quota_renews;
 if(!(((typeof data43 == "number") && (!(data43 % 1) && !isNaN(data43))) && (isFinite(data43)))){
-const err51 = {instancePath:instancePath+"/spec/quota_renews",schemaPath:"#/properties/spec/properties/quota_renews/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema161.properties.spec.properties.quota_renews.type,parentSchema:schema161.properties.spec.properties.quota_renews,data:data43};
+const err51 = {instancePath:instancePath+"/spec/quota_renews",schemaPath:"#/properties/spec/properties/quota_renews/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema163.properties.spec.properties.quota_renews.type,parentSchema:schema163.properties.spec.properties.quota_renews,data:data43};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -14682,7 +14856,7 @@ errors++;
 if(data3.rate !== undefined){
 let data44 = data3.rate;
 if(!((typeof data44 == "number") && (isFinite(data44)))){
-const err52 = {instancePath:instancePath+"/spec/rate",schemaPath:"#/properties/spec/properties/rate/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema161.properties.spec.properties.rate.type,parentSchema:schema161.properties.spec.properties.rate,data:data44};
+const err52 = {instancePath:instancePath+"/spec/rate",schemaPath:"#/properties/spec/properties/rate/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema163.properties.spec.properties.rate.type,parentSchema:schema163.properties.spec.properties.rate,data:data44};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -14695,7 +14869,7 @@ errors++;
 if(data3.rsa_certificate_id !== undefined){
 let data45 = data3.rsa_certificate_id;
 if(typeof data45 !== "string"){
-const err53 = {instancePath:instancePath+"/spec/rsa_certificate_id",schemaPath:"#/properties/spec/properties/rsa_certificate_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema161.properties.spec.properties.rsa_certificate_id.type,parentSchema:schema161.properties.spec.properties.rsa_certificate_id,data:data45};
+const err53 = {instancePath:instancePath+"/spec/rsa_certificate_id",schemaPath:"#/properties/spec/properties/rsa_certificate_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema163.properties.spec.properties.rsa_certificate_id.type,parentSchema:schema163.properties.spec.properties.rsa_certificate_id,data:data45};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -14708,7 +14882,7 @@ errors++;
 if(data3.session_lifetime !== undefined){
 let data46 = data3.session_lifetime;
 if(!(((typeof data46 == "number") && (!(data46 % 1) && !isNaN(data46))) && (isFinite(data46)))){
-const err54 = {instancePath:instancePath+"/spec/session_lifetime",schemaPath:"#/properties/spec/properties/session_lifetime/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema161.properties.spec.properties.session_lifetime.type,parentSchema:schema161.properties.spec.properties.session_lifetime,data:data46};
+const err54 = {instancePath:instancePath+"/spec/session_lifetime",schemaPath:"#/properties/spec/properties/session_lifetime/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema163.properties.spec.properties.session_lifetime.type,parentSchema:schema163.properties.spec.properties.session_lifetime,data:data46};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -14721,7 +14895,7 @@ errors++;
 if(data3.smoothing !== undefined){
 let data47 = data3.smoothing;
 if((!(data47 && typeof data47 == "object" && !Array.isArray(data47))) && (data47 !== null)){
-const err55 = {instancePath:instancePath+"/spec/smoothing",schemaPath:"#/$defs/smoothing/type",keyword:"type",params:{type: schema169.type},message:"must be object,null",schema:schema169.type,parentSchema:schema169,data:data47};
+const err55 = {instancePath:instancePath+"/spec/smoothing",schemaPath:"#/$defs/smoothing/type",keyword:"type",params:{type: schema171.type},message:"must be object,null",schema:schema171.type,parentSchema:schema171,data:data47};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -14733,7 +14907,7 @@ errors++;
 if(data47 && typeof data47 == "object" && !Array.isArray(data47)){
 for(const key4 in data47){
 if(!(((((key4 === "delay") || (key4 === "enabled")) || (key4 === "step")) || (key4 === "threshold")) || (key4 === "trigger"))){
-const err56 = {instancePath:instancePath+"/spec/smoothing",schemaPath:"#/$defs/smoothing/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema169,data:data47};
+const err56 = {instancePath:instancePath+"/spec/smoothing",schemaPath:"#/$defs/smoothing/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema171,data:data47};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -14746,7 +14920,7 @@ errors++;
 if(data47.delay !== undefined){
 let data48 = data47.delay;
 if(!(((typeof data48 == "number") && (!(data48 % 1) && !isNaN(data48))) && (isFinite(data48)))){
-const err57 = {instancePath:instancePath+"/spec/smoothing/delay",schemaPath:"#/$defs/smoothing/properties/delay/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema169.properties.delay.type,parentSchema:schema169.properties.delay,data:data48};
+const err57 = {instancePath:instancePath+"/spec/smoothing/delay",schemaPath:"#/$defs/smoothing/properties/delay/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema171.properties.delay.type,parentSchema:schema171.properties.delay,data:data48};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -14759,7 +14933,7 @@ errors++;
 if(data47.enabled !== undefined){
 let data49 = data47.enabled;
 if(typeof data49 !== "boolean"){
-const err58 = {instancePath:instancePath+"/spec/smoothing/enabled",schemaPath:"#/$defs/smoothing/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema169.properties.enabled.type,parentSchema:schema169.properties.enabled,data:data49};
+const err58 = {instancePath:instancePath+"/spec/smoothing/enabled",schemaPath:"#/$defs/smoothing/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema171.properties.enabled.type,parentSchema:schema171.properties.enabled,data:data49};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -14772,7 +14946,7 @@ errors++;
 if(data47.step !== undefined){
 let data50 = data47.step;
 if(!(((typeof data50 == "number") && (!(data50 % 1) && !isNaN(data50))) && (isFinite(data50)))){
-const err59 = {instancePath:instancePath+"/spec/smoothing/step",schemaPath:"#/$defs/smoothing/properties/step/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema169.properties.step.type,parentSchema:schema169.properties.step,data:data50};
+const err59 = {instancePath:instancePath+"/spec/smoothing/step",schemaPath:"#/$defs/smoothing/properties/step/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema171.properties.step.type,parentSchema:schema171.properties.step,data:data50};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -14785,7 +14959,7 @@ errors++;
 if(data47.threshold !== undefined){
 let data51 = data47.threshold;
 if(!(((typeof data51 == "number") && (!(data51 % 1) && !isNaN(data51))) && (isFinite(data51)))){
-const err60 = {instancePath:instancePath+"/spec/smoothing/threshold",schemaPath:"#/$defs/smoothing/properties/threshold/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema169.properties.threshold.type,parentSchema:schema169.properties.threshold,data:data51};
+const err60 = {instancePath:instancePath+"/spec/smoothing/threshold",schemaPath:"#/$defs/smoothing/properties/threshold/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema171.properties.threshold.type,parentSchema:schema171.properties.threshold,data:data51};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -14798,7 +14972,7 @@ errors++;
 if(data47.trigger !== undefined){
 let data52 = data47.trigger;
 if(!((typeof data52 == "number") && (isFinite(data52)))){
-const err61 = {instancePath:instancePath+"/spec/smoothing/trigger",schemaPath:"#/$defs/smoothing/properties/trigger/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema169.properties.trigger.type,parentSchema:schema169.properties.trigger,data:data52};
+const err61 = {instancePath:instancePath+"/spec/smoothing/trigger",schemaPath:"#/$defs/smoothing/properties/trigger/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema171.properties.trigger.type,parentSchema:schema171.properties.trigger,data:data52};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -14813,7 +14987,7 @@ errors++;
 if(data3.tags !== undefined){
 let data53 = data3.tags;
 if((!(Array.isArray(data53))) && (data53 !== null)){
-const err62 = {instancePath:instancePath+"/spec/tags",schemaPath:"#/properties/spec/properties/tags/type",keyword:"type",params:{type: schema161.properties.spec.properties.tags.type},message:"must be array,null",schema:schema161.properties.spec.properties.tags.type,parentSchema:schema161.properties.spec.properties.tags,data:data53};
+const err62 = {instancePath:instancePath+"/spec/tags",schemaPath:"#/properties/spec/properties/tags/type",keyword:"type",params:{type: schema163.properties.spec.properties.tags.type},message:"must be array,null",schema:schema163.properties.spec.properties.tags.type,parentSchema:schema163.properties.spec.properties.tags,data:data53};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -14827,7 +15001,7 @@ const len2 = data53.length;
 for(let i2=0; i2<len2; i2++){
 let data54 = data53[i2];
 if(typeof data54 !== "string"){
-const err63 = {instancePath:instancePath+"/spec/tags/" + i2,schemaPath:"#/properties/spec/properties/tags/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema161.properties.spec.properties.tags.items.type,parentSchema:schema161.properties.spec.properties.tags.items,data:data54};
+const err63 = {instancePath:instancePath+"/spec/tags/" + i2,schemaPath:"#/properties/spec/properties/tags/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema163.properties.spec.properties.tags.items.type,parentSchema:schema163.properties.spec.properties.tags.items,data:data54};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -14842,7 +15016,7 @@ errors++;
 if(data3.throttle_interval !== undefined){
 let data55 = data3.throttle_interval;
 if(!((typeof data55 == "number") && (isFinite(data55)))){
-const err64 = {instancePath:instancePath+"/spec/throttle_interval",schemaPath:"#/properties/spec/properties/throttle_interval/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema161.properties.spec.properties.throttle_interval.type,parentSchema:schema161.properties.spec.properties.throttle_interval,data:data55};
+const err64 = {instancePath:instancePath+"/spec/throttle_interval",schemaPath:"#/properties/spec/properties/throttle_interval/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema163.properties.spec.properties.throttle_interval.type,parentSchema:schema163.properties.spec.properties.throttle_interval,data:data55};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -14855,7 +15029,7 @@ errors++;
 if(data3.throttle_retry_limit !== undefined){
 let data56 = data3.throttle_retry_limit;
 if(!(((typeof data56 == "number") && (!(data56 % 1) && !isNaN(data56))) && (isFinite(data56)))){
-const err65 = {instancePath:instancePath+"/spec/throttle_retry_limit",schemaPath:"#/properties/spec/properties/throttle_retry_limit/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema161.properties.spec.properties.throttle_retry_limit.type,parentSchema:schema161.properties.spec.properties.throttle_retry_limit,data:data56};
+const err65 = {instancePath:instancePath+"/spec/throttle_retry_limit",schemaPath:"#/properties/spec/properties/throttle_retry_limit/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema163.properties.spec.properties.throttle_retry_limit.type,parentSchema:schema163.properties.spec.properties.throttle_retry_limit,data:data56};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -14867,7 +15041,7 @@ errors++;
 }
 }
 else {
-const err66 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema161.properties.spec.type,parentSchema:schema161.properties.spec,data:data3};
+const err66 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema163.properties.spec.type,parentSchema:schema163.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -14879,7 +15053,7 @@ errors++;
 }
 }
 else {
-const err67 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema161.type,parentSchema:schema161,data};
+const err67 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema163.type,parentSchema:schema163,data};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -14894,12 +15068,12 @@ return errors === 0;
 validate54.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const v9 = validate59;
-const schema173 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/plan.schema.json","title":"gatesync plan","description":"The output of `gatesync plan --format json` and of `--out FILE`. Sensitive values appear only as {\"sensitive\": true}.","type":"object","required":["formatVersion","createdAt","state","orphanPolicy","changes","summary","digest"],"additionalProperties":false,"properties":{"$schema":{"type":"string"},"formatVersion":{"const":1},"createdAt":{"type":"string","format":"date-time"},"commit":{"type":"string"},"state":{"description":"The state the plan was computed from; applying the saved plan refuses any other.","type":"object","required":["lineage","serial"],"additionalProperties":false,"properties":{"lineage":{"type":"string"},"serial":{"type":"integer","minimum":0},"source":{"description":"Where the state was read: the config's SQLite file or PostgreSQL schema, a --state SPEC, or a daemon's GET /state.","type":"string"},"empty":{"description":"True when the state was never written (or does not exist): every resource is planned as a create.","type":"boolean"}}},"orphanPolicy":{"enum":["report","deactivate"]},"batch":{"type":"object","required":["maxSize"],"additionalProperties":false,"properties":{"maxSize":{"type":"integer","minimum":1}}},"selection":{"description":"Present when the plan covers part of the repository and state: what was selected (--target, --exclude, --kind, --selector, the config's selector) and how much was left out. `apply --plan` applies the same selection.","type":"object","required":["targets","excludes","kinds","pulledIn","selected","leftOut","recordsOutside"],"additionalProperties":false,"properties":{"targets":{"type":"array","items":{"type":"string"}},"excludes":{"type":"array","items":{"type":"string"}},"kinds":{"type":"array","items":{"type":"string"}},"selector":{"type":"string"},"configSelector":{"type":"string"},"pulledIn":{"description":"Resources selected because a target references them.","type":"array","items":{"type":"object","required":["id","by"],"additionalProperties":false,"properties":{"id":{"type":"string"},"by":{"type":"array","items":{"type":"string"}}}}},"selected":{"type":"integer","minimum":0},"leftOut":{"description":"Repository resources outside the selection.","type":"integer","minimum":0},"recordsOutside":{"description":"State records of resources gone from the repository that lie outside the selection: never reported, deactivated or forgotten by this plan.","type":"integer","minimum":0}}},"digest":{"description":"sha256 of the changes, independent of the hash key.","type":"string","pattern":"^[0-9a-f]{64}$"},"massDeactivation":{"description":"The guard against mass deactivation withheld this plan's deactivations (each is blocked): `withheld` of the `of` deactivatable objects would have been switched off, more than `maxShare` (or all).","type":"object","required":["withheld","of","maxShare"],"additionalProperties":false,"properties":{"withheld":{"type":"integer","minimum":1},"of":{"type":"integer","minimum":0},"maxShare":{"type":"number","minimum":0,"maximum":1}}},"changes":{"type":"array","items":{"$ref":"#/$defs/change"}},"summary":{"type":"object","required":["resources","create","update","noop","blocked","orphan","deactivate","quotaResets","breaking","calls"],"additionalProperties":false,"properties":{"resources":{"type":"integer","minimum":0},"create":{"type":"integer","minimum":0},"update":{"type":"integer","minimum":0},"noop":{"type":"integer","minimum":0},"blocked":{"type":"integer","minimum":0},"orphan":{"type":"integer","minimum":0},"adopt":{"description":"Resources adopted: recorded under an existing server id instead of created.","type":"integer","minimum":0},"moved":{"description":"Renames: records moved to a new name.","type":"integer","minimum":0},"reactivate":{"description":"Deactivated objects declared again, switched on.","type":"integer","minimum":0},"deactivate":{"type":"integer","minimum":0},"quotaResets":{"type":"integer","minimum":0},"breaking":{"description":"Changes with at least one breaking change.","type":"integer","minimum":0},"calls":{"description":"HTTP calls the apply will make (before retries).","type":"object","required":["gateway","portal","dashboard","llm","batchCalls","batched","total"],"additionalProperties":false,"properties":{"gateway":{"type":"integer","minimum":0},"portal":{"type":"integer","minimum":0},"dashboard":{"type":"integer","minimum":0},"llm":{"type":"integer","minimum":0},"batchCalls":{"type":"integer","minimum":0},"batched":{"type":"integer","minimum":0},"total":{"type":"integer","minimum":0}}}}}},"$defs":{"changeClass":{"description":"breaking: existing callers or key holders lose something; non-breaking: they keep working; annotation: documentation only; unclassified: review by hand.","enum":["breaking","non-breaking","annotation","unclassified"]},"value":{"description":"Any JSON value; a sensitive one is {\"sensitive\": true}."},"change":{"type":"object","required":["id","kind","name","action","wave","fields","notes"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z]+/.+$"},"kind":{"type":"string"},"name":{"type":"string"},"action":{"enum":["create","update","no-op","blocked","orphan","adopt","moved"]},"wave":{"type":"integer","minimum":1},"operation":{"type":"object","required":["name","number","interface","method","path","query","batchable"],"additionalProperties":false,"properties":{"name":{"type":"string"},"number":{"type":"integer","minimum":1,"maximum":10},"interface":{"enum":["gateway","portal","dashboard","llm"]},"method":{"enum":["GET","POST","PUT","PATCH","DELETE"]},"path":{"type":"string"},"query":{"type":"string"},"batchable":{"type":"boolean"}}},"quotaReset":{"type":"boolean"},"deactivate":{"type":"boolean"},"reactivate":{"description":"A deactivated object declared again: this write switches it on.","type":"boolean"},"moved":{"description":"A rename: the record of `from` moves to this name (declared by gatesync.dev/moved-from, detected by the object's address, or an earlier name of the record coming back: `returned`). Action `moved` alone sends nothing.","type":"object","required":["from","declared"],"additionalProperties":false,"properties":{"from":{"type":"string"},"declared":{"type":"boolean"},"returned":{"const":true}}},"adopt":{"description":"Adopted under this server id (not verified: the interfaces cannot read).","type":"object","required":["serverId","source"],"additionalProperties":false,"properties":{"serverId":{"type":"string"},"source":{"enum":["repository","command"]}}},"fields":{"type":"array","items":{"type":"object","required":["path","op"],"additionalProperties":false,"properties":{"path":{"type":"string"},"op":{"enum":["add","remove","change"]},"before":{"$ref":"#/$defs/value"},"after":{"$ref":"#/$defs/value"}}}},"compatibility":{"description":"Updates of ApiDefinition, OrgKey and OAuthClient: every classified change, breaking ones first. verdict is the worst class present (non-breaking when nothing was classified).","type":"object","required":["verdict","changes"],"additionalProperties":false,"properties":{"verdict":{"$ref":"#/$defs/changeClass"},"changes":{"type":"array","items":{"type":"object","required":["path","class","reason"],"additionalProperties":false,"properties":{"path":{"type":"string"},"class":{"$ref":"#/$defs/changeClass"},"reason":{"type":"string"}}}}}},"breaking":{"description":"The breaking changes among compatibility.changes (empty when none); present whenever compatibility is. `gatesync plan --fail-on-breaking` exits 4 when any change has one.","type":"array","items":{"type":"object","required":["path","reason"],"additionalProperties":false,"properties":{"path":{"type":"string"},"reason":{"type":"string"}}}},"reason":{"type":"string"},"hint":{"type":"string"},"notes":{"type":"array","items":{"type":"string"}},"notCompared":{"description":"Sensitive fields holding a SOPS value this plan could not decrypt (no age identity: a merge request's job). Each was compared by its encrypted form instead: `unchanged` — the one last applied (not a change); `changed` — encrypted again since (a change, listed in fields); `new` — nothing of it applied yet. Its value is never shown.","type":"array","items":{"type":"object","required":["path","encrypted"],"additionalProperties":false,"properties":{"path":{"type":"string"},"encrypted":{"enum":["unchanged","changed","new"]}}}},"source":{"type":"object","required":["file","line"],"additionalProperties":false,"properties":{"file":{"type":"string"},"line":{"type":"integer","minimum":1}}}}}}};
-const pattern111 = new RegExp("^[0-9a-f]{64}$", "u");
-const schema174 = {"type":"object","required":["id","kind","name","action","wave","fields","notes"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z]+/.+$"},"kind":{"type":"string"},"name":{"type":"string"},"action":{"enum":["create","update","no-op","blocked","orphan","adopt","moved"]},"wave":{"type":"integer","minimum":1},"operation":{"type":"object","required":["name","number","interface","method","path","query","batchable"],"additionalProperties":false,"properties":{"name":{"type":"string"},"number":{"type":"integer","minimum":1,"maximum":10},"interface":{"enum":["gateway","portal","dashboard","llm"]},"method":{"enum":["GET","POST","PUT","PATCH","DELETE"]},"path":{"type":"string"},"query":{"type":"string"},"batchable":{"type":"boolean"}}},"quotaReset":{"type":"boolean"},"deactivate":{"type":"boolean"},"reactivate":{"description":"A deactivated object declared again: this write switches it on.","type":"boolean"},"moved":{"description":"A rename: the record of `from` moves to this name (declared by gatesync.dev/moved-from, detected by the object's address, or an earlier name of the record coming back: `returned`). Action `moved` alone sends nothing.","type":"object","required":["from","declared"],"additionalProperties":false,"properties":{"from":{"type":"string"},"declared":{"type":"boolean"},"returned":{"const":true}}},"adopt":{"description":"Adopted under this server id (not verified: the interfaces cannot read).","type":"object","required":["serverId","source"],"additionalProperties":false,"properties":{"serverId":{"type":"string"},"source":{"enum":["repository","command"]}}},"fields":{"type":"array","items":{"type":"object","required":["path","op"],"additionalProperties":false,"properties":{"path":{"type":"string"},"op":{"enum":["add","remove","change"]},"before":{"$ref":"#/$defs/value"},"after":{"$ref":"#/$defs/value"}}}},"compatibility":{"description":"Updates of ApiDefinition, OrgKey and OAuthClient: every classified change, breaking ones first. verdict is the worst class present (non-breaking when nothing was classified).","type":"object","required":["verdict","changes"],"additionalProperties":false,"properties":{"verdict":{"$ref":"#/$defs/changeClass"},"changes":{"type":"array","items":{"type":"object","required":["path","class","reason"],"additionalProperties":false,"properties":{"path":{"type":"string"},"class":{"$ref":"#/$defs/changeClass"},"reason":{"type":"string"}}}}}},"breaking":{"description":"The breaking changes among compatibility.changes (empty when none); present whenever compatibility is. `gatesync plan --fail-on-breaking` exits 4 when any change has one.","type":"array","items":{"type":"object","required":["path","reason"],"additionalProperties":false,"properties":{"path":{"type":"string"},"reason":{"type":"string"}}}},"reason":{"type":"string"},"hint":{"type":"string"},"notes":{"type":"array","items":{"type":"string"}},"notCompared":{"description":"Sensitive fields holding a SOPS value this plan could not decrypt (no age identity: a merge request's job). Each was compared by its encrypted form instead: `unchanged` — the one last applied (not a change); `changed` — encrypted again since (a change, listed in fields); `new` — nothing of it applied yet. Its value is never shown.","type":"array","items":{"type":"object","required":["path","encrypted"],"additionalProperties":false,"properties":{"path":{"type":"string"},"encrypted":{"enum":["unchanged","changed","new"]}}}},"source":{"type":"object","required":["file","line"],"additionalProperties":false,"properties":{"file":{"type":"string"},"line":{"type":"integer","minimum":1}}}}};
-const schema175 = {"description":"Any JSON value; a sensitive one is {\"sensitive\": true}."};
-const schema177 = {"description":"breaking: existing callers or key holders lose something; non-breaking: they keep working; annotation: documentation only; unclassified: review by hand.","enum":["breaking","non-breaking","annotation","unclassified"]};
-const pattern112 = new RegExp("^[A-Za-z]+/.+$", "u");
+const schema175 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/plan.schema.json","title":"gatesync plan","description":"The output of `gatesync plan --format json` and of `--out FILE`. Sensitive values appear only as {\"sensitive\": true}.","type":"object","required":["formatVersion","createdAt","state","orphanPolicy","changes","summary","digest"],"additionalProperties":false,"properties":{"$schema":{"type":"string"},"formatVersion":{"const":1},"createdAt":{"type":"string","format":"date-time"},"commit":{"type":"string"},"state":{"description":"The state the plan was computed from; applying the saved plan refuses any other.","type":"object","required":["lineage","serial"],"additionalProperties":false,"properties":{"lineage":{"type":"string"},"serial":{"type":"integer","minimum":0},"source":{"description":"Where the state was read: the config's SQLite file or PostgreSQL schema, a --state SPEC, or a daemon's GET /state.","type":"string"},"empty":{"description":"True when the state was never written (or does not exist): every resource is planned as a create.","type":"boolean"}}},"orphanPolicy":{"enum":["report","deactivate"]},"batch":{"type":"object","required":["maxSize"],"additionalProperties":false,"properties":{"maxSize":{"type":"integer","minimum":1}}},"selection":{"description":"Present when the plan covers part of the repository and state: what was selected (--target, --exclude, --kind, --selector, the config's selector) and how much was left out. `apply --plan` applies the same selection.","type":"object","required":["targets","excludes","kinds","pulledIn","selected","leftOut","recordsOutside"],"additionalProperties":false,"properties":{"targets":{"type":"array","items":{"type":"string"}},"excludes":{"type":"array","items":{"type":"string"}},"kinds":{"type":"array","items":{"type":"string"}},"selector":{"type":"string"},"configSelector":{"type":"string"},"pulledIn":{"description":"Resources selected because a target references them.","type":"array","items":{"type":"object","required":["id","by"],"additionalProperties":false,"properties":{"id":{"type":"string"},"by":{"type":"array","items":{"type":"string"}}}}},"selected":{"type":"integer","minimum":0},"leftOut":{"description":"Repository resources outside the selection.","type":"integer","minimum":0},"recordsOutside":{"description":"State records of resources gone from the repository that lie outside the selection: never reported, deactivated or forgotten by this plan.","type":"integer","minimum":0}}},"digest":{"description":"sha256 of the changes, independent of the hash key.","type":"string","pattern":"^[0-9a-f]{64}$"},"massDeactivation":{"description":"The guard against mass deactivation withheld this plan's deactivations (each is blocked): `withheld` of the `of` deactivatable objects would have been switched off, more than `maxShare` (or all).","type":"object","required":["withheld","of","maxShare"],"additionalProperties":false,"properties":{"withheld":{"type":"integer","minimum":1},"of":{"type":"integer","minimum":0},"maxShare":{"type":"number","minimum":0,"maximum":1}}},"changes":{"type":"array","items":{"$ref":"#/$defs/change"}},"summary":{"type":"object","required":["resources","create","update","noop","blocked","orphan","deactivate","quotaResets","breaking","calls"],"additionalProperties":false,"properties":{"resources":{"type":"integer","minimum":0},"create":{"type":"integer","minimum":0},"update":{"type":"integer","minimum":0},"noop":{"type":"integer","minimum":0},"blocked":{"type":"integer","minimum":0},"orphan":{"type":"integer","minimum":0},"adopt":{"description":"Resources adopted: recorded under an existing server id instead of created.","type":"integer","minimum":0},"moved":{"description":"Renames: records moved to a new name.","type":"integer","minimum":0},"reactivate":{"description":"Deactivated objects declared again, switched on.","type":"integer","minimum":0},"deactivate":{"type":"integer","minimum":0},"quotaResets":{"type":"integer","minimum":0},"breaking":{"description":"Changes with at least one breaking change.","type":"integer","minimum":0},"calls":{"description":"HTTP calls the apply will make (before retries).","type":"object","required":["gateway","portal","dashboard","llm","batchCalls","batched","total"],"additionalProperties":false,"properties":{"gateway":{"type":"integer","minimum":0},"portal":{"type":"integer","minimum":0},"dashboard":{"type":"integer","minimum":0},"llm":{"type":"integer","minimum":0},"batchCalls":{"type":"integer","minimum":0},"batched":{"type":"integer","minimum":0},"total":{"type":"integer","minimum":0}}}}}},"$defs":{"changeClass":{"description":"breaking: existing callers or key holders lose something; non-breaking: they keep working; annotation: documentation only; unclassified: review by hand.","enum":["breaking","non-breaking","annotation","unclassified"]},"value":{"description":"Any JSON value; a sensitive one is {\"sensitive\": true}."},"change":{"type":"object","required":["id","kind","name","action","wave","fields","notes"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z]+/.+$"},"kind":{"type":"string"},"name":{"type":"string"},"action":{"enum":["create","update","no-op","blocked","orphan","adopt","moved"]},"wave":{"type":"integer","minimum":1},"operation":{"type":"object","required":["name","number","interface","method","path","query","batchable"],"additionalProperties":false,"properties":{"name":{"type":"string"},"number":{"type":"integer","minimum":1,"maximum":10},"interface":{"enum":["gateway","portal","dashboard","llm"]},"method":{"enum":["GET","POST","PUT","PATCH","DELETE"]},"path":{"type":"string"},"query":{"type":"string"},"batchable":{"type":"boolean"}}},"quotaReset":{"type":"boolean"},"deactivate":{"type":"boolean"},"reactivate":{"description":"A deactivated object declared again: this write switches it on.","type":"boolean"},"moved":{"description":"A rename: the record of `from` moves to this name (declared by gatesync.dev/moved-from, detected by the object's address, or an earlier name of the record coming back: `returned`). Action `moved` alone sends nothing.","type":"object","required":["from","declared"],"additionalProperties":false,"properties":{"from":{"type":"string"},"declared":{"type":"boolean"},"returned":{"const":true}}},"adopt":{"description":"Adopted under this server id (not verified: the interfaces cannot read).","type":"object","required":["serverId","source"],"additionalProperties":false,"properties":{"serverId":{"type":"string"},"source":{"enum":["repository","command"]}}},"fields":{"type":"array","items":{"type":"object","required":["path","op"],"additionalProperties":false,"properties":{"path":{"type":"string"},"op":{"enum":["add","remove","change"]},"before":{"$ref":"#/$defs/value"},"after":{"$ref":"#/$defs/value"}}}},"compatibility":{"description":"Updates of ApiDefinition, OrgKey and OAuthClient: every classified change, breaking ones first. verdict is the worst class present (non-breaking when nothing was classified).","type":"object","required":["verdict","changes"],"additionalProperties":false,"properties":{"verdict":{"$ref":"#/$defs/changeClass"},"changes":{"type":"array","items":{"type":"object","required":["path","class","reason"],"additionalProperties":false,"properties":{"path":{"type":"string"},"class":{"$ref":"#/$defs/changeClass"},"reason":{"type":"string"}}}}}},"breaking":{"description":"The breaking changes among compatibility.changes (empty when none); present whenever compatibility is. `gatesync plan --fail-on-breaking` exits 4 when any change has one.","type":"array","items":{"type":"object","required":["path","reason"],"additionalProperties":false,"properties":{"path":{"type":"string"},"reason":{"type":"string"}}}},"reason":{"type":"string"},"hint":{"type":"string"},"notes":{"type":"array","items":{"type":"string"}},"notCompared":{"description":"Sensitive fields holding a SOPS value this plan could not decrypt (no age identity: a merge request's job). Each was compared by its encrypted form instead: `unchanged` — the one last applied (not a change); `changed` — encrypted again since (a change, listed in fields); `new` — nothing of it applied yet. Its value is never shown.","type":"array","items":{"type":"object","required":["path","encrypted"],"additionalProperties":false,"properties":{"path":{"type":"string"},"encrypted":{"enum":["unchanged","changed","new"]}}}},"source":{"type":"object","required":["file","line"],"additionalProperties":false,"properties":{"file":{"type":"string"},"line":{"type":"integer","minimum":1}}}}}}};
+const pattern113 = new RegExp("^[0-9a-f]{64}$", "u");
+const schema176 = {"type":"object","required":["id","kind","name","action","wave","fields","notes"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z]+/.+$"},"kind":{"type":"string"},"name":{"type":"string"},"action":{"enum":["create","update","no-op","blocked","orphan","adopt","moved"]},"wave":{"type":"integer","minimum":1},"operation":{"type":"object","required":["name","number","interface","method","path","query","batchable"],"additionalProperties":false,"properties":{"name":{"type":"string"},"number":{"type":"integer","minimum":1,"maximum":10},"interface":{"enum":["gateway","portal","dashboard","llm"]},"method":{"enum":["GET","POST","PUT","PATCH","DELETE"]},"path":{"type":"string"},"query":{"type":"string"},"batchable":{"type":"boolean"}}},"quotaReset":{"type":"boolean"},"deactivate":{"type":"boolean"},"reactivate":{"description":"A deactivated object declared again: this write switches it on.","type":"boolean"},"moved":{"description":"A rename: the record of `from` moves to this name (declared by gatesync.dev/moved-from, detected by the object's address, or an earlier name of the record coming back: `returned`). Action `moved` alone sends nothing.","type":"object","required":["from","declared"],"additionalProperties":false,"properties":{"from":{"type":"string"},"declared":{"type":"boolean"},"returned":{"const":true}}},"adopt":{"description":"Adopted under this server id (not verified: the interfaces cannot read).","type":"object","required":["serverId","source"],"additionalProperties":false,"properties":{"serverId":{"type":"string"},"source":{"enum":["repository","command"]}}},"fields":{"type":"array","items":{"type":"object","required":["path","op"],"additionalProperties":false,"properties":{"path":{"type":"string"},"op":{"enum":["add","remove","change"]},"before":{"$ref":"#/$defs/value"},"after":{"$ref":"#/$defs/value"}}}},"compatibility":{"description":"Updates of ApiDefinition, OrgKey and OAuthClient: every classified change, breaking ones first. verdict is the worst class present (non-breaking when nothing was classified).","type":"object","required":["verdict","changes"],"additionalProperties":false,"properties":{"verdict":{"$ref":"#/$defs/changeClass"},"changes":{"type":"array","items":{"type":"object","required":["path","class","reason"],"additionalProperties":false,"properties":{"path":{"type":"string"},"class":{"$ref":"#/$defs/changeClass"},"reason":{"type":"string"}}}}}},"breaking":{"description":"The breaking changes among compatibility.changes (empty when none); present whenever compatibility is. `gatesync plan --fail-on-breaking` exits 4 when any change has one.","type":"array","items":{"type":"object","required":["path","reason"],"additionalProperties":false,"properties":{"path":{"type":"string"},"reason":{"type":"string"}}}},"reason":{"type":"string"},"hint":{"type":"string"},"notes":{"type":"array","items":{"type":"string"}},"notCompared":{"description":"Sensitive fields holding a SOPS value this plan could not decrypt (no age identity: a merge request's job). Each was compared by its encrypted form instead: `unchanged` — the one last applied (not a change); `changed` — encrypted again since (a change, listed in fields); `new` — nothing of it applied yet. Its value is never shown.","type":"array","items":{"type":"object","required":["path","encrypted"],"additionalProperties":false,"properties":{"path":{"type":"string"},"encrypted":{"enum":["unchanged","changed","new"]}}}},"source":{"type":"object","required":["file","line"],"additionalProperties":false,"properties":{"file":{"type":"string"},"line":{"type":"integer","minimum":1}}}}};
+const schema177 = {"description":"Any JSON value; a sensitive one is {\"sensitive\": true}."};
+const schema179 = {"description":"breaking: existing callers or key holders lose something; non-breaking: they keep working; annotation: documentation only; unclassified: review by hand.","enum":["breaking","non-breaking","annotation","unclassified"]};
+const pattern114 = new RegExp("^[A-Za-z]+/.+$", "u");
 
 function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -14913,7 +15087,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.id === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema174.required,parentSchema:schema174,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema176.required,parentSchema:schema176,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -14923,7 +15097,7 @@ vErrors.push(err0);
 errors++;
 }
 if(data.kind === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema174.required,parentSchema:schema174,data};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema176.required,parentSchema:schema176,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -14933,7 +15107,7 @@ vErrors.push(err1);
 errors++;
 }
 if(data.name === undefined){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema174.required,parentSchema:schema174,data};
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema176.required,parentSchema:schema176,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -14943,7 +15117,7 @@ vErrors.push(err2);
 errors++;
 }
 if(data.action === undefined){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'",schema:schema174.required,parentSchema:schema174,data};
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'",schema:schema176.required,parentSchema:schema176,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -14953,7 +15127,7 @@ vErrors.push(err3);
 errors++;
 }
 if(data.wave === undefined){
-const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "wave"},message:"must have required property '"+"wave"+"'",schema:schema174.required,parentSchema:schema174,data};
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "wave"},message:"must have required property '"+"wave"+"'",schema:schema176.required,parentSchema:schema176,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -14963,7 +15137,7 @@ vErrors.push(err4);
 errors++;
 }
 if(data.fields === undefined){
-const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "fields"},message:"must have required property '"+"fields"+"'",schema:schema174.required,parentSchema:schema174,data};
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "fields"},message:"must have required property '"+"fields"+"'",schema:schema176.required,parentSchema:schema176,data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -14973,7 +15147,7 @@ vErrors.push(err5);
 errors++;
 }
 if(data.notes === undefined){
-const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "notes"},message:"must have required property '"+"notes"+"'",schema:schema174.required,parentSchema:schema174,data};
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "notes"},message:"must have required property '"+"notes"+"'",schema:schema176.required,parentSchema:schema176,data};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -14983,8 +15157,8 @@ vErrors.push(err6);
 errors++;
 }
 for(const key0 in data){
-if(!(func7.call(schema174.properties, key0))){
-const err7 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema174,data};
+if(!(func7.call(schema176.properties, key0))){
+const err7 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema176,data};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -14997,8 +15171,8 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern112.test(data0)){
-const err8 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z]+/.+$"},message:"must match pattern \""+"^[A-Za-z]+/.+$"+"\"",schema:"^[A-Za-z]+/.+$",parentSchema:schema174.properties.id,data:data0};
+if(!pattern114.test(data0)){
+const err8 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z]+/.+$"},message:"must match pattern \""+"^[A-Za-z]+/.+$"+"\"",schema:"^[A-Za-z]+/.+$",parentSchema:schema176.properties.id,data:data0};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -15009,7 +15183,7 @@ errors++;
 }
 }
 else {
-const err9 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema174.properties.id.type,parentSchema:schema174.properties.id,data:data0};
+const err9 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema176.properties.id.type,parentSchema:schema176.properties.id,data:data0};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -15022,7 +15196,7 @@ errors++;
 if(data.kind !== undefined){
 let data1 = data.kind;
 if(typeof data1 !== "string"){
-const err10 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema174.properties.kind.type,parentSchema:schema174.properties.kind,data:data1};
+const err10 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema176.properties.kind.type,parentSchema:schema176.properties.kind,data:data1};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -15035,7 +15209,7 @@ errors++;
 if(data.name !== undefined){
 let data2 = data.name;
 if(typeof data2 !== "string"){
-const err11 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema174.properties.name.type,parentSchema:schema174.properties.name,data:data2};
+const err11 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema176.properties.name.type,parentSchema:schema176.properties.name,data:data2};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -15048,7 +15222,7 @@ errors++;
 if(data.action !== undefined){
 let data3 = data.action;
 if(!(((((((data3 === "create") || (data3 === "update")) || (data3 === "no-op")) || (data3 === "blocked")) || (data3 === "orphan")) || (data3 === "adopt")) || (data3 === "moved"))){
-const err12 = {instancePath:instancePath+"/action",schemaPath:"#/properties/action/enum",keyword:"enum",params:{allowedValues: schema174.properties.action.enum},message:"must be equal to one of the allowed values",schema:schema174.properties.action.enum,parentSchema:schema174.properties.action,data:data3};
+const err12 = {instancePath:instancePath+"/action",schemaPath:"#/properties/action/enum",keyword:"enum",params:{allowedValues: schema176.properties.action.enum},message:"must be equal to one of the allowed values",schema:schema176.properties.action.enum,parentSchema:schema176.properties.action,data:data3};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -15061,7 +15235,7 @@ errors++;
 if(data.wave !== undefined){
 let data4 = data.wave;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-const err13 = {instancePath:instancePath+"/wave",schemaPath:"#/properties/wave/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema174.properties.wave.type,parentSchema:schema174.properties.wave,data:data4};
+const err13 = {instancePath:instancePath+"/wave",schemaPath:"#/properties/wave/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema176.properties.wave.type,parentSchema:schema176.properties.wave,data:data4};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -15072,7 +15246,7 @@ errors++;
 }
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 < 1 || isNaN(data4)){
-const err14 = {instancePath:instancePath+"/wave",schemaPath:"#/properties/wave/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema174.properties.wave,data:data4};
+const err14 = {instancePath:instancePath+"/wave",schemaPath:"#/properties/wave/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema176.properties.wave,data:data4};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -15087,7 +15261,7 @@ if(data.operation !== undefined){
 let data5 = data.operation;
 if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
 if(data5.name === undefined){
-const err15 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema174.properties.operation.required,parentSchema:schema174.properties.operation,data:data5};
+const err15 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema176.properties.operation.required,parentSchema:schema176.properties.operation,data:data5};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -15097,7 +15271,7 @@ vErrors.push(err15);
 errors++;
 }
 if(data5.number === undefined){
-const err16 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "number"},message:"must have required property '"+"number"+"'",schema:schema174.properties.operation.required,parentSchema:schema174.properties.operation,data:data5};
+const err16 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "number"},message:"must have required property '"+"number"+"'",schema:schema176.properties.operation.required,parentSchema:schema176.properties.operation,data:data5};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -15107,7 +15281,7 @@ vErrors.push(err16);
 errors++;
 }
 if(data5.interface === undefined){
-const err17 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "interface"},message:"must have required property '"+"interface"+"'",schema:schema174.properties.operation.required,parentSchema:schema174.properties.operation,data:data5};
+const err17 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "interface"},message:"must have required property '"+"interface"+"'",schema:schema176.properties.operation.required,parentSchema:schema176.properties.operation,data:data5};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -15117,7 +15291,7 @@ vErrors.push(err17);
 errors++;
 }
 if(data5.method === undefined){
-const err18 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "method"},message:"must have required property '"+"method"+"'",schema:schema174.properties.operation.required,parentSchema:schema174.properties.operation,data:data5};
+const err18 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "method"},message:"must have required property '"+"method"+"'",schema:schema176.properties.operation.required,parentSchema:schema176.properties.operation,data:data5};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -15127,7 +15301,7 @@ vErrors.push(err18);
 errors++;
 }
 if(data5.path === undefined){
-const err19 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'",schema:schema174.properties.operation.required,parentSchema:schema174.properties.operation,data:data5};
+const err19 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'",schema:schema176.properties.operation.required,parentSchema:schema176.properties.operation,data:data5};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -15137,7 +15311,7 @@ vErrors.push(err19);
 errors++;
 }
 if(data5.query === undefined){
-const err20 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "query"},message:"must have required property '"+"query"+"'",schema:schema174.properties.operation.required,parentSchema:schema174.properties.operation,data:data5};
+const err20 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "query"},message:"must have required property '"+"query"+"'",schema:schema176.properties.operation.required,parentSchema:schema176.properties.operation,data:data5};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -15147,7 +15321,7 @@ vErrors.push(err20);
 errors++;
 }
 if(data5.batchable === undefined){
-const err21 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "batchable"},message:"must have required property '"+"batchable"+"'",schema:schema174.properties.operation.required,parentSchema:schema174.properties.operation,data:data5};
+const err21 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "batchable"},message:"must have required property '"+"batchable"+"'",schema:schema176.properties.operation.required,parentSchema:schema176.properties.operation,data:data5};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -15158,7 +15332,7 @@ errors++;
 }
 for(const key1 in data5){
 if(!(((((((key1 === "name") || (key1 === "number")) || (key1 === "interface")) || (key1 === "method")) || (key1 === "path")) || (key1 === "query")) || (key1 === "batchable"))){
-const err22 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema174.properties.operation,data:data5};
+const err22 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema176.properties.operation,data:data5};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -15171,7 +15345,7 @@ errors++;
 if(data5.name !== undefined){
 let data6 = data5.name;
 if(typeof data6 !== "string"){
-const err23 = {instancePath:instancePath+"/operation/name",schemaPath:"#/properties/operation/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema174.properties.operation.properties.name.type,parentSchema:schema174.properties.operation.properties.name,data:data6};
+const err23 = {instancePath:instancePath+"/operation/name",schemaPath:"#/properties/operation/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema176.properties.operation.properties.name.type,parentSchema:schema176.properties.operation.properties.name,data:data6};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -15184,7 +15358,7 @@ errors++;
 if(data5.number !== undefined){
 let data7 = data5.number;
 if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
-const err24 = {instancePath:instancePath+"/operation/number",schemaPath:"#/properties/operation/properties/number/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema174.properties.operation.properties.number.type,parentSchema:schema174.properties.operation.properties.number,data:data7};
+const err24 = {instancePath:instancePath+"/operation/number",schemaPath:"#/properties/operation/properties/number/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema176.properties.operation.properties.number.type,parentSchema:schema176.properties.operation.properties.number,data:data7};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -15195,7 +15369,7 @@ errors++;
 }
 if((typeof data7 == "number") && (isFinite(data7))){
 if(data7 > 10 || isNaN(data7)){
-const err25 = {instancePath:instancePath+"/operation/number",schemaPath:"#/properties/operation/properties/number/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10},message:"must be <= 10",schema:10,parentSchema:schema174.properties.operation.properties.number,data:data7};
+const err25 = {instancePath:instancePath+"/operation/number",schemaPath:"#/properties/operation/properties/number/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10},message:"must be <= 10",schema:10,parentSchema:schema176.properties.operation.properties.number,data:data7};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -15205,7 +15379,7 @@ vErrors.push(err25);
 errors++;
 }
 if(data7 < 1 || isNaN(data7)){
-const err26 = {instancePath:instancePath+"/operation/number",schemaPath:"#/properties/operation/properties/number/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema174.properties.operation.properties.number,data:data7};
+const err26 = {instancePath:instancePath+"/operation/number",schemaPath:"#/properties/operation/properties/number/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema176.properties.operation.properties.number,data:data7};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -15219,7 +15393,7 @@ errors++;
 if(data5.interface !== undefined){
 let data8 = data5.interface;
 if(!((((data8 === "gateway") || (data8 === "portal")) || (data8 === "dashboard")) || (data8 === "llm"))){
-const err27 = {instancePath:instancePath+"/operation/interface",schemaPath:"#/properties/operation/properties/interface/enum",keyword:"enum",params:{allowedValues: schema174.properties.operation.properties.interface.enum},message:"must be equal to one of the allowed values",schema:schema174.properties.operation.properties.interface.enum,parentSchema:schema174.properties.operation.properties.interface,data:data8};
+const err27 = {instancePath:instancePath+"/operation/interface",schemaPath:"#/properties/operation/properties/interface/enum",keyword:"enum",params:{allowedValues: schema176.properties.operation.properties.interface.enum},message:"must be equal to one of the allowed values",schema:schema176.properties.operation.properties.interface.enum,parentSchema:schema176.properties.operation.properties.interface,data:data8};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -15232,7 +15406,7 @@ errors++;
 if(data5.method !== undefined){
 let data9 = data5.method;
 if(!(((((data9 === "GET") || (data9 === "POST")) || (data9 === "PUT")) || (data9 === "PATCH")) || (data9 === "DELETE"))){
-const err28 = {instancePath:instancePath+"/operation/method",schemaPath:"#/properties/operation/properties/method/enum",keyword:"enum",params:{allowedValues: schema174.properties.operation.properties.method.enum},message:"must be equal to one of the allowed values",schema:schema174.properties.operation.properties.method.enum,parentSchema:schema174.properties.operation.properties.method,data:data9};
+const err28 = {instancePath:instancePath+"/operation/method",schemaPath:"#/properties/operation/properties/method/enum",keyword:"enum",params:{allowedValues: schema176.properties.operation.properties.method.enum},message:"must be equal to one of the allowed values",schema:schema176.properties.operation.properties.method.enum,parentSchema:schema176.properties.operation.properties.method,data:data9};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -15245,7 +15419,7 @@ errors++;
 if(data5.path !== undefined){
 let data10 = data5.path;
 if(typeof data10 !== "string"){
-const err29 = {instancePath:instancePath+"/operation/path",schemaPath:"#/properties/operation/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema174.properties.operation.properties.path.type,parentSchema:schema174.properties.operation.properties.path,data:data10};
+const err29 = {instancePath:instancePath+"/operation/path",schemaPath:"#/properties/operation/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema176.properties.operation.properties.path.type,parentSchema:schema176.properties.operation.properties.path,data:data10};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -15258,7 +15432,7 @@ errors++;
 if(data5.query !== undefined){
 let data11 = data5.query;
 if(typeof data11 !== "string"){
-const err30 = {instancePath:instancePath+"/operation/query",schemaPath:"#/properties/operation/properties/query/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema174.properties.operation.properties.query.type,parentSchema:schema174.properties.operation.properties.query,data:data11};
+const err30 = {instancePath:instancePath+"/operation/query",schemaPath:"#/properties/operation/properties/query/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema176.properties.operation.properties.query.type,parentSchema:schema176.properties.operation.properties.query,data:data11};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -15271,7 +15445,7 @@ errors++;
 if(data5.batchable !== undefined){
 let data12 = data5.batchable;
 if(typeof data12 !== "boolean"){
-const err31 = {instancePath:instancePath+"/operation/batchable",schemaPath:"#/properties/operation/properties/batchable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema174.properties.operation.properties.batchable.type,parentSchema:schema174.properties.operation.properties.batchable,data:data12};
+const err31 = {instancePath:instancePath+"/operation/batchable",schemaPath:"#/properties/operation/properties/batchable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema176.properties.operation.properties.batchable.type,parentSchema:schema176.properties.operation.properties.batchable,data:data12};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -15283,7 +15457,7 @@ errors++;
 }
 }
 else {
-const err32 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema174.properties.operation.type,parentSchema:schema174.properties.operation,data:data5};
+const err32 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema176.properties.operation.type,parentSchema:schema176.properties.operation,data:data5};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -15296,7 +15470,7 @@ errors++;
 if(data.quotaReset !== undefined){
 let data13 = data.quotaReset;
 if(typeof data13 !== "boolean"){
-const err33 = {instancePath:instancePath+"/quotaReset",schemaPath:"#/properties/quotaReset/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema174.properties.quotaReset.type,parentSchema:schema174.properties.quotaReset,data:data13};
+const err33 = {instancePath:instancePath+"/quotaReset",schemaPath:"#/properties/quotaReset/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema176.properties.quotaReset.type,parentSchema:schema176.properties.quotaReset,data:data13};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -15309,7 +15483,7 @@ errors++;
 if(data.deactivate !== undefined){
 let data14 = data.deactivate;
 if(typeof data14 !== "boolean"){
-const err34 = {instancePath:instancePath+"/deactivate",schemaPath:"#/properties/deactivate/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema174.properties.deactivate.type,parentSchema:schema174.properties.deactivate,data:data14};
+const err34 = {instancePath:instancePath+"/deactivate",schemaPath:"#/properties/deactivate/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema176.properties.deactivate.type,parentSchema:schema176.properties.deactivate,data:data14};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -15322,7 +15496,7 @@ errors++;
 if(data.reactivate !== undefined){
 let data15 = data.reactivate;
 if(typeof data15 !== "boolean"){
-const err35 = {instancePath:instancePath+"/reactivate",schemaPath:"#/properties/reactivate/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema174.properties.reactivate.type,parentSchema:schema174.properties.reactivate,data:data15};
+const err35 = {instancePath:instancePath+"/reactivate",schemaPath:"#/properties/reactivate/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema176.properties.reactivate.type,parentSchema:schema176.properties.reactivate,data:data15};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -15336,7 +15510,7 @@ if(data.moved !== undefined){
 let data16 = data.moved;
 if(data16 && typeof data16 == "object" && !Array.isArray(data16)){
 if(data16.from === undefined){
-const err36 = {instancePath:instancePath+"/moved",schemaPath:"#/properties/moved/required",keyword:"required",params:{missingProperty: "from"},message:"must have required property '"+"from"+"'",schema:schema174.properties.moved.required,parentSchema:schema174.properties.moved,data:data16};
+const err36 = {instancePath:instancePath+"/moved",schemaPath:"#/properties/moved/required",keyword:"required",params:{missingProperty: "from"},message:"must have required property '"+"from"+"'",schema:schema176.properties.moved.required,parentSchema:schema176.properties.moved,data:data16};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -15346,7 +15520,7 @@ vErrors.push(err36);
 errors++;
 }
 if(data16.declared === undefined){
-const err37 = {instancePath:instancePath+"/moved",schemaPath:"#/properties/moved/required",keyword:"required",params:{missingProperty: "declared"},message:"must have required property '"+"declared"+"'",schema:schema174.properties.moved.required,parentSchema:schema174.properties.moved,data:data16};
+const err37 = {instancePath:instancePath+"/moved",schemaPath:"#/properties/moved/required",keyword:"required",params:{missingProperty: "declared"},message:"must have required property '"+"declared"+"'",schema:schema176.properties.moved.required,parentSchema:schema176.properties.moved,data:data16};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -15357,7 +15531,7 @@ errors++;
 }
 for(const key2 in data16){
 if(!(((key2 === "from") || (key2 === "declared")) || (key2 === "returned"))){
-const err38 = {instancePath:instancePath+"/moved",schemaPath:"#/properties/moved/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema174.properties.moved,data:data16};
+const err38 = {instancePath:instancePath+"/moved",schemaPath:"#/properties/moved/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema176.properties.moved,data:data16};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -15370,7 +15544,7 @@ errors++;
 if(data16.from !== undefined){
 let data17 = data16.from;
 if(typeof data17 !== "string"){
-const err39 = {instancePath:instancePath+"/moved/from",schemaPath:"#/properties/moved/properties/from/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema174.properties.moved.properties.from.type,parentSchema:schema174.properties.moved.properties.from,data:data17};
+const err39 = {instancePath:instancePath+"/moved/from",schemaPath:"#/properties/moved/properties/from/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema176.properties.moved.properties.from.type,parentSchema:schema176.properties.moved.properties.from,data:data17};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -15383,7 +15557,7 @@ errors++;
 if(data16.declared !== undefined){
 let data18 = data16.declared;
 if(typeof data18 !== "boolean"){
-const err40 = {instancePath:instancePath+"/moved/declared",schemaPath:"#/properties/moved/properties/declared/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema174.properties.moved.properties.declared.type,parentSchema:schema174.properties.moved.properties.declared,data:data18};
+const err40 = {instancePath:instancePath+"/moved/declared",schemaPath:"#/properties/moved/properties/declared/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema176.properties.moved.properties.declared.type,parentSchema:schema176.properties.moved.properties.declared,data:data18};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -15396,7 +15570,7 @@ errors++;
 if(data16.returned !== undefined){
 let data19 = data16.returned;
 if(true !== data19){
-const err41 = {instancePath:instancePath+"/moved/returned",schemaPath:"#/properties/moved/properties/returned/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant",schema:true,parentSchema:schema174.properties.moved.properties.returned,data:data19};
+const err41 = {instancePath:instancePath+"/moved/returned",schemaPath:"#/properties/moved/properties/returned/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant",schema:true,parentSchema:schema176.properties.moved.properties.returned,data:data19};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -15408,7 +15582,7 @@ errors++;
 }
 }
 else {
-const err42 = {instancePath:instancePath+"/moved",schemaPath:"#/properties/moved/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema174.properties.moved.type,parentSchema:schema174.properties.moved,data:data16};
+const err42 = {instancePath:instancePath+"/moved",schemaPath:"#/properties/moved/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema176.properties.moved.type,parentSchema:schema176.properties.moved,data:data16};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -15422,7 +15596,7 @@ if(data.adopt !== undefined){
 let data20 = data.adopt;
 if(data20 && typeof data20 == "object" && !Array.isArray(data20)){
 if(data20.serverId === undefined){
-const err43 = {instancePath:instancePath+"/adopt",schemaPath:"#/properties/adopt/required",keyword:"required",params:{missingProperty: "serverId"},message:"must have required property '"+"serverId"+"'",schema:schema174.properties.adopt.required,parentSchema:schema174.properties.adopt,data:data20};
+const err43 = {instancePath:instancePath+"/adopt",schemaPath:"#/properties/adopt/required",keyword:"required",params:{missingProperty: "serverId"},message:"must have required property '"+"serverId"+"'",schema:schema176.properties.adopt.required,parentSchema:schema176.properties.adopt,data:data20};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -15432,7 +15606,7 @@ vErrors.push(err43);
 errors++;
 }
 if(data20.source === undefined){
-const err44 = {instancePath:instancePath+"/adopt",schemaPath:"#/properties/adopt/required",keyword:"required",params:{missingProperty: "source"},message:"must have required property '"+"source"+"'",schema:schema174.properties.adopt.required,parentSchema:schema174.properties.adopt,data:data20};
+const err44 = {instancePath:instancePath+"/adopt",schemaPath:"#/properties/adopt/required",keyword:"required",params:{missingProperty: "source"},message:"must have required property '"+"source"+"'",schema:schema176.properties.adopt.required,parentSchema:schema176.properties.adopt,data:data20};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -15443,7 +15617,7 @@ errors++;
 }
 for(const key3 in data20){
 if(!((key3 === "serverId") || (key3 === "source"))){
-const err45 = {instancePath:instancePath+"/adopt",schemaPath:"#/properties/adopt/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema174.properties.adopt,data:data20};
+const err45 = {instancePath:instancePath+"/adopt",schemaPath:"#/properties/adopt/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema176.properties.adopt,data:data20};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -15456,7 +15630,7 @@ errors++;
 if(data20.serverId !== undefined){
 let data21 = data20.serverId;
 if(typeof data21 !== "string"){
-const err46 = {instancePath:instancePath+"/adopt/serverId",schemaPath:"#/properties/adopt/properties/serverId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema174.properties.adopt.properties.serverId.type,parentSchema:schema174.properties.adopt.properties.serverId,data:data21};
+const err46 = {instancePath:instancePath+"/adopt/serverId",schemaPath:"#/properties/adopt/properties/serverId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema176.properties.adopt.properties.serverId.type,parentSchema:schema176.properties.adopt.properties.serverId,data:data21};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -15469,7 +15643,7 @@ errors++;
 if(data20.source !== undefined){
 let data22 = data20.source;
 if(!((data22 === "repository") || (data22 === "command"))){
-const err47 = {instancePath:instancePath+"/adopt/source",schemaPath:"#/properties/adopt/properties/source/enum",keyword:"enum",params:{allowedValues: schema174.properties.adopt.properties.source.enum},message:"must be equal to one of the allowed values",schema:schema174.properties.adopt.properties.source.enum,parentSchema:schema174.properties.adopt.properties.source,data:data22};
+const err47 = {instancePath:instancePath+"/adopt/source",schemaPath:"#/properties/adopt/properties/source/enum",keyword:"enum",params:{allowedValues: schema176.properties.adopt.properties.source.enum},message:"must be equal to one of the allowed values",schema:schema176.properties.adopt.properties.source.enum,parentSchema:schema176.properties.adopt.properties.source,data:data22};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -15481,7 +15655,7 @@ errors++;
 }
 }
 else {
-const err48 = {instancePath:instancePath+"/adopt",schemaPath:"#/properties/adopt/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema174.properties.adopt.type,parentSchema:schema174.properties.adopt,data:data20};
+const err48 = {instancePath:instancePath+"/adopt",schemaPath:"#/properties/adopt/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema176.properties.adopt.type,parentSchema:schema176.properties.adopt,data:data20};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -15499,7 +15673,7 @@ for(let i0=0; i0<len0; i0++){
 let data24 = data23[i0];
 if(data24 && typeof data24 == "object" && !Array.isArray(data24)){
 if(data24.path === undefined){
-const err49 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"#/properties/fields/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'",schema:schema174.properties.fields.items.required,parentSchema:schema174.properties.fields.items,data:data24};
+const err49 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"#/properties/fields/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'",schema:schema176.properties.fields.items.required,parentSchema:schema176.properties.fields.items,data:data24};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -15509,7 +15683,7 @@ vErrors.push(err49);
 errors++;
 }
 if(data24.op === undefined){
-const err50 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"#/properties/fields/items/required",keyword:"required",params:{missingProperty: "op"},message:"must have required property '"+"op"+"'",schema:schema174.properties.fields.items.required,parentSchema:schema174.properties.fields.items,data:data24};
+const err50 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"#/properties/fields/items/required",keyword:"required",params:{missingProperty: "op"},message:"must have required property '"+"op"+"'",schema:schema176.properties.fields.items.required,parentSchema:schema176.properties.fields.items,data:data24};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -15520,7 +15694,7 @@ errors++;
 }
 for(const key4 in data24){
 if(!((((key4 === "path") || (key4 === "op")) || (key4 === "before")) || (key4 === "after"))){
-const err51 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"#/properties/fields/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema174.properties.fields.items,data:data24};
+const err51 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"#/properties/fields/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema176.properties.fields.items,data:data24};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -15533,7 +15707,7 @@ errors++;
 if(data24.path !== undefined){
 let data25 = data24.path;
 if(typeof data25 !== "string"){
-const err52 = {instancePath:instancePath+"/fields/" + i0+"/path",schemaPath:"#/properties/fields/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema174.properties.fields.items.properties.path.type,parentSchema:schema174.properties.fields.items.properties.path,data:data25};
+const err52 = {instancePath:instancePath+"/fields/" + i0+"/path",schemaPath:"#/properties/fields/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema176.properties.fields.items.properties.path.type,parentSchema:schema176.properties.fields.items.properties.path,data:data25};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -15546,7 +15720,7 @@ errors++;
 if(data24.op !== undefined){
 let data26 = data24.op;
 if(!(((data26 === "add") || (data26 === "remove")) || (data26 === "change"))){
-const err53 = {instancePath:instancePath+"/fields/" + i0+"/op",schemaPath:"#/properties/fields/items/properties/op/enum",keyword:"enum",params:{allowedValues: schema174.properties.fields.items.properties.op.enum},message:"must be equal to one of the allowed values",schema:schema174.properties.fields.items.properties.op.enum,parentSchema:schema174.properties.fields.items.properties.op,data:data26};
+const err53 = {instancePath:instancePath+"/fields/" + i0+"/op",schemaPath:"#/properties/fields/items/properties/op/enum",keyword:"enum",params:{allowedValues: schema176.properties.fields.items.properties.op.enum},message:"must be equal to one of the allowed values",schema:schema176.properties.fields.items.properties.op.enum,parentSchema:schema176.properties.fields.items.properties.op,data:data26};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -15558,7 +15732,7 @@ errors++;
 }
 }
 else {
-const err54 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"#/properties/fields/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema174.properties.fields.items.type,parentSchema:schema174.properties.fields.items,data:data24};
+const err54 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"#/properties/fields/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema176.properties.fields.items.type,parentSchema:schema176.properties.fields.items,data:data24};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -15570,7 +15744,7 @@ errors++;
 }
 }
 else {
-const err55 = {instancePath:instancePath+"/fields",schemaPath:"#/properties/fields/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema174.properties.fields.type,parentSchema:schema174.properties.fields,data:data23};
+const err55 = {instancePath:instancePath+"/fields",schemaPath:"#/properties/fields/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema176.properties.fields.type,parentSchema:schema176.properties.fields,data:data23};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -15584,7 +15758,7 @@ if(data.compatibility !== undefined){
 let data29 = data.compatibility;
 if(data29 && typeof data29 == "object" && !Array.isArray(data29)){
 if(data29.verdict === undefined){
-const err56 = {instancePath:instancePath+"/compatibility",schemaPath:"#/properties/compatibility/required",keyword:"required",params:{missingProperty: "verdict"},message:"must have required property '"+"verdict"+"'",schema:schema174.properties.compatibility.required,parentSchema:schema174.properties.compatibility,data:data29};
+const err56 = {instancePath:instancePath+"/compatibility",schemaPath:"#/properties/compatibility/required",keyword:"required",params:{missingProperty: "verdict"},message:"must have required property '"+"verdict"+"'",schema:schema176.properties.compatibility.required,parentSchema:schema176.properties.compatibility,data:data29};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -15594,7 +15768,7 @@ vErrors.push(err56);
 errors++;
 }
 if(data29.changes === undefined){
-const err57 = {instancePath:instancePath+"/compatibility",schemaPath:"#/properties/compatibility/required",keyword:"required",params:{missingProperty: "changes"},message:"must have required property '"+"changes"+"'",schema:schema174.properties.compatibility.required,parentSchema:schema174.properties.compatibility,data:data29};
+const err57 = {instancePath:instancePath+"/compatibility",schemaPath:"#/properties/compatibility/required",keyword:"required",params:{missingProperty: "changes"},message:"must have required property '"+"changes"+"'",schema:schema176.properties.compatibility.required,parentSchema:schema176.properties.compatibility,data:data29};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -15605,7 +15779,7 @@ errors++;
 }
 for(const key5 in data29){
 if(!((key5 === "verdict") || (key5 === "changes"))){
-const err58 = {instancePath:instancePath+"/compatibility",schemaPath:"#/properties/compatibility/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema174.properties.compatibility,data:data29};
+const err58 = {instancePath:instancePath+"/compatibility",schemaPath:"#/properties/compatibility/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema176.properties.compatibility,data:data29};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -15618,7 +15792,7 @@ errors++;
 if(data29.verdict !== undefined){
 let data30 = data29.verdict;
 if(!((((data30 === "breaking") || (data30 === "non-breaking")) || (data30 === "annotation")) || (data30 === "unclassified"))){
-const err59 = {instancePath:instancePath+"/compatibility/verdict",schemaPath:"#/$defs/changeClass/enum",keyword:"enum",params:{allowedValues: schema177.enum},message:"must be equal to one of the allowed values",schema:schema177.enum,parentSchema:schema177,data:data30};
+const err59 = {instancePath:instancePath+"/compatibility/verdict",schemaPath:"#/$defs/changeClass/enum",keyword:"enum",params:{allowedValues: schema179.enum},message:"must be equal to one of the allowed values",schema:schema179.enum,parentSchema:schema179,data:data30};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -15636,7 +15810,7 @@ for(let i1=0; i1<len1; i1++){
 let data32 = data31[i1];
 if(data32 && typeof data32 == "object" && !Array.isArray(data32)){
 if(data32.path === undefined){
-const err60 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'",schema:schema174.properties.compatibility.properties.changes.items.required,parentSchema:schema174.properties.compatibility.properties.changes.items,data:data32};
+const err60 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'",schema:schema176.properties.compatibility.properties.changes.items.required,parentSchema:schema176.properties.compatibility.properties.changes.items,data:data32};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -15646,7 +15820,7 @@ vErrors.push(err60);
 errors++;
 }
 if(data32.class === undefined){
-const err61 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/required",keyword:"required",params:{missingProperty: "class"},message:"must have required property '"+"class"+"'",schema:schema174.properties.compatibility.properties.changes.items.required,parentSchema:schema174.properties.compatibility.properties.changes.items,data:data32};
+const err61 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/required",keyword:"required",params:{missingProperty: "class"},message:"must have required property '"+"class"+"'",schema:schema176.properties.compatibility.properties.changes.items.required,parentSchema:schema176.properties.compatibility.properties.changes.items,data:data32};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -15656,7 +15830,7 @@ vErrors.push(err61);
 errors++;
 }
 if(data32.reason === undefined){
-const err62 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'",schema:schema174.properties.compatibility.properties.changes.items.required,parentSchema:schema174.properties.compatibility.properties.changes.items,data:data32};
+const err62 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'",schema:schema176.properties.compatibility.properties.changes.items.required,parentSchema:schema176.properties.compatibility.properties.changes.items,data:data32};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -15667,7 +15841,7 @@ errors++;
 }
 for(const key6 in data32){
 if(!(((key6 === "path") || (key6 === "class")) || (key6 === "reason"))){
-const err63 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema174.properties.compatibility.properties.changes.items,data:data32};
+const err63 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema176.properties.compatibility.properties.changes.items,data:data32};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -15680,7 +15854,7 @@ errors++;
 if(data32.path !== undefined){
 let data33 = data32.path;
 if(typeof data33 !== "string"){
-const err64 = {instancePath:instancePath+"/compatibility/changes/" + i1+"/path",schemaPath:"#/properties/compatibility/properties/changes/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema174.properties.compatibility.properties.changes.items.properties.path.type,parentSchema:schema174.properties.compatibility.properties.changes.items.properties.path,data:data33};
+const err64 = {instancePath:instancePath+"/compatibility/changes/" + i1+"/path",schemaPath:"#/properties/compatibility/properties/changes/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema176.properties.compatibility.properties.changes.items.properties.path.type,parentSchema:schema176.properties.compatibility.properties.changes.items.properties.path,data:data33};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -15693,7 +15867,7 @@ errors++;
 if(data32.class !== undefined){
 let data34 = data32.class;
 if(!((((data34 === "breaking") || (data34 === "non-breaking")) || (data34 === "annotation")) || (data34 === "unclassified"))){
-const err65 = {instancePath:instancePath+"/compatibility/changes/" + i1+"/class",schemaPath:"#/$defs/changeClass/enum",keyword:"enum",params:{allowedValues: schema177.enum},message:"must be equal to one of the allowed values",schema:schema177.enum,parentSchema:schema177,data:data34};
+const err65 = {instancePath:instancePath+"/compatibility/changes/" + i1+"/class",schemaPath:"#/$defs/changeClass/enum",keyword:"enum",params:{allowedValues: schema179.enum},message:"must be equal to one of the allowed values",schema:schema179.enum,parentSchema:schema179,data:data34};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -15706,7 +15880,7 @@ errors++;
 if(data32.reason !== undefined){
 let data35 = data32.reason;
 if(typeof data35 !== "string"){
-const err66 = {instancePath:instancePath+"/compatibility/changes/" + i1+"/reason",schemaPath:"#/properties/compatibility/properties/changes/items/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema174.properties.compatibility.properties.changes.items.properties.reason.type,parentSchema:schema174.properties.compatibility.properties.changes.items.properties.reason,data:data35};
+const err66 = {instancePath:instancePath+"/compatibility/changes/" + i1+"/reason",schemaPath:"#/properties/compatibility/properties/changes/items/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema176.properties.compatibility.properties.changes.items.properties.reason.type,parentSchema:schema176.properties.compatibility.properties.changes.items.properties.reason,data:data35};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -15718,7 +15892,7 @@ errors++;
 }
 }
 else {
-const err67 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema174.properties.compatibility.properties.changes.items.type,parentSchema:schema174.properties.compatibility.properties.changes.items,data:data32};
+const err67 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema176.properties.compatibility.properties.changes.items.type,parentSchema:schema176.properties.compatibility.properties.changes.items,data:data32};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -15730,7 +15904,7 @@ errors++;
 }
 }
 else {
-const err68 = {instancePath:instancePath+"/compatibility/changes",schemaPath:"#/properties/compatibility/properties/changes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema174.properties.compatibility.properties.changes.type,parentSchema:schema174.properties.compatibility.properties.changes,data:data31};
+const err68 = {instancePath:instancePath+"/compatibility/changes",schemaPath:"#/properties/compatibility/properties/changes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema176.properties.compatibility.properties.changes.type,parentSchema:schema176.properties.compatibility.properties.changes,data:data31};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -15742,7 +15916,7 @@ errors++;
 }
 }
 else {
-const err69 = {instancePath:instancePath+"/compatibility",schemaPath:"#/properties/compatibility/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema174.properties.compatibility.type,parentSchema:schema174.properties.compatibility,data:data29};
+const err69 = {instancePath:instancePath+"/compatibility",schemaPath:"#/properties/compatibility/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema176.properties.compatibility.type,parentSchema:schema176.properties.compatibility,data:data29};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -15760,7 +15934,7 @@ for(let i2=0; i2<len2; i2++){
 let data37 = data36[i2];
 if(data37 && typeof data37 == "object" && !Array.isArray(data37)){
 if(data37.path === undefined){
-const err70 = {instancePath:instancePath+"/breaking/" + i2,schemaPath:"#/properties/breaking/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'",schema:schema174.properties.breaking.items.required,parentSchema:schema174.properties.breaking.items,data:data37};
+const err70 = {instancePath:instancePath+"/breaking/" + i2,schemaPath:"#/properties/breaking/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'",schema:schema176.properties.breaking.items.required,parentSchema:schema176.properties.breaking.items,data:data37};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -15770,7 +15944,7 @@ vErrors.push(err70);
 errors++;
 }
 if(data37.reason === undefined){
-const err71 = {instancePath:instancePath+"/breaking/" + i2,schemaPath:"#/properties/breaking/items/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'",schema:schema174.properties.breaking.items.required,parentSchema:schema174.properties.breaking.items,data:data37};
+const err71 = {instancePath:instancePath+"/breaking/" + i2,schemaPath:"#/properties/breaking/items/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'",schema:schema176.properties.breaking.items.required,parentSchema:schema176.properties.breaking.items,data:data37};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -15781,7 +15955,7 @@ errors++;
 }
 for(const key7 in data37){
 if(!((key7 === "path") || (key7 === "reason"))){
-const err72 = {instancePath:instancePath+"/breaking/" + i2,schemaPath:"#/properties/breaking/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema174.properties.breaking.items,data:data37};
+const err72 = {instancePath:instancePath+"/breaking/" + i2,schemaPath:"#/properties/breaking/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema176.properties.breaking.items,data:data37};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -15794,7 +15968,7 @@ errors++;
 if(data37.path !== undefined){
 let data38 = data37.path;
 if(typeof data38 !== "string"){
-const err73 = {instancePath:instancePath+"/breaking/" + i2+"/path",schemaPath:"#/properties/breaking/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema174.properties.breaking.items.properties.path.type,parentSchema:schema174.properties.breaking.items.properties.path,data:data38};
+const err73 = {instancePath:instancePath+"/breaking/" + i2+"/path",schemaPath:"#/properties/breaking/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema176.properties.breaking.items.properties.path.type,parentSchema:schema176.properties.breaking.items.properties.path,data:data38};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -15807,7 +15981,7 @@ errors++;
 if(data37.reason !== undefined){
 let data39 = data37.reason;
 if(typeof data39 !== "string"){
-const err74 = {instancePath:instancePath+"/breaking/" + i2+"/reason",schemaPath:"#/properties/breaking/items/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema174.properties.breaking.items.properties.reason.type,parentSchema:schema174.properties.breaking.items.properties.reason,data:data39};
+const err74 = {instancePath:instancePath+"/breaking/" + i2+"/reason",schemaPath:"#/properties/breaking/items/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema176.properties.breaking.items.properties.reason.type,parentSchema:schema176.properties.breaking.items.properties.reason,data:data39};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -15819,7 +15993,7 @@ errors++;
 }
 }
 else {
-const err75 = {instancePath:instancePath+"/breaking/" + i2,schemaPath:"#/properties/breaking/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema174.properties.breaking.items.type,parentSchema:schema174.properties.breaking.items,data:data37};
+const err75 = {instancePath:instancePath+"/breaking/" + i2,schemaPath:"#/properties/breaking/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema176.properties.breaking.items.type,parentSchema:schema176.properties.breaking.items,data:data37};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -15831,7 +16005,7 @@ errors++;
 }
 }
 else {
-const err76 = {instancePath:instancePath+"/breaking",schemaPath:"#/properties/breaking/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema174.properties.breaking.type,parentSchema:schema174.properties.breaking,data:data36};
+const err76 = {instancePath:instancePath+"/breaking",schemaPath:"#/properties/breaking/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema176.properties.breaking.type,parentSchema:schema176.properties.breaking,data:data36};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -15844,7 +16018,7 @@ errors++;
 if(data.reason !== undefined){
 let data40 = data.reason;
 if(typeof data40 !== "string"){
-const err77 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema174.properties.reason.type,parentSchema:schema174.properties.reason,data:data40};
+const err77 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema176.properties.reason.type,parentSchema:schema176.properties.reason,data:data40};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -15857,7 +16031,7 @@ errors++;
 if(data.hint !== undefined){
 let data41 = data.hint;
 if(typeof data41 !== "string"){
-const err78 = {instancePath:instancePath+"/hint",schemaPath:"#/properties/hint/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema174.properties.hint.type,parentSchema:schema174.properties.hint,data:data41};
+const err78 = {instancePath:instancePath+"/hint",schemaPath:"#/properties/hint/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema176.properties.hint.type,parentSchema:schema176.properties.hint,data:data41};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -15874,7 +16048,7 @@ const len3 = data42.length;
 for(let i3=0; i3<len3; i3++){
 let data43 = data42[i3];
 if(typeof data43 !== "string"){
-const err79 = {instancePath:instancePath+"/notes/" + i3,schemaPath:"#/properties/notes/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema174.properties.notes.items.type,parentSchema:schema174.properties.notes.items,data:data43};
+const err79 = {instancePath:instancePath+"/notes/" + i3,schemaPath:"#/properties/notes/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema176.properties.notes.items.type,parentSchema:schema176.properties.notes.items,data:data43};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -15886,7 +16060,7 @@ errors++;
 }
 }
 else {
-const err80 = {instancePath:instancePath+"/notes",schemaPath:"#/properties/notes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema174.properties.notes.type,parentSchema:schema174.properties.notes,data:data42};
+const err80 = {instancePath:instancePath+"/notes",schemaPath:"#/properties/notes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema176.properties.notes.type,parentSchema:schema176.properties.notes,data:data42};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -15904,7 +16078,7 @@ for(let i4=0; i4<len4; i4++){
 let data45 = data44[i4];
 if(data45 && typeof data45 == "object" && !Array.isArray(data45)){
 if(data45.path === undefined){
-const err81 = {instancePath:instancePath+"/notCompared/" + i4,schemaPath:"#/properties/notCompared/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'",schema:schema174.properties.notCompared.items.required,parentSchema:schema174.properties.notCompared.items,data:data45};
+const err81 = {instancePath:instancePath+"/notCompared/" + i4,schemaPath:"#/properties/notCompared/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'",schema:schema176.properties.notCompared.items.required,parentSchema:schema176.properties.notCompared.items,data:data45};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -15914,7 +16088,7 @@ vErrors.push(err81);
 errors++;
 }
 if(data45.encrypted === undefined){
-const err82 = {instancePath:instancePath+"/notCompared/" + i4,schemaPath:"#/properties/notCompared/items/required",keyword:"required",params:{missingProperty: "encrypted"},message:"must have required property '"+"encrypted"+"'",schema:schema174.properties.notCompared.items.required,parentSchema:schema174.properties.notCompared.items,data:data45};
+const err82 = {instancePath:instancePath+"/notCompared/" + i4,schemaPath:"#/properties/notCompared/items/required",keyword:"required",params:{missingProperty: "encrypted"},message:"must have required property '"+"encrypted"+"'",schema:schema176.properties.notCompared.items.required,parentSchema:schema176.properties.notCompared.items,data:data45};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -15925,7 +16099,7 @@ errors++;
 }
 for(const key8 in data45){
 if(!((key8 === "path") || (key8 === "encrypted"))){
-const err83 = {instancePath:instancePath+"/notCompared/" + i4,schemaPath:"#/properties/notCompared/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties",schema:false,parentSchema:schema174.properties.notCompared.items,data:data45};
+const err83 = {instancePath:instancePath+"/notCompared/" + i4,schemaPath:"#/properties/notCompared/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties",schema:false,parentSchema:schema176.properties.notCompared.items,data:data45};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -15938,7 +16112,7 @@ errors++;
 if(data45.path !== undefined){
 let data46 = data45.path;
 if(typeof data46 !== "string"){
-const err84 = {instancePath:instancePath+"/notCompared/" + i4+"/path",schemaPath:"#/properties/notCompared/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema174.properties.notCompared.items.properties.path.type,parentSchema:schema174.properties.notCompared.items.properties.path,data:data46};
+const err84 = {instancePath:instancePath+"/notCompared/" + i4+"/path",schemaPath:"#/properties/notCompared/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema176.properties.notCompared.items.properties.path.type,parentSchema:schema176.properties.notCompared.items.properties.path,data:data46};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -15951,7 +16125,7 @@ errors++;
 if(data45.encrypted !== undefined){
 let data47 = data45.encrypted;
 if(!(((data47 === "unchanged") || (data47 === "changed")) || (data47 === "new"))){
-const err85 = {instancePath:instancePath+"/notCompared/" + i4+"/encrypted",schemaPath:"#/properties/notCompared/items/properties/encrypted/enum",keyword:"enum",params:{allowedValues: schema174.properties.notCompared.items.properties.encrypted.enum},message:"must be equal to one of the allowed values",schema:schema174.properties.notCompared.items.properties.encrypted.enum,parentSchema:schema174.properties.notCompared.items.properties.encrypted,data:data47};
+const err85 = {instancePath:instancePath+"/notCompared/" + i4+"/encrypted",schemaPath:"#/properties/notCompared/items/properties/encrypted/enum",keyword:"enum",params:{allowedValues: schema176.properties.notCompared.items.properties.encrypted.enum},message:"must be equal to one of the allowed values",schema:schema176.properties.notCompared.items.properties.encrypted.enum,parentSchema:schema176.properties.notCompared.items.properties.encrypted,data:data47};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -15963,7 +16137,7 @@ errors++;
 }
 }
 else {
-const err86 = {instancePath:instancePath+"/notCompared/" + i4,schemaPath:"#/properties/notCompared/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema174.properties.notCompared.items.type,parentSchema:schema174.properties.notCompared.items,data:data45};
+const err86 = {instancePath:instancePath+"/notCompared/" + i4,schemaPath:"#/properties/notCompared/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema176.properties.notCompared.items.type,parentSchema:schema176.properties.notCompared.items,data:data45};
 if(vErrors === null){
 vErrors = [err86];
 }
@@ -15975,7 +16149,7 @@ errors++;
 }
 }
 else {
-const err87 = {instancePath:instancePath+"/notCompared",schemaPath:"#/properties/notCompared/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema174.properties.notCompared.type,parentSchema:schema174.properties.notCompared,data:data44};
+const err87 = {instancePath:instancePath+"/notCompared",schemaPath:"#/properties/notCompared/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema176.properties.notCompared.type,parentSchema:schema176.properties.notCompared,data:data44};
 if(vErrors === null){
 vErrors = [err87];
 }
@@ -15989,7 +16163,7 @@ if(data.source !== undefined){
 let data48 = data.source;
 if(data48 && typeof data48 == "object" && !Array.isArray(data48)){
 if(data48.file === undefined){
-const err88 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/required",keyword:"required",params:{missingProperty: "file"},message:"must have required property '"+"file"+"'",schema:schema174.properties.source.required,parentSchema:schema174.properties.source,data:data48};
+const err88 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/required",keyword:"required",params:{missingProperty: "file"},message:"must have required property '"+"file"+"'",schema:schema176.properties.source.required,parentSchema:schema176.properties.source,data:data48};
 if(vErrors === null){
 vErrors = [err88];
 }
@@ -15999,7 +16173,7 @@ vErrors.push(err88);
 errors++;
 }
 if(data48.line === undefined){
-const err89 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/required",keyword:"required",params:{missingProperty: "line"},message:"must have required property '"+"line"+"'",schema:schema174.properties.source.required,parentSchema:schema174.properties.source,data:data48};
+const err89 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/required",keyword:"required",params:{missingProperty: "line"},message:"must have required property '"+"line"+"'",schema:schema176.properties.source.required,parentSchema:schema176.properties.source,data:data48};
 if(vErrors === null){
 vErrors = [err89];
 }
@@ -16010,7 +16184,7 @@ errors++;
 }
 for(const key9 in data48){
 if(!((key9 === "file") || (key9 === "line"))){
-const err90 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties",schema:false,parentSchema:schema174.properties.source,data:data48};
+const err90 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties",schema:false,parentSchema:schema176.properties.source,data:data48};
 if(vErrors === null){
 vErrors = [err90];
 }
@@ -16023,7 +16197,7 @@ errors++;
 if(data48.file !== undefined){
 let data49 = data48.file;
 if(typeof data49 !== "string"){
-const err91 = {instancePath:instancePath+"/source/file",schemaPath:"#/properties/source/properties/file/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema174.properties.source.properties.file.type,parentSchema:schema174.properties.source.properties.file,data:data49};
+const err91 = {instancePath:instancePath+"/source/file",schemaPath:"#/properties/source/properties/file/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema176.properties.source.properties.file.type,parentSchema:schema176.properties.source.properties.file,data:data49};
 if(vErrors === null){
 vErrors = [err91];
 }
@@ -16036,7 +16210,7 @@ errors++;
 if(data48.line !== undefined){
 let data50 = data48.line;
 if(!(((typeof data50 == "number") && (!(data50 % 1) && !isNaN(data50))) && (isFinite(data50)))){
-const err92 = {instancePath:instancePath+"/source/line",schemaPath:"#/properties/source/properties/line/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema174.properties.source.properties.line.type,parentSchema:schema174.properties.source.properties.line,data:data50};
+const err92 = {instancePath:instancePath+"/source/line",schemaPath:"#/properties/source/properties/line/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema176.properties.source.properties.line.type,parentSchema:schema176.properties.source.properties.line,data:data50};
 if(vErrors === null){
 vErrors = [err92];
 }
@@ -16047,7 +16221,7 @@ errors++;
 }
 if((typeof data50 == "number") && (isFinite(data50))){
 if(data50 < 1 || isNaN(data50)){
-const err93 = {instancePath:instancePath+"/source/line",schemaPath:"#/properties/source/properties/line/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema174.properties.source.properties.line,data:data50};
+const err93 = {instancePath:instancePath+"/source/line",schemaPath:"#/properties/source/properties/line/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema176.properties.source.properties.line,data:data50};
 if(vErrors === null){
 vErrors = [err93];
 }
@@ -16060,7 +16234,7 @@ errors++;
 }
 }
 else {
-const err94 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema174.properties.source.type,parentSchema:schema174.properties.source,data:data48};
+const err94 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema176.properties.source.type,parentSchema:schema176.properties.source,data:data48};
 if(vErrors === null){
 vErrors = [err94];
 }
@@ -16072,7 +16246,7 @@ errors++;
 }
 }
 else {
-const err95 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema174.type,parentSchema:schema174,data};
+const err95 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema176.type,parentSchema:schema176,data};
 if(vErrors === null){
 vErrors = [err95];
 }
@@ -16100,7 +16274,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.formatVersion === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "formatVersion"},message:"must have required property '"+"formatVersion"+"'",schema:schema173.required,parentSchema:schema173,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "formatVersion"},message:"must have required property '"+"formatVersion"+"'",schema:schema175.required,parentSchema:schema175,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -16110,7 +16284,7 @@ vErrors.push(err0);
 errors++;
 }
 if(data.createdAt === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "createdAt"},message:"must have required property '"+"createdAt"+"'",schema:schema173.required,parentSchema:schema173,data};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "createdAt"},message:"must have required property '"+"createdAt"+"'",schema:schema175.required,parentSchema:schema175,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -16120,7 +16294,7 @@ vErrors.push(err1);
 errors++;
 }
 if(data.state === undefined){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'",schema:schema173.required,parentSchema:schema173,data};
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'",schema:schema175.required,parentSchema:schema175,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -16130,7 +16304,7 @@ vErrors.push(err2);
 errors++;
 }
 if(data.orphanPolicy === undefined){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "orphanPolicy"},message:"must have required property '"+"orphanPolicy"+"'",schema:schema173.required,parentSchema:schema173,data};
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "orphanPolicy"},message:"must have required property '"+"orphanPolicy"+"'",schema:schema175.required,parentSchema:schema175,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -16140,7 +16314,7 @@ vErrors.push(err3);
 errors++;
 }
 if(data.changes === undefined){
-const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "changes"},message:"must have required property '"+"changes"+"'",schema:schema173.required,parentSchema:schema173,data};
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "changes"},message:"must have required property '"+"changes"+"'",schema:schema175.required,parentSchema:schema175,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -16150,7 +16324,7 @@ vErrors.push(err4);
 errors++;
 }
 if(data.summary === undefined){
-const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "summary"},message:"must have required property '"+"summary"+"'",schema:schema173.required,parentSchema:schema173,data};
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "summary"},message:"must have required property '"+"summary"+"'",schema:schema175.required,parentSchema:schema175,data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -16160,7 +16334,7 @@ vErrors.push(err5);
 errors++;
 }
 if(data.digest === undefined){
-const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "digest"},message:"must have required property '"+"digest"+"'",schema:schema173.required,parentSchema:schema173,data};
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "digest"},message:"must have required property '"+"digest"+"'",schema:schema175.required,parentSchema:schema175,data};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -16170,8 +16344,8 @@ vErrors.push(err6);
 errors++;
 }
 for(const key0 in data){
-if(!(func7.call(schema173.properties, key0))){
-const err7 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema173,data};
+if(!(func7.call(schema175.properties, key0))){
+const err7 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema175,data};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -16184,7 +16358,7 @@ errors++;
 if(data.$schema !== undefined){
 let data0 = data.$schema;
 if(typeof data0 !== "string"){
-const err8 = {instancePath:instancePath+"/$schema",schemaPath:"#/properties/%24schema/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema173.properties.$schema.type,parentSchema:schema173.properties.$schema,data:data0};
+const err8 = {instancePath:instancePath+"/$schema",schemaPath:"#/properties/%24schema/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema175.properties.$schema.type,parentSchema:schema175.properties.$schema,data:data0};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -16197,7 +16371,7 @@ errors++;
 if(data.formatVersion !== undefined){
 let data1 = data.formatVersion;
 if(1 !== data1){
-const err9 = {instancePath:instancePath+"/formatVersion",schemaPath:"#/properties/formatVersion/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant",schema:1,parentSchema:schema173.properties.formatVersion,data:data1};
+const err9 = {instancePath:instancePath+"/formatVersion",schemaPath:"#/properties/formatVersion/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant",schema:1,parentSchema:schema175.properties.formatVersion,data:data1};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -16211,7 +16385,7 @@ if(data.createdAt !== undefined){
 let data2 = data.createdAt;
 if(typeof data2 === "string"){
 if(!(formats2.validate(data2))){
-const err10 = {instancePath:instancePath+"/createdAt",schemaPath:"#/properties/createdAt/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\"",schema:"date-time",parentSchema:schema173.properties.createdAt,data:data2};
+const err10 = {instancePath:instancePath+"/createdAt",schemaPath:"#/properties/createdAt/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\"",schema:"date-time",parentSchema:schema175.properties.createdAt,data:data2};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -16222,7 +16396,7 @@ errors++;
 }
 }
 else {
-const err11 = {instancePath:instancePath+"/createdAt",schemaPath:"#/properties/createdAt/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema173.properties.createdAt.type,parentSchema:schema173.properties.createdAt,data:data2};
+const err11 = {instancePath:instancePath+"/createdAt",schemaPath:"#/properties/createdAt/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema175.properties.createdAt.type,parentSchema:schema175.properties.createdAt,data:data2};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -16235,7 +16409,7 @@ errors++;
 if(data.commit !== undefined){
 let data3 = data.commit;
 if(typeof data3 !== "string"){
-const err12 = {instancePath:instancePath+"/commit",schemaPath:"#/properties/commit/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema173.properties.commit.type,parentSchema:schema173.properties.commit,data:data3};
+const err12 = {instancePath:instancePath+"/commit",schemaPath:"#/properties/commit/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema175.properties.commit.type,parentSchema:schema175.properties.commit,data:data3};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -16249,7 +16423,7 @@ if(data.state !== undefined){
 let data4 = data.state;
 if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
 if(data4.lineage === undefined){
-const err13 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/required",keyword:"required",params:{missingProperty: "lineage"},message:"must have required property '"+"lineage"+"'",schema:schema173.properties.state.required,parentSchema:schema173.properties.state,data:data4};
+const err13 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/required",keyword:"required",params:{missingProperty: "lineage"},message:"must have required property '"+"lineage"+"'",schema:schema175.properties.state.required,parentSchema:schema175.properties.state,data:data4};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -16259,7 +16433,7 @@ vErrors.push(err13);
 errors++;
 }
 if(data4.serial === undefined){
-const err14 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/required",keyword:"required",params:{missingProperty: "serial"},message:"must have required property '"+"serial"+"'",schema:schema173.properties.state.required,parentSchema:schema173.properties.state,data:data4};
+const err14 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/required",keyword:"required",params:{missingProperty: "serial"},message:"must have required property '"+"serial"+"'",schema:schema175.properties.state.required,parentSchema:schema175.properties.state,data:data4};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -16270,7 +16444,7 @@ errors++;
 }
 for(const key1 in data4){
 if(!((((key1 === "lineage") || (key1 === "serial")) || (key1 === "source")) || (key1 === "empty"))){
-const err15 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema173.properties.state,data:data4};
+const err15 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema175.properties.state,data:data4};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -16283,7 +16457,7 @@ errors++;
 if(data4.lineage !== undefined){
 let data5 = data4.lineage;
 if(typeof data5 !== "string"){
-const err16 = {instancePath:instancePath+"/state/lineage",schemaPath:"#/properties/state/properties/lineage/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema173.properties.state.properties.lineage.type,parentSchema:schema173.properties.state.properties.lineage,data:data5};
+const err16 = {instancePath:instancePath+"/state/lineage",schemaPath:"#/properties/state/properties/lineage/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema175.properties.state.properties.lineage.type,parentSchema:schema175.properties.state.properties.lineage,data:data5};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -16296,7 +16470,7 @@ errors++;
 if(data4.serial !== undefined){
 let data6 = data4.serial;
 if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-const err17 = {instancePath:instancePath+"/state/serial",schemaPath:"#/properties/state/properties/serial/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema173.properties.state.properties.serial.type,parentSchema:schema173.properties.state.properties.serial,data:data6};
+const err17 = {instancePath:instancePath+"/state/serial",schemaPath:"#/properties/state/properties/serial/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema175.properties.state.properties.serial.type,parentSchema:schema175.properties.state.properties.serial,data:data6};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -16307,7 +16481,7 @@ errors++;
 }
 if((typeof data6 == "number") && (isFinite(data6))){
 if(data6 < 0 || isNaN(data6)){
-const err18 = {instancePath:instancePath+"/state/serial",schemaPath:"#/properties/state/properties/serial/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema173.properties.state.properties.serial,data:data6};
+const err18 = {instancePath:instancePath+"/state/serial",schemaPath:"#/properties/state/properties/serial/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema175.properties.state.properties.serial,data:data6};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -16321,7 +16495,7 @@ errors++;
 if(data4.source !== undefined){
 let data7 = data4.source;
 if(typeof data7 !== "string"){
-const err19 = {instancePath:instancePath+"/state/source",schemaPath:"#/properties/state/properties/source/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema173.properties.state.properties.source.type,parentSchema:schema173.properties.state.properties.source,data:data7};
+const err19 = {instancePath:instancePath+"/state/source",schemaPath:"#/properties/state/properties/source/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema175.properties.state.properties.source.type,parentSchema:schema175.properties.state.properties.source,data:data7};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -16334,7 +16508,7 @@ errors++;
 if(data4.empty !== undefined){
 let data8 = data4.empty;
 if(typeof data8 !== "boolean"){
-const err20 = {instancePath:instancePath+"/state/empty",schemaPath:"#/properties/state/properties/empty/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema173.properties.state.properties.empty.type,parentSchema:schema173.properties.state.properties.empty,data:data8};
+const err20 = {instancePath:instancePath+"/state/empty",schemaPath:"#/properties/state/properties/empty/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema175.properties.state.properties.empty.type,parentSchema:schema175.properties.state.properties.empty,data:data8};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -16346,7 +16520,7 @@ errors++;
 }
 }
 else {
-const err21 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema173.properties.state.type,parentSchema:schema173.properties.state,data:data4};
+const err21 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema175.properties.state.type,parentSchema:schema175.properties.state,data:data4};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -16359,7 +16533,7 @@ errors++;
 if(data.orphanPolicy !== undefined){
 let data9 = data.orphanPolicy;
 if(!((data9 === "report") || (data9 === "deactivate"))){
-const err22 = {instancePath:instancePath+"/orphanPolicy",schemaPath:"#/properties/orphanPolicy/enum",keyword:"enum",params:{allowedValues: schema173.properties.orphanPolicy.enum},message:"must be equal to one of the allowed values",schema:schema173.properties.orphanPolicy.enum,parentSchema:schema173.properties.orphanPolicy,data:data9};
+const err22 = {instancePath:instancePath+"/orphanPolicy",schemaPath:"#/properties/orphanPolicy/enum",keyword:"enum",params:{allowedValues: schema175.properties.orphanPolicy.enum},message:"must be equal to one of the allowed values",schema:schema175.properties.orphanPolicy.enum,parentSchema:schema175.properties.orphanPolicy,data:data9};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -16373,7 +16547,7 @@ if(data.batch !== undefined){
 let data10 = data.batch;
 if(data10 && typeof data10 == "object" && !Array.isArray(data10)){
 if(data10.maxSize === undefined){
-const err23 = {instancePath:instancePath+"/batch",schemaPath:"#/properties/batch/required",keyword:"required",params:{missingProperty: "maxSize"},message:"must have required property '"+"maxSize"+"'",schema:schema173.properties.batch.required,parentSchema:schema173.properties.batch,data:data10};
+const err23 = {instancePath:instancePath+"/batch",schemaPath:"#/properties/batch/required",keyword:"required",params:{missingProperty: "maxSize"},message:"must have required property '"+"maxSize"+"'",schema:schema175.properties.batch.required,parentSchema:schema175.properties.batch,data:data10};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -16384,7 +16558,7 @@ errors++;
 }
 for(const key2 in data10){
 if(!(key2 === "maxSize")){
-const err24 = {instancePath:instancePath+"/batch",schemaPath:"#/properties/batch/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema173.properties.batch,data:data10};
+const err24 = {instancePath:instancePath+"/batch",schemaPath:"#/properties/batch/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema175.properties.batch,data:data10};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -16397,7 +16571,7 @@ errors++;
 if(data10.maxSize !== undefined){
 let data11 = data10.maxSize;
 if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
-const err25 = {instancePath:instancePath+"/batch/maxSize",schemaPath:"#/properties/batch/properties/maxSize/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema173.properties.batch.properties.maxSize.type,parentSchema:schema173.properties.batch.properties.maxSize,data:data11};
+const err25 = {instancePath:instancePath+"/batch/maxSize",schemaPath:"#/properties/batch/properties/maxSize/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema175.properties.batch.properties.maxSize.type,parentSchema:schema175.properties.batch.properties.maxSize,data:data11};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -16408,7 +16582,7 @@ errors++;
 }
 if((typeof data11 == "number") && (isFinite(data11))){
 if(data11 < 1 || isNaN(data11)){
-const err26 = {instancePath:instancePath+"/batch/maxSize",schemaPath:"#/properties/batch/properties/maxSize/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema173.properties.batch.properties.maxSize,data:data11};
+const err26 = {instancePath:instancePath+"/batch/maxSize",schemaPath:"#/properties/batch/properties/maxSize/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema175.properties.batch.properties.maxSize,data:data11};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -16421,7 +16595,7 @@ errors++;
 }
 }
 else {
-const err27 = {instancePath:instancePath+"/batch",schemaPath:"#/properties/batch/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema173.properties.batch.type,parentSchema:schema173.properties.batch,data:data10};
+const err27 = {instancePath:instancePath+"/batch",schemaPath:"#/properties/batch/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema175.properties.batch.type,parentSchema:schema175.properties.batch,data:data10};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -16435,7 +16609,7 @@ if(data.selection !== undefined){
 let data12 = data.selection;
 if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
 if(data12.targets === undefined){
-const err28 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "targets"},message:"must have required property '"+"targets"+"'",schema:schema173.properties.selection.required,parentSchema:schema173.properties.selection,data:data12};
+const err28 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "targets"},message:"must have required property '"+"targets"+"'",schema:schema175.properties.selection.required,parentSchema:schema175.properties.selection,data:data12};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -16445,7 +16619,7 @@ vErrors.push(err28);
 errors++;
 }
 if(data12.excludes === undefined){
-const err29 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "excludes"},message:"must have required property '"+"excludes"+"'",schema:schema173.properties.selection.required,parentSchema:schema173.properties.selection,data:data12};
+const err29 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "excludes"},message:"must have required property '"+"excludes"+"'",schema:schema175.properties.selection.required,parentSchema:schema175.properties.selection,data:data12};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -16455,7 +16629,7 @@ vErrors.push(err29);
 errors++;
 }
 if(data12.kinds === undefined){
-const err30 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "kinds"},message:"must have required property '"+"kinds"+"'",schema:schema173.properties.selection.required,parentSchema:schema173.properties.selection,data:data12};
+const err30 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "kinds"},message:"must have required property '"+"kinds"+"'",schema:schema175.properties.selection.required,parentSchema:schema175.properties.selection,data:data12};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -16465,7 +16639,7 @@ vErrors.push(err30);
 errors++;
 }
 if(data12.pulledIn === undefined){
-const err31 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "pulledIn"},message:"must have required property '"+"pulledIn"+"'",schema:schema173.properties.selection.required,parentSchema:schema173.properties.selection,data:data12};
+const err31 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "pulledIn"},message:"must have required property '"+"pulledIn"+"'",schema:schema175.properties.selection.required,parentSchema:schema175.properties.selection,data:data12};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -16475,7 +16649,7 @@ vErrors.push(err31);
 errors++;
 }
 if(data12.selected === undefined){
-const err32 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "selected"},message:"must have required property '"+"selected"+"'",schema:schema173.properties.selection.required,parentSchema:schema173.properties.selection,data:data12};
+const err32 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "selected"},message:"must have required property '"+"selected"+"'",schema:schema175.properties.selection.required,parentSchema:schema175.properties.selection,data:data12};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -16485,7 +16659,7 @@ vErrors.push(err32);
 errors++;
 }
 if(data12.leftOut === undefined){
-const err33 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "leftOut"},message:"must have required property '"+"leftOut"+"'",schema:schema173.properties.selection.required,parentSchema:schema173.properties.selection,data:data12};
+const err33 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "leftOut"},message:"must have required property '"+"leftOut"+"'",schema:schema175.properties.selection.required,parentSchema:schema175.properties.selection,data:data12};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -16495,7 +16669,7 @@ vErrors.push(err33);
 errors++;
 }
 if(data12.recordsOutside === undefined){
-const err34 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "recordsOutside"},message:"must have required property '"+"recordsOutside"+"'",schema:schema173.properties.selection.required,parentSchema:schema173.properties.selection,data:data12};
+const err34 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "recordsOutside"},message:"must have required property '"+"recordsOutside"+"'",schema:schema175.properties.selection.required,parentSchema:schema175.properties.selection,data:data12};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -16505,8 +16679,8 @@ vErrors.push(err34);
 errors++;
 }
 for(const key3 in data12){
-if(!(func7.call(schema173.properties.selection.properties, key3))){
-const err35 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema173.properties.selection,data:data12};
+if(!(func7.call(schema175.properties.selection.properties, key3))){
+const err35 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema175.properties.selection,data:data12};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -16523,7 +16697,7 @@ const len0 = data13.length;
 for(let i0=0; i0<len0; i0++){
 let data14 = data13[i0];
 if(typeof data14 !== "string"){
-const err36 = {instancePath:instancePath+"/selection/targets/" + i0,schemaPath:"#/properties/selection/properties/targets/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema173.properties.selection.properties.targets.items.type,parentSchema:schema173.properties.selection.properties.targets.items,data:data14};
+const err36 = {instancePath:instancePath+"/selection/targets/" + i0,schemaPath:"#/properties/selection/properties/targets/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema175.properties.selection.properties.targets.items.type,parentSchema:schema175.properties.selection.properties.targets.items,data:data14};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -16535,7 +16709,7 @@ errors++;
 }
 }
 else {
-const err37 = {instancePath:instancePath+"/selection/targets",schemaPath:"#/properties/selection/properties/targets/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema173.properties.selection.properties.targets.type,parentSchema:schema173.properties.selection.properties.targets,data:data13};
+const err37 = {instancePath:instancePath+"/selection/targets",schemaPath:"#/properties/selection/properties/targets/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema175.properties.selection.properties.targets.type,parentSchema:schema175.properties.selection.properties.targets,data:data13};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -16552,7 +16726,7 @@ const len1 = data15.length;
 for(let i1=0; i1<len1; i1++){
 let data16 = data15[i1];
 if(typeof data16 !== "string"){
-const err38 = {instancePath:instancePath+"/selection/excludes/" + i1,schemaPath:"#/properties/selection/properties/excludes/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema173.properties.selection.properties.excludes.items.type,parentSchema:schema173.properties.selection.properties.excludes.items,data:data16};
+const err38 = {instancePath:instancePath+"/selection/excludes/" + i1,schemaPath:"#/properties/selection/properties/excludes/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema175.properties.selection.properties.excludes.items.type,parentSchema:schema175.properties.selection.properties.excludes.items,data:data16};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -16564,7 +16738,7 @@ errors++;
 }
 }
 else {
-const err39 = {instancePath:instancePath+"/selection/excludes",schemaPath:"#/properties/selection/properties/excludes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema173.properties.selection.properties.excludes.type,parentSchema:schema173.properties.selection.properties.excludes,data:data15};
+const err39 = {instancePath:instancePath+"/selection/excludes",schemaPath:"#/properties/selection/properties/excludes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema175.properties.selection.properties.excludes.type,parentSchema:schema175.properties.selection.properties.excludes,data:data15};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -16581,7 +16755,7 @@ const len2 = data17.length;
 for(let i2=0; i2<len2; i2++){
 let data18 = data17[i2];
 if(typeof data18 !== "string"){
-const err40 = {instancePath:instancePath+"/selection/kinds/" + i2,schemaPath:"#/properties/selection/properties/kinds/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema173.properties.selection.properties.kinds.items.type,parentSchema:schema173.properties.selection.properties.kinds.items,data:data18};
+const err40 = {instancePath:instancePath+"/selection/kinds/" + i2,schemaPath:"#/properties/selection/properties/kinds/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema175.properties.selection.properties.kinds.items.type,parentSchema:schema175.properties.selection.properties.kinds.items,data:data18};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -16593,7 +16767,7 @@ errors++;
 }
 }
 else {
-const err41 = {instancePath:instancePath+"/selection/kinds",schemaPath:"#/properties/selection/properties/kinds/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema173.properties.selection.properties.kinds.type,parentSchema:schema173.properties.selection.properties.kinds,data:data17};
+const err41 = {instancePath:instancePath+"/selection/kinds",schemaPath:"#/properties/selection/properties/kinds/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema175.properties.selection.properties.kinds.type,parentSchema:schema175.properties.selection.properties.kinds,data:data17};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -16606,7 +16780,7 @@ errors++;
 if(data12.selector !== undefined){
 let data19 = data12.selector;
 if(typeof data19 !== "string"){
-const err42 = {instancePath:instancePath+"/selection/selector",schemaPath:"#/properties/selection/properties/selector/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema173.properties.selection.properties.selector.type,parentSchema:schema173.properties.selection.properties.selector,data:data19};
+const err42 = {instancePath:instancePath+"/selection/selector",schemaPath:"#/properties/selection/properties/selector/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema175.properties.selection.properties.selector.type,parentSchema:schema175.properties.selection.properties.selector,data:data19};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -16619,7 +16793,7 @@ errors++;
 if(data12.configSelector !== undefined){
 let data20 = data12.configSelector;
 if(typeof data20 !== "string"){
-const err43 = {instancePath:instancePath+"/selection/configSelector",schemaPath:"#/properties/selection/properties/configSelector/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema173.properties.selection.properties.configSelector.type,parentSchema:schema173.properties.selection.properties.configSelector,data:data20};
+const err43 = {instancePath:instancePath+"/selection/configSelector",schemaPath:"#/properties/selection/properties/configSelector/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema175.properties.selection.properties.configSelector.type,parentSchema:schema175.properties.selection.properties.configSelector,data:data20};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -16637,7 +16811,7 @@ for(let i3=0; i3<len3; i3++){
 let data22 = data21[i3];
 if(data22 && typeof data22 == "object" && !Array.isArray(data22)){
 if(data22.id === undefined){
-const err44 = {instancePath:instancePath+"/selection/pulledIn/" + i3,schemaPath:"#/properties/selection/properties/pulledIn/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema173.properties.selection.properties.pulledIn.items.required,parentSchema:schema173.properties.selection.properties.pulledIn.items,data:data22};
+const err44 = {instancePath:instancePath+"/selection/pulledIn/" + i3,schemaPath:"#/properties/selection/properties/pulledIn/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema175.properties.selection.properties.pulledIn.items.required,parentSchema:schema175.properties.selection.properties.pulledIn.items,data:data22};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -16647,7 +16821,7 @@ vErrors.push(err44);
 errors++;
 }
 if(data22.by === undefined){
-const err45 = {instancePath:instancePath+"/selection/pulledIn/" + i3,schemaPath:"#/properties/selection/properties/pulledIn/items/required",keyword:"required",params:{missingProperty: "by"},message:"must have required property '"+"by"+"'",schema:schema173.properties.selection.properties.pulledIn.items.required,parentSchema:schema173.properties.selection.properties.pulledIn.items,data:data22};
+const err45 = {instancePath:instancePath+"/selection/pulledIn/" + i3,schemaPath:"#/properties/selection/properties/pulledIn/items/required",keyword:"required",params:{missingProperty: "by"},message:"must have required property '"+"by"+"'",schema:schema175.properties.selection.properties.pulledIn.items.required,parentSchema:schema175.properties.selection.properties.pulledIn.items,data:data22};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -16658,7 +16832,7 @@ errors++;
 }
 for(const key4 in data22){
 if(!((key4 === "id") || (key4 === "by"))){
-const err46 = {instancePath:instancePath+"/selection/pulledIn/" + i3,schemaPath:"#/properties/selection/properties/pulledIn/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema173.properties.selection.properties.pulledIn.items,data:data22};
+const err46 = {instancePath:instancePath+"/selection/pulledIn/" + i3,schemaPath:"#/properties/selection/properties/pulledIn/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema175.properties.selection.properties.pulledIn.items,data:data22};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -16671,7 +16845,7 @@ errors++;
 if(data22.id !== undefined){
 let data23 = data22.id;
 if(typeof data23 !== "string"){
-const err47 = {instancePath:instancePath+"/selection/pulledIn/" + i3+"/id",schemaPath:"#/properties/selection/properties/pulledIn/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema173.properties.selection.properties.pulledIn.items.properties.id.type,parentSchema:schema173.properties.selection.properties.pulledIn.items.properties.id,data:data23};
+const err47 = {instancePath:instancePath+"/selection/pulledIn/" + i3+"/id",schemaPath:"#/properties/selection/properties/pulledIn/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema175.properties.selection.properties.pulledIn.items.properties.id.type,parentSchema:schema175.properties.selection.properties.pulledIn.items.properties.id,data:data23};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -16688,7 +16862,7 @@ const len4 = data24.length;
 for(let i4=0; i4<len4; i4++){
 let data25 = data24[i4];
 if(typeof data25 !== "string"){
-const err48 = {instancePath:instancePath+"/selection/pulledIn/" + i3+"/by/" + i4,schemaPath:"#/properties/selection/properties/pulledIn/items/properties/by/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema173.properties.selection.properties.pulledIn.items.properties.by.items.type,parentSchema:schema173.properties.selection.properties.pulledIn.items.properties.by.items,data:data25};
+const err48 = {instancePath:instancePath+"/selection/pulledIn/" + i3+"/by/" + i4,schemaPath:"#/properties/selection/properties/pulledIn/items/properties/by/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema175.properties.selection.properties.pulledIn.items.properties.by.items.type,parentSchema:schema175.properties.selection.properties.pulledIn.items.properties.by.items,data:data25};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -16700,7 +16874,7 @@ errors++;
 }
 }
 else {
-const err49 = {instancePath:instancePath+"/selection/pulledIn/" + i3+"/by",schemaPath:"#/properties/selection/properties/pulledIn/items/properties/by/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema173.properties.selection.properties.pulledIn.items.properties.by.type,parentSchema:schema173.properties.selection.properties.pulledIn.items.properties.by,data:data24};
+const err49 = {instancePath:instancePath+"/selection/pulledIn/" + i3+"/by",schemaPath:"#/properties/selection/properties/pulledIn/items/properties/by/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema175.properties.selection.properties.pulledIn.items.properties.by.type,parentSchema:schema175.properties.selection.properties.pulledIn.items.properties.by,data:data24};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -16712,7 +16886,7 @@ errors++;
 }
 }
 else {
-const err50 = {instancePath:instancePath+"/selection/pulledIn/" + i3,schemaPath:"#/properties/selection/properties/pulledIn/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema173.properties.selection.properties.pulledIn.items.type,parentSchema:schema173.properties.selection.properties.pulledIn.items,data:data22};
+const err50 = {instancePath:instancePath+"/selection/pulledIn/" + i3,schemaPath:"#/properties/selection/properties/pulledIn/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema175.properties.selection.properties.pulledIn.items.type,parentSchema:schema175.properties.selection.properties.pulledIn.items,data:data22};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -16724,7 +16898,7 @@ errors++;
 }
 }
 else {
-const err51 = {instancePath:instancePath+"/selection/pulledIn",schemaPath:"#/properties/selection/properties/pulledIn/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema173.properties.selection.properties.pulledIn.type,parentSchema:schema173.properties.selection.properties.pulledIn,data:data21};
+const err51 = {instancePath:instancePath+"/selection/pulledIn",schemaPath:"#/properties/selection/properties/pulledIn/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema175.properties.selection.properties.pulledIn.type,parentSchema:schema175.properties.selection.properties.pulledIn,data:data21};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -16737,7 +16911,7 @@ errors++;
 if(data12.selected !== undefined){
 let data26 = data12.selected;
 if(!(((typeof data26 == "number") && (!(data26 % 1) && !isNaN(data26))) && (isFinite(data26)))){
-const err52 = {instancePath:instancePath+"/selection/selected",schemaPath:"#/properties/selection/properties/selected/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema173.properties.selection.properties.selected.type,parentSchema:schema173.properties.selection.properties.selected,data:data26};
+const err52 = {instancePath:instancePath+"/selection/selected",schemaPath:"#/properties/selection/properties/selected/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema175.properties.selection.properties.selected.type,parentSchema:schema175.properties.selection.properties.selected,data:data26};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -16748,7 +16922,7 @@ errors++;
 }
 if((typeof data26 == "number") && (isFinite(data26))){
 if(data26 < 0 || isNaN(data26)){
-const err53 = {instancePath:instancePath+"/selection/selected",schemaPath:"#/properties/selection/properties/selected/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema173.properties.selection.properties.selected,data:data26};
+const err53 = {instancePath:instancePath+"/selection/selected",schemaPath:"#/properties/selection/properties/selected/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema175.properties.selection.properties.selected,data:data26};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -16762,7 +16936,7 @@ errors++;
 if(data12.leftOut !== undefined){
 let data27 = data12.leftOut;
 if(!(((typeof data27 == "number") && (!(data27 % 1) && !isNaN(data27))) && (isFinite(data27)))){
-const err54 = {instancePath:instancePath+"/selection/leftOut",schemaPath:"#/properties/selection/properties/leftOut/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema173.properties.selection.properties.leftOut.type,parentSchema:schema173.properties.selection.properties.leftOut,data:data27};
+const err54 = {instancePath:instancePath+"/selection/leftOut",schemaPath:"#/properties/selection/properties/leftOut/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema175.properties.selection.properties.leftOut.type,parentSchema:schema175.properties.selection.properties.leftOut,data:data27};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -16773,7 +16947,7 @@ errors++;
 }
 if((typeof data27 == "number") && (isFinite(data27))){
 if(data27 < 0 || isNaN(data27)){
-const err55 = {instancePath:instancePath+"/selection/leftOut",schemaPath:"#/properties/selection/properties/leftOut/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema173.properties.selection.properties.leftOut,data:data27};
+const err55 = {instancePath:instancePath+"/selection/leftOut",schemaPath:"#/properties/selection/properties/leftOut/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema175.properties.selection.properties.leftOut,data:data27};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -16787,7 +16961,7 @@ errors++;
 if(data12.recordsOutside !== undefined){
 let data28 = data12.recordsOutside;
 if(!(((typeof data28 == "number") && (!(data28 % 1) && !isNaN(data28))) && (isFinite(data28)))){
-const err56 = {instancePath:instancePath+"/selection/recordsOutside",schemaPath:"#/properties/selection/properties/recordsOutside/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema173.properties.selection.properties.recordsOutside.type,parentSchema:schema173.properties.selection.properties.recordsOutside,data:data28};
+const err56 = {instancePath:instancePath+"/selection/recordsOutside",schemaPath:"#/properties/selection/properties/recordsOutside/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema175.properties.selection.properties.recordsOutside.type,parentSchema:schema175.properties.selection.properties.recordsOutside,data:data28};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -16798,7 +16972,7 @@ errors++;
 }
 if((typeof data28 == "number") && (isFinite(data28))){
 if(data28 < 0 || isNaN(data28)){
-const err57 = {instancePath:instancePath+"/selection/recordsOutside",schemaPath:"#/properties/selection/properties/recordsOutside/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema173.properties.selection.properties.recordsOutside,data:data28};
+const err57 = {instancePath:instancePath+"/selection/recordsOutside",schemaPath:"#/properties/selection/properties/recordsOutside/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema175.properties.selection.properties.recordsOutside,data:data28};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -16811,7 +16985,7 @@ errors++;
 }
 }
 else {
-const err58 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema173.properties.selection.type,parentSchema:schema173.properties.selection,data:data12};
+const err58 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema175.properties.selection.type,parentSchema:schema175.properties.selection,data:data12};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -16824,8 +16998,8 @@ errors++;
 if(data.digest !== undefined){
 let data29 = data.digest;
 if(typeof data29 === "string"){
-if(!pattern111.test(data29)){
-const err59 = {instancePath:instancePath+"/digest",schemaPath:"#/properties/digest/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\"",schema:"^[0-9a-f]{64}$",parentSchema:schema173.properties.digest,data:data29};
+if(!pattern113.test(data29)){
+const err59 = {instancePath:instancePath+"/digest",schemaPath:"#/properties/digest/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\"",schema:"^[0-9a-f]{64}$",parentSchema:schema175.properties.digest,data:data29};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -16836,7 +17010,7 @@ errors++;
 }
 }
 else {
-const err60 = {instancePath:instancePath+"/digest",schemaPath:"#/properties/digest/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema173.properties.digest.type,parentSchema:schema173.properties.digest,data:data29};
+const err60 = {instancePath:instancePath+"/digest",schemaPath:"#/properties/digest/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema175.properties.digest.type,parentSchema:schema175.properties.digest,data:data29};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -16850,7 +17024,7 @@ if(data.massDeactivation !== undefined){
 let data30 = data.massDeactivation;
 if(data30 && typeof data30 == "object" && !Array.isArray(data30)){
 if(data30.withheld === undefined){
-const err61 = {instancePath:instancePath+"/massDeactivation",schemaPath:"#/properties/massDeactivation/required",keyword:"required",params:{missingProperty: "withheld"},message:"must have required property '"+"withheld"+"'",schema:schema173.properties.massDeactivation.required,parentSchema:schema173.properties.massDeactivation,data:data30};
+const err61 = {instancePath:instancePath+"/massDeactivation",schemaPath:"#/properties/massDeactivation/required",keyword:"required",params:{missingProperty: "withheld"},message:"must have required property '"+"withheld"+"'",schema:schema175.properties.massDeactivation.required,parentSchema:schema175.properties.massDeactivation,data:data30};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -16860,7 +17034,7 @@ vErrors.push(err61);
 errors++;
 }
 if(data30.of === undefined){
-const err62 = {instancePath:instancePath+"/massDeactivation",schemaPath:"#/properties/massDeactivation/required",keyword:"required",params:{missingProperty: "of"},message:"must have required property '"+"of"+"'",schema:schema173.properties.massDeactivation.required,parentSchema:schema173.properties.massDeactivation,data:data30};
+const err62 = {instancePath:instancePath+"/massDeactivation",schemaPath:"#/properties/massDeactivation/required",keyword:"required",params:{missingProperty: "of"},message:"must have required property '"+"of"+"'",schema:schema175.properties.massDeactivation.required,parentSchema:schema175.properties.massDeactivation,data:data30};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -16870,7 +17044,7 @@ vErrors.push(err62);
 errors++;
 }
 if(data30.maxShare === undefined){
-const err63 = {instancePath:instancePath+"/massDeactivation",schemaPath:"#/properties/massDeactivation/required",keyword:"required",params:{missingProperty: "maxShare"},message:"must have required property '"+"maxShare"+"'",schema:schema173.properties.massDeactivation.required,parentSchema:schema173.properties.massDeactivation,data:data30};
+const err63 = {instancePath:instancePath+"/massDeactivation",schemaPath:"#/properties/massDeactivation/required",keyword:"required",params:{missingProperty: "maxShare"},message:"must have required property '"+"maxShare"+"'",schema:schema175.properties.massDeactivation.required,parentSchema:schema175.properties.massDeactivation,data:data30};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -16881,7 +17055,7 @@ errors++;
 }
 for(const key5 in data30){
 if(!(((key5 === "withheld") || (key5 === "of")) || (key5 === "maxShare"))){
-const err64 = {instancePath:instancePath+"/massDeactivation",schemaPath:"#/properties/massDeactivation/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema173.properties.massDeactivation,data:data30};
+const err64 = {instancePath:instancePath+"/massDeactivation",schemaPath:"#/properties/massDeactivation/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema175.properties.massDeactivation,data:data30};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -16894,7 +17068,7 @@ errors++;
 if(data30.withheld !== undefined){
 let data31 = data30.withheld;
 if(!(((typeof data31 == "number") && (!(data31 % 1) && !isNaN(data31))) && (isFinite(data31)))){
-const err65 = {instancePath:instancePath+"/massDeactivation/withheld",schemaPath:"#/properties/massDeactivation/properties/withheld/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema173.properties.massDeactivation.properties.withheld.type,parentSchema:schema173.properties.massDeactivation.properties.withheld,data:data31};
+const err65 = {instancePath:instancePath+"/massDeactivation/withheld",schemaPath:"#/properties/massDeactivation/properties/withheld/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema175.properties.massDeactivation.properties.withheld.type,parentSchema:schema175.properties.massDeactivation.properties.withheld,data:data31};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -16905,7 +17079,7 @@ errors++;
 }
 if((typeof data31 == "number") && (isFinite(data31))){
 if(data31 < 1 || isNaN(data31)){
-const err66 = {instancePath:instancePath+"/massDeactivation/withheld",schemaPath:"#/properties/massDeactivation/properties/withheld/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema173.properties.massDeactivation.properties.withheld,data:data31};
+const err66 = {instancePath:instancePath+"/massDeactivation/withheld",schemaPath:"#/properties/massDeactivation/properties/withheld/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema175.properties.massDeactivation.properties.withheld,data:data31};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -16919,7 +17093,7 @@ errors++;
 if(data30.of !== undefined){
 let data32 = data30.of;
 if(!(((typeof data32 == "number") && (!(data32 % 1) && !isNaN(data32))) && (isFinite(data32)))){
-const err67 = {instancePath:instancePath+"/massDeactivation/of",schemaPath:"#/properties/massDeactivation/properties/of/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema173.properties.massDeactivation.properties.of.type,parentSchema:schema173.properties.massDeactivation.properties.of,data:data32};
+const err67 = {instancePath:instancePath+"/massDeactivation/of",schemaPath:"#/properties/massDeactivation/properties/of/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema175.properties.massDeactivation.properties.of.type,parentSchema:schema175.properties.massDeactivation.properties.of,data:data32};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -16930,7 +17104,7 @@ errors++;
 }
 if((typeof data32 == "number") && (isFinite(data32))){
 if(data32 < 0 || isNaN(data32)){
-const err68 = {instancePath:instancePath+"/massDeactivation/of",schemaPath:"#/properties/massDeactivation/properties/of/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema173.properties.massDeactivation.properties.of,data:data32};
+const err68 = {instancePath:instancePath+"/massDeactivation/of",schemaPath:"#/properties/massDeactivation/properties/of/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema175.properties.massDeactivation.properties.of,data:data32};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -16945,7 +17119,7 @@ if(data30.maxShare !== undefined){
 let data33 = data30.maxShare;
 if((typeof data33 == "number") && (isFinite(data33))){
 if(data33 > 1 || isNaN(data33)){
-const err69 = {instancePath:instancePath+"/massDeactivation/maxShare",schemaPath:"#/properties/massDeactivation/properties/maxShare/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1",schema:1,parentSchema:schema173.properties.massDeactivation.properties.maxShare,data:data33};
+const err69 = {instancePath:instancePath+"/massDeactivation/maxShare",schemaPath:"#/properties/massDeactivation/properties/maxShare/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1",schema:1,parentSchema:schema175.properties.massDeactivation.properties.maxShare,data:data33};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -16955,7 +17129,7 @@ vErrors.push(err69);
 errors++;
 }
 if(data33 < 0 || isNaN(data33)){
-const err70 = {instancePath:instancePath+"/massDeactivation/maxShare",schemaPath:"#/properties/massDeactivation/properties/maxShare/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema173.properties.massDeactivation.properties.maxShare,data:data33};
+const err70 = {instancePath:instancePath+"/massDeactivation/maxShare",schemaPath:"#/properties/massDeactivation/properties/maxShare/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema175.properties.massDeactivation.properties.maxShare,data:data33};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -16966,7 +17140,7 @@ errors++;
 }
 }
 else {
-const err71 = {instancePath:instancePath+"/massDeactivation/maxShare",schemaPath:"#/properties/massDeactivation/properties/maxShare/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema173.properties.massDeactivation.properties.maxShare.type,parentSchema:schema173.properties.massDeactivation.properties.maxShare,data:data33};
+const err71 = {instancePath:instancePath+"/massDeactivation/maxShare",schemaPath:"#/properties/massDeactivation/properties/maxShare/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema175.properties.massDeactivation.properties.maxShare.type,parentSchema:schema175.properties.massDeactivation.properties.maxShare,data:data33};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -16978,7 +17152,7 @@ errors++;
 }
 }
 else {
-const err72 = {instancePath:instancePath+"/massDeactivation",schemaPath:"#/properties/massDeactivation/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema173.properties.massDeactivation.type,parentSchema:schema173.properties.massDeactivation,data:data30};
+const err72 = {instancePath:instancePath+"/massDeactivation",schemaPath:"#/properties/massDeactivation/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema175.properties.massDeactivation.type,parentSchema:schema175.properties.massDeactivation,data:data30};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -17000,7 +17174,7 @@ errors = vErrors.length;
 }
 }
 else {
-const err73 = {instancePath:instancePath+"/changes",schemaPath:"#/properties/changes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema173.properties.changes.type,parentSchema:schema173.properties.changes,data:data34};
+const err73 = {instancePath:instancePath+"/changes",schemaPath:"#/properties/changes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema175.properties.changes.type,parentSchema:schema175.properties.changes,data:data34};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -17014,7 +17188,7 @@ if(data.summary !== undefined){
 let data36 = data.summary;
 if(data36 && typeof data36 == "object" && !Array.isArray(data36)){
 if(data36.resources === undefined){
-const err74 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "resources"},message:"must have required property '"+"resources"+"'",schema:schema173.properties.summary.required,parentSchema:schema173.properties.summary,data:data36};
+const err74 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "resources"},message:"must have required property '"+"resources"+"'",schema:schema175.properties.summary.required,parentSchema:schema175.properties.summary,data:data36};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -17024,7 +17198,7 @@ vErrors.push(err74);
 errors++;
 }
 if(data36.create === undefined){
-const err75 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "create"},message:"must have required property '"+"create"+"'",schema:schema173.properties.summary.required,parentSchema:schema173.properties.summary,data:data36};
+const err75 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "create"},message:"must have required property '"+"create"+"'",schema:schema175.properties.summary.required,parentSchema:schema175.properties.summary,data:data36};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -17034,7 +17208,7 @@ vErrors.push(err75);
 errors++;
 }
 if(data36.update === undefined){
-const err76 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "update"},message:"must have required property '"+"update"+"'",schema:schema173.properties.summary.required,parentSchema:schema173.properties.summary,data:data36};
+const err76 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "update"},message:"must have required property '"+"update"+"'",schema:schema175.properties.summary.required,parentSchema:schema175.properties.summary,data:data36};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -17044,7 +17218,7 @@ vErrors.push(err76);
 errors++;
 }
 if(data36.noop === undefined){
-const err77 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "noop"},message:"must have required property '"+"noop"+"'",schema:schema173.properties.summary.required,parentSchema:schema173.properties.summary,data:data36};
+const err77 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "noop"},message:"must have required property '"+"noop"+"'",schema:schema175.properties.summary.required,parentSchema:schema175.properties.summary,data:data36};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -17054,7 +17228,7 @@ vErrors.push(err77);
 errors++;
 }
 if(data36.blocked === undefined){
-const err78 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "blocked"},message:"must have required property '"+"blocked"+"'",schema:schema173.properties.summary.required,parentSchema:schema173.properties.summary,data:data36};
+const err78 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "blocked"},message:"must have required property '"+"blocked"+"'",schema:schema175.properties.summary.required,parentSchema:schema175.properties.summary,data:data36};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -17064,7 +17238,7 @@ vErrors.push(err78);
 errors++;
 }
 if(data36.orphan === undefined){
-const err79 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "orphan"},message:"must have required property '"+"orphan"+"'",schema:schema173.properties.summary.required,parentSchema:schema173.properties.summary,data:data36};
+const err79 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "orphan"},message:"must have required property '"+"orphan"+"'",schema:schema175.properties.summary.required,parentSchema:schema175.properties.summary,data:data36};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -17074,7 +17248,7 @@ vErrors.push(err79);
 errors++;
 }
 if(data36.deactivate === undefined){
-const err80 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "deactivate"},message:"must have required property '"+"deactivate"+"'",schema:schema173.properties.summary.required,parentSchema:schema173.properties.summary,data:data36};
+const err80 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "deactivate"},message:"must have required property '"+"deactivate"+"'",schema:schema175.properties.summary.required,parentSchema:schema175.properties.summary,data:data36};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -17084,7 +17258,7 @@ vErrors.push(err80);
 errors++;
 }
 if(data36.quotaResets === undefined){
-const err81 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "quotaResets"},message:"must have required property '"+"quotaResets"+"'",schema:schema173.properties.summary.required,parentSchema:schema173.properties.summary,data:data36};
+const err81 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "quotaResets"},message:"must have required property '"+"quotaResets"+"'",schema:schema175.properties.summary.required,parentSchema:schema175.properties.summary,data:data36};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -17094,7 +17268,7 @@ vErrors.push(err81);
 errors++;
 }
 if(data36.breaking === undefined){
-const err82 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "breaking"},message:"must have required property '"+"breaking"+"'",schema:schema173.properties.summary.required,parentSchema:schema173.properties.summary,data:data36};
+const err82 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "breaking"},message:"must have required property '"+"breaking"+"'",schema:schema175.properties.summary.required,parentSchema:schema175.properties.summary,data:data36};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -17104,7 +17278,7 @@ vErrors.push(err82);
 errors++;
 }
 if(data36.calls === undefined){
-const err83 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "calls"},message:"must have required property '"+"calls"+"'",schema:schema173.properties.summary.required,parentSchema:schema173.properties.summary,data:data36};
+const err83 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "calls"},message:"must have required property '"+"calls"+"'",schema:schema175.properties.summary.required,parentSchema:schema175.properties.summary,data:data36};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -17114,8 +17288,8 @@ vErrors.push(err83);
 errors++;
 }
 for(const key6 in data36){
-if(!(func7.call(schema173.properties.summary.properties, key6))){
-const err84 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema173.properties.summary,data:data36};
+if(!(func7.call(schema175.properties.summary.properties, key6))){
+const err84 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema175.properties.summary,data:data36};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -17128,7 +17302,7 @@ errors++;
 if(data36.resources !== undefined){
 let data37 = data36.resources;
 if(!(((typeof data37 == "number") && (!(data37 % 1) && !isNaN(data37))) && (isFinite(data37)))){
-const err85 = {instancePath:instancePath+"/summary/resources",schemaPath:"#/properties/summary/properties/resources/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema173.properties.summary.properties.resources.type,parentSchema:schema173.properties.summary.properties.resources,data:data37};
+const err85 = {instancePath:instancePath+"/summary/resources",schemaPath:"#/properties/summary/properties/resources/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema175.properties.summary.properties.resources.type,parentSchema:schema175.properties.summary.properties.resources,data:data37};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -17139,7 +17313,7 @@ errors++;
 }
 if((typeof data37 == "number") && (isFinite(data37))){
 if(data37 < 0 || isNaN(data37)){
-const err86 = {instancePath:instancePath+"/summary/resources",schemaPath:"#/properties/summary/properties/resources/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema173.properties.summary.properties.resources,data:data37};
+const err86 = {instancePath:instancePath+"/summary/resources",schemaPath:"#/properties/summary/properties/resources/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema175.properties.summary.properties.resources,data:data37};
 if(vErrors === null){
 vErrors = [err86];
 }
@@ -17153,7 +17327,7 @@ errors++;
 if(data36.create !== undefined){
 let data38 = data36.create;
 if(!(((typeof data38 == "number") && (!(data38 % 1) && !isNaN(data38))) && (isFinite(data38)))){
-const err87 = {instancePath:instancePath+"/summary/create",schemaPath:"#/properties/summary/properties/create/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema173.properties.summary.properties.create.type,parentSchema:schema173.properties.summary.properties.create,data:data38};
+const err87 = {instancePath:instancePath+"/summary/create",schemaPath:"#/properties/summary/properties/create/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema175.properties.summary.properties.create.type,parentSchema:schema175.properties.summary.properties.create,data:data38};
 if(vErrors === null){
 vErrors = [err87];
 }
@@ -17164,7 +17338,7 @@ errors++;
 }
 if((typeof data38 == "number") && (isFinite(data38))){
 if(data38 < 0 || isNaN(data38)){
-const err88 = {instancePath:instancePath+"/summary/create",schemaPath:"#/properties/summary/properties/create/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema173.properties.summary.properties.create,data:data38};
+const err88 = {instancePath:instancePath+"/summary/create",schemaPath:"#/properties/summary/properties/create/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema175.properties.summary.properties.create,data:data38};
 if(vErrors === null){
 vErrors = [err88];
 }
@@ -17178,7 +17352,7 @@ errors++;
 if(data36.update !== undefined){
 let data39 = data36.update;
 if(!(((typeof data39 == "number") && (!(data39 % 1) && !isNaN(data39))) && (isFinite(data39)))){
-const err89 = {instancePath:instancePath+"/summary/update",schemaPath:"#/properties/summary/properties/update/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema173.properties.summary.properties.update.type,parentSchema:schema173.properties.summary.properties.update,data:data39};
+const err89 = {instancePath:instancePath+"/summary/update",schemaPath:"#/properties/summary/properties/update/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema175.properties.summary.properties.update.type,parentSchema:schema175.properties.summary.properties.update,data:data39};
 if(vErrors === null){
 vErrors = [err89];
 }
@@ -17189,7 +17363,7 @@ errors++;
 }
 if((typeof data39 == "number") && (isFinite(data39))){
 if(data39 < 0 || isNaN(data39)){
-const err90 = {instancePath:instancePath+"/summary/update",schemaPath:"#/properties/summary/properties/update/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema173.properties.summary.properties.update,data:data39};
+const err90 = {instancePath:instancePath+"/summary/update",schemaPath:"#/properties/summary/properties/update/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema175.properties.summary.properties.update,data:data39};
 if(vErrors === null){
 vErrors = [err90];
 }
@@ -17203,7 +17377,7 @@ errors++;
 if(data36.noop !== undefined){
 let data40 = data36.noop;
 if(!(((typeof data40 == "number") && (!(data40 % 1) && !isNaN(data40))) && (isFinite(data40)))){
-const err91 = {instancePath:instancePath+"/summary/noop",schemaPath:"#/properties/summary/properties/noop/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema173.properties.summary.properties.noop.type,parentSchema:schema173.properties.summary.properties.noop,data:data40};
+const err91 = {instancePath:instancePath+"/summary/noop",schemaPath:"#/properties/summary/properties/noop/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema175.properties.summary.properties.noop.type,parentSchema:schema175.properties.summary.properties.noop,data:data40};
 if(vErrors === null){
 vErrors = [err91];
 }
@@ -17214,7 +17388,7 @@ errors++;
 }
 if((typeof data40 == "number") && (isFinite(data40))){
 if(data40 < 0 || isNaN(data40)){
-const err92 = {instancePath:instancePath+"/summary/noop",schemaPath:"#/properties/summary/properties/noop/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema173.properties.summary.properties.noop,data:data40};
+const err92 = {instancePath:instancePath+"/summary/noop",schemaPath:"#/properties/summary/properties/noop/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema175.properties.summary.properties.noop,data:data40};
 if(vErrors === null){
 vErrors = [err92];
 }
@@ -17228,7 +17402,7 @@ errors++;
 if(data36.blocked !== undefined){
 let data41 = data36.blocked;
 if(!(((typeof data41 == "number") && (!(data41 % 1) && !isNaN(data41))) && (isFinite(data41)))){
-const err93 = {instancePath:instancePath+"/summary/blocked",schemaPath:"#/properties/summary/properties/blocked/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema173.properties.summary.properties.blocked.type,parentSchema:schema173.properties.summary.properties.blocked,data:data41};
+const err93 = {instancePath:instancePath+"/summary/blocked",schemaPath:"#/properties/summary/properties/blocked/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema175.properties.summary.properties.blocked.type,parentSchema:schema175.properties.summary.properties.blocked,data:data41};
 if(vErrors === null){
 vErrors = [err93];
 }
@@ -17239,7 +17413,7 @@ errors++;
 }
 if((typeof data41 == "number") && (isFinite(data41))){
 if(data41 < 0 || isNaN(data41)){
-const err94 = {instancePath:instancePath+"/summary/blocked",schemaPath:"#/properties/summary/properties/blocked/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema173.properties.summary.properties.blocked,data:data41};
+const err94 = {instancePath:instancePath+"/summary/blocked",schemaPath:"#/properties/summary/properties/blocked/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema175.properties.summary.properties.blocked,data:data41};
 if(vErrors === null){
 vErrors = [err94];
 }
@@ -17253,7 +17427,7 @@ errors++;
 if(data36.orphan !== undefined){
 let data42 = data36.orphan;
 if(!(((typeof data42 == "number") && (!(data42 % 1) && !isNaN(data42))) && (isFinite(data42)))){
-const err95 = {instancePath:instancePath+"/summary/orphan",schemaPath:"#/properties/summary/properties/orphan/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema173.properties.summary.properties.orphan.type,parentSchema:schema173.properties.summary.properties.orphan,data:data42};
+const err95 = {instancePath:instancePath+"/summary/orphan",schemaPath:"#/properties/summary/properties/orphan/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema175.properties.summary.properties.orphan.type,parentSchema:schema175.properties.summary.properties.orphan,data:data42};
 if(vErrors === null){
 vErrors = [err95];
 }
@@ -17264,7 +17438,7 @@ errors++;
 }
 if((typeof data42 == "number") && (isFinite(data42))){
 if(data42 < 0 || isNaN(data42)){
-const err96 = {instancePath:instancePath+"/summary/orphan",schemaPath:"#/properties/summary/properties/orphan/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema173.properties.summary.properties.orphan,data:data42};
+const err96 = {instancePath:instancePath+"/summary/orphan",schemaPath:"#/properties/summary/properties/orphan/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema175.properties.summary.properties.orphan,data:data42};
 if(vErrors === null){
 vErrors = [err96];
 }
@@ -17278,7 +17452,7 @@ errors++;
 if(data36.adopt !== undefined){
 let data43 = data36.adopt;
 if(!(((typeof data43 == "number") && (!(data43 % 1) && !isNaN(data43))) && (isFinite(data43)))){
-const err97 = {instancePath:instancePath+"/summary/adopt",schemaPath:"#/properties/summary/properties/adopt/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema173.properties.summary.properties.adopt.type,parentSchema:schema173.properties.summary.properties.adopt,data:data43};
+const err97 = {instancePath:instancePath+"/summary/adopt",schemaPath:"#/properties/summary/properties/adopt/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema175.properties.summary.properties.adopt.type,parentSchema:schema175.properties.summary.properties.adopt,data:data43};
 if(vErrors === null){
 vErrors = [err97];
 }
@@ -17289,7 +17463,7 @@ errors++;
 }
 if((typeof data43 == "number") && (isFinite(data43))){
 if(data43 < 0 || isNaN(data43)){
-const err98 = {instancePath:instancePath+"/summary/adopt",schemaPath:"#/properties/summary/properties/adopt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema173.properties.summary.properties.adopt,data:data43};
+const err98 = {instancePath:instancePath+"/summary/adopt",schemaPath:"#/properties/summary/properties/adopt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema175.properties.summary.properties.adopt,data:data43};
 if(vErrors === null){
 vErrors = [err98];
 }
@@ -17303,7 +17477,7 @@ errors++;
 if(data36.moved !== undefined){
 let data44 = data36.moved;
 if(!(((typeof data44 == "number") && (!(data44 % 1) && !isNaN(data44))) && (isFinite(data44)))){
-const err99 = {instancePath:instancePath+"/summary/moved",schemaPath:"#/properties/summary/properties/moved/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema173.properties.summary.properties.moved.type,parentSchema:schema173.properties.summary.properties.moved,data:data44};
+const err99 = {instancePath:instancePath+"/summary/moved",schemaPath:"#/properties/summary/properties/moved/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema175.properties.summary.properties.moved.type,parentSchema:schema175.properties.summary.properties.moved,data:data44};
 if(vErrors === null){
 vErrors = [err99];
 }
@@ -17314,7 +17488,7 @@ errors++;
 }
 if((typeof data44 == "number") && (isFinite(data44))){
 if(data44 < 0 || isNaN(data44)){
-const err100 = {instancePath:instancePath+"/summary/moved",schemaPath:"#/properties/summary/properties/moved/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema173.properties.summary.properties.moved,data:data44};
+const err100 = {instancePath:instancePath+"/summary/moved",schemaPath:"#/properties/summary/properties/moved/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema175.properties.summary.properties.moved,data:data44};
 if(vErrors === null){
 vErrors = [err100];
 }
@@ -17328,7 +17502,7 @@ errors++;
 if(data36.reactivate !== undefined){
 let data45 = data36.reactivate;
 if(!(((typeof data45 == "number") && (!(data45 % 1) && !isNaN(data45))) && (isFinite(data45)))){
-const err101 = {instancePath:instancePath+"/summary/reactivate",schemaPath:"#/properties/summary/properties/reactivate/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema173.properties.summary.properties.reactivate.type,parentSchema:schema173.properties.summary.properties.reactivate,data:data45};
+const err101 = {instancePath:instancePath+"/summary/reactivate",schemaPath:"#/properties/summary/properties/reactivate/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema175.properties.summary.properties.reactivate.type,parentSchema:schema175.properties.summary.properties.reactivate,data:data45};
 if(vErrors === null){
 vErrors = [err101];
 }
@@ -17339,7 +17513,7 @@ errors++;
 }
 if((typeof data45 == "number") && (isFinite(data45))){
 if(data45 < 0 || isNaN(data45)){
-const err102 = {instancePath:instancePath+"/summary/reactivate",schemaPath:"#/properties/summary/properties/reactivate/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema173.properties.summary.properties.reactivate,data:data45};
+const err102 = {instancePath:instancePath+"/summary/reactivate",schemaPath:"#/properties/summary/properties/reactivate/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema175.properties.summary.properties.reactivate,data:data45};
 if(vErrors === null){
 vErrors = [err102];
 }
@@ -17353,7 +17527,7 @@ errors++;
 if(data36.deactivate !== undefined){
 let data46 = data36.deactivate;
 if(!(((typeof data46 == "number") && (!(data46 % 1) && !isNaN(data46))) && (isFinite(data46)))){
-const err103 = {instancePath:instancePath+"/summary/deactivate",schemaPath:"#/properties/summary/properties/deactivate/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema173.properties.summary.properties.deactivate.type,parentSchema:schema173.properties.summary.properties.deactivate,data:data46};
+const err103 = {instancePath:instancePath+"/summary/deactivate",schemaPath:"#/properties/summary/properties/deactivate/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema175.properties.summary.properties.deactivate.type,parentSchema:schema175.properties.summary.properties.deactivate,data:data46};
 if(vErrors === null){
 vErrors = [err103];
 }
@@ -17364,7 +17538,7 @@ errors++;
 }
 if((typeof data46 == "number") && (isFinite(data46))){
 if(data46 < 0 || isNaN(data46)){
-const err104 = {instancePath:instancePath+"/summary/deactivate",schemaPath:"#/properties/summary/properties/deactivate/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema173.properties.summary.properties.deactivate,data:data46};
+const err104 = {instancePath:instancePath+"/summary/deactivate",schemaPath:"#/properties/summary/properties/deactivate/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema175.properties.summary.properties.deactivate,data:data46};
 if(vErrors === null){
 vErrors = [err104];
 }
@@ -17378,7 +17552,7 @@ errors++;
 if(data36.quotaResets !== undefined){
 let data47 = data36.quotaResets;
 if(!(((typeof data47 == "number") && (!(data47 % 1) && !isNaN(data47))) && (isFinite(data47)))){
-const err105 = {instancePath:instancePath+"/summary/quotaResets",schemaPath:"#/properties/summary/properties/quotaResets/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema173.properties.summary.properties.quotaResets.type,parentSchema:schema173.properties.summary.properties.quotaResets,data:data47};
+const err105 = {instancePath:instancePath+"/summary/quotaResets",schemaPath:"#/properties/summary/properties/quotaResets/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema175.properties.summary.properties.quotaResets.type,parentSchema:schema175.properties.summary.properties.quotaResets,data:data47};
 if(vErrors === null){
 vErrors = [err105];
 }
@@ -17389,7 +17563,7 @@ errors++;
 }
 if((typeof data47 == "number") && (isFinite(data47))){
 if(data47 < 0 || isNaN(data47)){
-const err106 = {instancePath:instancePath+"/summary/quotaResets",schemaPath:"#/properties/summary/properties/quotaResets/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema173.properties.summary.properties.quotaResets,data:data47};
+const err106 = {instancePath:instancePath+"/summary/quotaResets",schemaPath:"#/properties/summary/properties/quotaResets/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema175.properties.summary.properties.quotaResets,data:data47};
 if(vErrors === null){
 vErrors = [err106];
 }
@@ -17403,7 +17577,7 @@ errors++;
 if(data36.breaking !== undefined){
 let data48 = data36.breaking;
 if(!(((typeof data48 == "number") && (!(data48 % 1) && !isNaN(data48))) && (isFinite(data48)))){
-const err107 = {instancePath:instancePath+"/summary/breaking",schemaPath:"#/properties/summary/properties/breaking/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema173.properties.summary.properties.breaking.type,parentSchema:schema173.properties.summary.properties.breaking,data:data48};
+const err107 = {instancePath:instancePath+"/summary/breaking",schemaPath:"#/properties/summary/properties/breaking/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema175.properties.summary.properties.breaking.type,parentSchema:schema175.properties.summary.properties.breaking,data:data48};
 if(vErrors === null){
 vErrors = [err107];
 }
@@ -17414,7 +17588,7 @@ errors++;
 }
 if((typeof data48 == "number") && (isFinite(data48))){
 if(data48 < 0 || isNaN(data48)){
-const err108 = {instancePath:instancePath+"/summary/breaking",schemaPath:"#/properties/summary/properties/breaking/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema173.properties.summary.properties.breaking,data:data48};
+const err108 = {instancePath:instancePath+"/summary/breaking",schemaPath:"#/properties/summary/properties/breaking/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema175.properties.summary.properties.breaking,data:data48};
 if(vErrors === null){
 vErrors = [err108];
 }
@@ -17429,7 +17603,7 @@ if(data36.calls !== undefined){
 let data49 = data36.calls;
 if(data49 && typeof data49 == "object" && !Array.isArray(data49)){
 if(data49.gateway === undefined){
-const err109 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "gateway"},message:"must have required property '"+"gateway"+"'",schema:schema173.properties.summary.properties.calls.required,parentSchema:schema173.properties.summary.properties.calls,data:data49};
+const err109 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "gateway"},message:"must have required property '"+"gateway"+"'",schema:schema175.properties.summary.properties.calls.required,parentSchema:schema175.properties.summary.properties.calls,data:data49};
 if(vErrors === null){
 vErrors = [err109];
 }
@@ -17439,7 +17613,7 @@ vErrors.push(err109);
 errors++;
 }
 if(data49.portal === undefined){
-const err110 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "portal"},message:"must have required property '"+"portal"+"'",schema:schema173.properties.summary.properties.calls.required,parentSchema:schema173.properties.summary.properties.calls,data:data49};
+const err110 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "portal"},message:"must have required property '"+"portal"+"'",schema:schema175.properties.summary.properties.calls.required,parentSchema:schema175.properties.summary.properties.calls,data:data49};
 if(vErrors === null){
 vErrors = [err110];
 }
@@ -17449,7 +17623,7 @@ vErrors.push(err110);
 errors++;
 }
 if(data49.dashboard === undefined){
-const err111 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "dashboard"},message:"must have required property '"+"dashboard"+"'",schema:schema173.properties.summary.properties.calls.required,parentSchema:schema173.properties.summary.properties.calls,data:data49};
+const err111 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "dashboard"},message:"must have required property '"+"dashboard"+"'",schema:schema175.properties.summary.properties.calls.required,parentSchema:schema175.properties.summary.properties.calls,data:data49};
 if(vErrors === null){
 vErrors = [err111];
 }
@@ -17459,7 +17633,7 @@ vErrors.push(err111);
 errors++;
 }
 if(data49.llm === undefined){
-const err112 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "llm"},message:"must have required property '"+"llm"+"'",schema:schema173.properties.summary.properties.calls.required,parentSchema:schema173.properties.summary.properties.calls,data:data49};
+const err112 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "llm"},message:"must have required property '"+"llm"+"'",schema:schema175.properties.summary.properties.calls.required,parentSchema:schema175.properties.summary.properties.calls,data:data49};
 if(vErrors === null){
 vErrors = [err112];
 }
@@ -17469,7 +17643,7 @@ vErrors.push(err112);
 errors++;
 }
 if(data49.batchCalls === undefined){
-const err113 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "batchCalls"},message:"must have required property '"+"batchCalls"+"'",schema:schema173.properties.summary.properties.calls.required,parentSchema:schema173.properties.summary.properties.calls,data:data49};
+const err113 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "batchCalls"},message:"must have required property '"+"batchCalls"+"'",schema:schema175.properties.summary.properties.calls.required,parentSchema:schema175.properties.summary.properties.calls,data:data49};
 if(vErrors === null){
 vErrors = [err113];
 }
@@ -17479,7 +17653,7 @@ vErrors.push(err113);
 errors++;
 }
 if(data49.batched === undefined){
-const err114 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "batched"},message:"must have required property '"+"batched"+"'",schema:schema173.properties.summary.properties.calls.required,parentSchema:schema173.properties.summary.properties.calls,data:data49};
+const err114 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "batched"},message:"must have required property '"+"batched"+"'",schema:schema175.properties.summary.properties.calls.required,parentSchema:schema175.properties.summary.properties.calls,data:data49};
 if(vErrors === null){
 vErrors = [err114];
 }
@@ -17489,7 +17663,7 @@ vErrors.push(err114);
 errors++;
 }
 if(data49.total === undefined){
-const err115 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "total"},message:"must have required property '"+"total"+"'",schema:schema173.properties.summary.properties.calls.required,parentSchema:schema173.properties.summary.properties.calls,data:data49};
+const err115 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "total"},message:"must have required property '"+"total"+"'",schema:schema175.properties.summary.properties.calls.required,parentSchema:schema175.properties.summary.properties.calls,data:data49};
 if(vErrors === null){
 vErrors = [err115];
 }
@@ -17500,7 +17674,7 @@ errors++;
 }
 for(const key7 in data49){
 if(!(((((((key7 === "gateway") || (key7 === "portal")) || (key7 === "dashboard")) || (key7 === "llm")) || (key7 === "batchCalls")) || (key7 === "batched")) || (key7 === "total"))){
-const err116 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema173.properties.summary.properties.calls,data:data49};
+const err116 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema175.properties.summary.properties.calls,data:data49};
 if(vErrors === null){
 vErrors = [err116];
 }
@@ -17513,7 +17687,7 @@ errors++;
 if(data49.gateway !== undefined){
 let data50 = data49.gateway;
 if(!(((typeof data50 == "number") && (!(data50 % 1) && !isNaN(data50))) && (isFinite(data50)))){
-const err117 = {instancePath:instancePath+"/summary/calls/gateway",schemaPath:"#/properties/summary/properties/calls/properties/gateway/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema173.properties.summary.properties.calls.properties.gateway.type,parentSchema:schema173.properties.summary.properties.calls.properties.gateway,data:data50};
+const err117 = {instancePath:instancePath+"/summary/calls/gateway",schemaPath:"#/properties/summary/properties/calls/properties/gateway/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema175.properties.summary.properties.calls.properties.gateway.type,parentSchema:schema175.properties.summary.properties.calls.properties.gateway,data:data50};
 if(vErrors === null){
 vErrors = [err117];
 }
@@ -17524,7 +17698,7 @@ errors++;
 }
 if((typeof data50 == "number") && (isFinite(data50))){
 if(data50 < 0 || isNaN(data50)){
-const err118 = {instancePath:instancePath+"/summary/calls/gateway",schemaPath:"#/properties/summary/properties/calls/properties/gateway/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema173.properties.summary.properties.calls.properties.gateway,data:data50};
+const err118 = {instancePath:instancePath+"/summary/calls/gateway",schemaPath:"#/properties/summary/properties/calls/properties/gateway/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema175.properties.summary.properties.calls.properties.gateway,data:data50};
 if(vErrors === null){
 vErrors = [err118];
 }
@@ -17538,7 +17712,7 @@ errors++;
 if(data49.portal !== undefined){
 let data51 = data49.portal;
 if(!(((typeof data51 == "number") && (!(data51 % 1) && !isNaN(data51))) && (isFinite(data51)))){
-const err119 = {instancePath:instancePath+"/summary/calls/portal",schemaPath:"#/properties/summary/properties/calls/properties/portal/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema173.properties.summary.properties.calls.properties.portal.type,parentSchema:schema173.properties.summary.properties.calls.properties.portal,data:data51};
+const err119 = {instancePath:instancePath+"/summary/calls/portal",schemaPath:"#/properties/summary/properties/calls/properties/portal/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema175.properties.summary.properties.calls.properties.portal.type,parentSchema:schema175.properties.summary.properties.calls.properties.portal,data:data51};
 if(vErrors === null){
 vErrors = [err119];
 }
@@ -17549,7 +17723,7 @@ errors++;
 }
 if((typeof data51 == "number") && (isFinite(data51))){
 if(data51 < 0 || isNaN(data51)){
-const err120 = {instancePath:instancePath+"/summary/calls/portal",schemaPath:"#/properties/summary/properties/calls/properties/portal/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema173.properties.summary.properties.calls.properties.portal,data:data51};
+const err120 = {instancePath:instancePath+"/summary/calls/portal",schemaPath:"#/properties/summary/properties/calls/properties/portal/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema175.properties.summary.properties.calls.properties.portal,data:data51};
 if(vErrors === null){
 vErrors = [err120];
 }
@@ -17563,7 +17737,7 @@ errors++;
 if(data49.dashboard !== undefined){
 let data52 = data49.dashboard;
 if(!(((typeof data52 == "number") && (!(data52 % 1) && !isNaN(data52))) && (isFinite(data52)))){
-const err121 = {instancePath:instancePath+"/summary/calls/dashboard",schemaPath:"#/properties/summary/properties/calls/properties/dashboard/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema173.properties.summary.properties.calls.properties.dashboard.type,parentSchema:schema173.properties.summary.properties.calls.properties.dashboard,data:data52};
+const err121 = {instancePath:instancePath+"/summary/calls/dashboard",schemaPath:"#/properties/summary/properties/calls/properties/dashboard/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema175.properties.summary.properties.calls.properties.dashboard.type,parentSchema:schema175.properties.summary.properties.calls.properties.dashboard,data:data52};
 if(vErrors === null){
 vErrors = [err121];
 }
@@ -17574,7 +17748,7 @@ errors++;
 }
 if((typeof data52 == "number") && (isFinite(data52))){
 if(data52 < 0 || isNaN(data52)){
-const err122 = {instancePath:instancePath+"/summary/calls/dashboard",schemaPath:"#/properties/summary/properties/calls/properties/dashboard/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema173.properties.summary.properties.calls.properties.dashboard,data:data52};
+const err122 = {instancePath:instancePath+"/summary/calls/dashboard",schemaPath:"#/properties/summary/properties/calls/properties/dashboard/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema175.properties.summary.properties.calls.properties.dashboard,data:data52};
 if(vErrors === null){
 vErrors = [err122];
 }
@@ -17588,7 +17762,7 @@ errors++;
 if(data49.llm !== undefined){
 let data53 = data49.llm;
 if(!(((typeof data53 == "number") && (!(data53 % 1) && !isNaN(data53))) && (isFinite(data53)))){
-const err123 = {instancePath:instancePath+"/summary/calls/llm",schemaPath:"#/properties/summary/properties/calls/properties/llm/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema173.properties.summary.properties.calls.properties.llm.type,parentSchema:schema173.properties.summary.properties.calls.properties.llm,data:data53};
+const err123 = {instancePath:instancePath+"/summary/calls/llm",schemaPath:"#/properties/summary/properties/calls/properties/llm/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema175.properties.summary.properties.calls.properties.llm.type,parentSchema:schema175.properties.summary.properties.calls.properties.llm,data:data53};
 if(vErrors === null){
 vErrors = [err123];
 }
@@ -17599,7 +17773,7 @@ errors++;
 }
 if((typeof data53 == "number") && (isFinite(data53))){
 if(data53 < 0 || isNaN(data53)){
-const err124 = {instancePath:instancePath+"/summary/calls/llm",schemaPath:"#/properties/summary/properties/calls/properties/llm/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema173.properties.summary.properties.calls.properties.llm,data:data53};
+const err124 = {instancePath:instancePath+"/summary/calls/llm",schemaPath:"#/properties/summary/properties/calls/properties/llm/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema175.properties.summary.properties.calls.properties.llm,data:data53};
 if(vErrors === null){
 vErrors = [err124];
 }
@@ -17613,7 +17787,7 @@ errors++;
 if(data49.batchCalls !== undefined){
 let data54 = data49.batchCalls;
 if(!(((typeof data54 == "number") && (!(data54 % 1) && !isNaN(data54))) && (isFinite(data54)))){
-const err125 = {instancePath:instancePath+"/summary/calls/batchCalls",schemaPath:"#/properties/summary/properties/calls/properties/batchCalls/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema173.properties.summary.properties.calls.properties.batchCalls.type,parentSchema:schema173.properties.summary.properties.calls.properties.batchCalls,data:data54};
+const err125 = {instancePath:instancePath+"/summary/calls/batchCalls",schemaPath:"#/properties/summary/properties/calls/properties/batchCalls/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema175.properties.summary.properties.calls.properties.batchCalls.type,parentSchema:schema175.properties.summary.properties.calls.properties.batchCalls,data:data54};
 if(vErrors === null){
 vErrors = [err125];
 }
@@ -17624,7 +17798,7 @@ errors++;
 }
 if((typeof data54 == "number") && (isFinite(data54))){
 if(data54 < 0 || isNaN(data54)){
-const err126 = {instancePath:instancePath+"/summary/calls/batchCalls",schemaPath:"#/properties/summary/properties/calls/properties/batchCalls/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema173.properties.summary.properties.calls.properties.batchCalls,data:data54};
+const err126 = {instancePath:instancePath+"/summary/calls/batchCalls",schemaPath:"#/properties/summary/properties/calls/properties/batchCalls/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema175.properties.summary.properties.calls.properties.batchCalls,data:data54};
 if(vErrors === null){
 vErrors = [err126];
 }
@@ -17638,7 +17812,7 @@ errors++;
 if(data49.batched !== undefined){
 let data55 = data49.batched;
 if(!(((typeof data55 == "number") && (!(data55 % 1) && !isNaN(data55))) && (isFinite(data55)))){
-const err127 = {instancePath:instancePath+"/summary/calls/batched",schemaPath:"#/properties/summary/properties/calls/properties/batched/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema173.properties.summary.properties.calls.properties.batched.type,parentSchema:schema173.properties.summary.properties.calls.properties.batched,data:data55};
+const err127 = {instancePath:instancePath+"/summary/calls/batched",schemaPath:"#/properties/summary/properties/calls/properties/batched/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema175.properties.summary.properties.calls.properties.batched.type,parentSchema:schema175.properties.summary.properties.calls.properties.batched,data:data55};
 if(vErrors === null){
 vErrors = [err127];
 }
@@ -17649,7 +17823,7 @@ errors++;
 }
 if((typeof data55 == "number") && (isFinite(data55))){
 if(data55 < 0 || isNaN(data55)){
-const err128 = {instancePath:instancePath+"/summary/calls/batched",schemaPath:"#/properties/summary/properties/calls/properties/batched/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema173.properties.summary.properties.calls.properties.batched,data:data55};
+const err128 = {instancePath:instancePath+"/summary/calls/batched",schemaPath:"#/properties/summary/properties/calls/properties/batched/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema175.properties.summary.properties.calls.properties.batched,data:data55};
 if(vErrors === null){
 vErrors = [err128];
 }
@@ -17663,7 +17837,7 @@ errors++;
 if(data49.total !== undefined){
 let data56 = data49.total;
 if(!(((typeof data56 == "number") && (!(data56 % 1) && !isNaN(data56))) && (isFinite(data56)))){
-const err129 = {instancePath:instancePath+"/summary/calls/total",schemaPath:"#/properties/summary/properties/calls/properties/total/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema173.properties.summary.properties.calls.properties.total.type,parentSchema:schema173.properties.summary.properties.calls.properties.total,data:data56};
+const err129 = {instancePath:instancePath+"/summary/calls/total",schemaPath:"#/properties/summary/properties/calls/properties/total/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema175.properties.summary.properties.calls.properties.total.type,parentSchema:schema175.properties.summary.properties.calls.properties.total,data:data56};
 if(vErrors === null){
 vErrors = [err129];
 }
@@ -17674,7 +17848,7 @@ errors++;
 }
 if((typeof data56 == "number") && (isFinite(data56))){
 if(data56 < 0 || isNaN(data56)){
-const err130 = {instancePath:instancePath+"/summary/calls/total",schemaPath:"#/properties/summary/properties/calls/properties/total/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema173.properties.summary.properties.calls.properties.total,data:data56};
+const err130 = {instancePath:instancePath+"/summary/calls/total",schemaPath:"#/properties/summary/properties/calls/properties/total/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema175.properties.summary.properties.calls.properties.total,data:data56};
 if(vErrors === null){
 vErrors = [err130];
 }
@@ -17687,7 +17861,7 @@ errors++;
 }
 }
 else {
-const err131 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema173.properties.summary.properties.calls.type,parentSchema:schema173.properties.summary.properties.calls,data:data49};
+const err131 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema175.properties.summary.properties.calls.type,parentSchema:schema175.properties.summary.properties.calls,data:data49};
 if(vErrors === null){
 vErrors = [err131];
 }
@@ -17699,7 +17873,7 @@ errors++;
 }
 }
 else {
-const err132 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema173.properties.summary.type,parentSchema:schema173.properties.summary,data:data36};
+const err132 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema175.properties.summary.type,parentSchema:schema175.properties.summary,data:data36};
 if(vErrors === null){
 vErrors = [err132];
 }
@@ -17711,7 +17885,7 @@ errors++;
 }
 }
 else {
-const err133 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema173.type,parentSchema:schema173,data};
+const err133 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema175.type,parentSchema:schema175,data};
 if(vErrors === null){
 vErrors = [err133];
 }
@@ -17726,7 +17900,7 @@ return errors === 0;
 validate59.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const v10 = validate62;
-const schema179 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/portal-webhook.schema.json","title":"PortalWebhook","description":"A webhook of the developer portal: created with operation 9 (POST {portal}/webhooks), updated with operation 8 (PUT {portal}/webhooks/{id}). Headers are managed through a sub-resource the interfaces do not include.","type":"object","required":["apiVersion","kind","metadata","spec"],"additionalProperties":false,"properties":{"apiVersion":{"$ref":"common.schema.json#/$defs/apiVersion"},"kind":{"const":"PortalWebhook"},"metadata":{"$ref":"common.schema.json#/$defs/metadata"},"spec":{"type":"object","required":["Name","URL","Method","Events"],"additionalProperties":false,"properties":{"webhookId":{"description":"Adopt an existing webhook (its string id): gatesync updates it instead of creating a new one.","$ref":"common.schema.json#/$defs/nonEmptyString"},"Name":{"type":"string","minLength":1},"URL":{"description":"Target address of the webhook requests (sensitive when it carries credentials).","type":"string","pattern":"^(https?://|\\$\\{)","x-error":"must be an http(s) URL"},"Method":{"enum":["GET","POST","PUT","PATCH","DELETE"]},"Timeout":{"description":"Seconds before a delivery is given up.","type":"integer","minimum":0},"Events":{"type":"array","minItems":1,"uniqueItems":true,"items":{"enum":["AccessRequestApproved","AccessRequestRejected","AccessRequestCreated","OrganisationRequestCreated","OrganisationRequestApproved","OrganisationRequestRejected","OrganisationRegistered","UserRegistered","UserAccountActivated","UserAccountDeactivated","PasswordReset","RegisterInvite","ApplicationRegistered","CredentialRegistered"]}}}}}};
+const schema181 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/portal-webhook.schema.json","title":"PortalWebhook","description":"A webhook of the developer portal: created with operation 9 (POST {portal}/webhooks), updated with operation 8 (PUT {portal}/webhooks/{id}). Headers are managed through a sub-resource the interfaces do not include.","type":"object","required":["apiVersion","kind","metadata","spec"],"additionalProperties":false,"properties":{"apiVersion":{"$ref":"common.schema.json#/$defs/apiVersion"},"kind":{"const":"PortalWebhook"},"metadata":{"$ref":"common.schema.json#/$defs/metadata"},"spec":{"type":"object","required":["Name","URL","Method","Events"],"additionalProperties":false,"properties":{"webhookId":{"description":"Adopt an existing webhook (its string id): gatesync updates it instead of creating a new one.","$ref":"common.schema.json#/$defs/nonEmptyString"},"Name":{"type":"string","minLength":1},"URL":{"description":"Target address of the webhook requests (sensitive when it carries credentials).","type":"string","pattern":"^(https?://|\\$\\{)","x-error":"must be an http(s) URL"},"Method":{"enum":["GET","POST","PUT","PATCH","DELETE"]},"Timeout":{"description":"Seconds before a delivery is given up.","type":"integer","minimum":0},"Events":{"type":"array","minItems":1,"uniqueItems":true,"items":{"enum":["AccessRequestApproved","AccessRequestRejected","AccessRequestCreated","OrganisationRequestCreated","OrganisationRequestApproved","OrganisationRequestRejected","OrganisationRegistered","UserRegistered","UserAccountActivated","UserAccountDeactivated","PasswordReset","RegisterInvite","ApplicationRegistered","CredentialRegistered"]}}}}}};
 
 function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -17878,7 +18052,7 @@ return errors === 0;
 }
 validate63.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const pattern114 = new RegExp("^(https?://|\\$\\{)", "u");
+const pattern116 = new RegExp("^(https?://|\\$\\{)", "u");
 
 function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://gatesync.dev/schemas/portal-webhook.schema.json" */;
@@ -17893,7 +18067,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.apiVersion === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "apiVersion"},message:"must have required property '"+"apiVersion"+"'",schema:schema179.required,parentSchema:schema179,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "apiVersion"},message:"must have required property '"+"apiVersion"+"'",schema:schema181.required,parentSchema:schema181,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -17903,7 +18077,7 @@ vErrors.push(err0);
 errors++;
 }
 if(data.kind === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema179.required,parentSchema:schema179,data};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema181.required,parentSchema:schema181,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -17913,7 +18087,7 @@ vErrors.push(err1);
 errors++;
 }
 if(data.metadata === undefined){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "metadata"},message:"must have required property '"+"metadata"+"'",schema:schema179.required,parentSchema:schema179,data};
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "metadata"},message:"must have required property '"+"metadata"+"'",schema:schema181.required,parentSchema:schema181,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -17923,7 +18097,7 @@ vErrors.push(err2);
 errors++;
 }
 if(data.spec === undefined){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "spec"},message:"must have required property '"+"spec"+"'",schema:schema179.required,parentSchema:schema179,data};
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "spec"},message:"must have required property '"+"spec"+"'",schema:schema181.required,parentSchema:schema181,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -17934,7 +18108,7 @@ errors++;
 }
 for(const key0 in data){
 if(!((((key0 === "apiVersion") || (key0 === "kind")) || (key0 === "metadata")) || (key0 === "spec"))){
-const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema179,data};
+const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema181,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -17960,7 +18134,7 @@ errors++;
 if(data.kind !== undefined){
 let data1 = data.kind;
 if("PortalWebhook" !== data1){
-const err6 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "PortalWebhook"},message:"must be equal to constant",schema:"PortalWebhook",parentSchema:schema179.properties.kind,data:data1};
+const err6 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "PortalWebhook"},message:"must be equal to constant",schema:"PortalWebhook",parentSchema:schema181.properties.kind,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -17980,7 +18154,7 @@ if(data.spec !== undefined){
 let data3 = data.spec;
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(data3.Name === undefined){
-const err7 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "Name"},message:"must have required property '"+"Name"+"'",schema:schema179.properties.spec.required,parentSchema:schema179.properties.spec,data:data3};
+const err7 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "Name"},message:"must have required property '"+"Name"+"'",schema:schema181.properties.spec.required,parentSchema:schema181.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -17990,7 +18164,7 @@ vErrors.push(err7);
 errors++;
 }
 if(data3.URL === undefined){
-const err8 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "URL"},message:"must have required property '"+"URL"+"'",schema:schema179.properties.spec.required,parentSchema:schema179.properties.spec,data:data3};
+const err8 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "URL"},message:"must have required property '"+"URL"+"'",schema:schema181.properties.spec.required,parentSchema:schema181.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -18000,7 +18174,7 @@ vErrors.push(err8);
 errors++;
 }
 if(data3.Method === undefined){
-const err9 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "Method"},message:"must have required property '"+"Method"+"'",schema:schema179.properties.spec.required,parentSchema:schema179.properties.spec,data:data3};
+const err9 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "Method"},message:"must have required property '"+"Method"+"'",schema:schema181.properties.spec.required,parentSchema:schema181.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -18010,7 +18184,7 @@ vErrors.push(err9);
 errors++;
 }
 if(data3.Events === undefined){
-const err10 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "Events"},message:"must have required property '"+"Events"+"'",schema:schema179.properties.spec.required,parentSchema:schema179.properties.spec,data:data3};
+const err10 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "Events"},message:"must have required property '"+"Events"+"'",schema:schema181.properties.spec.required,parentSchema:schema181.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -18021,7 +18195,7 @@ errors++;
 }
 for(const key1 in data3){
 if(!((((((key1 === "webhookId") || (key1 === "Name")) || (key1 === "URL")) || (key1 === "Method")) || (key1 === "Timeout")) || (key1 === "Events"))){
-const err11 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema179.properties.spec,data:data3};
+const err11 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema181.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -18060,7 +18234,7 @@ if(data3.Name !== undefined){
 let data5 = data3.Name;
 if(typeof data5 === "string"){
 if(func1(data5) < 1){
-const err14 = {instancePath:instancePath+"/spec/Name",schemaPath:"#/properties/spec/properties/Name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema179.properties.spec.properties.Name,data:data5};
+const err14 = {instancePath:instancePath+"/spec/Name",schemaPath:"#/properties/spec/properties/Name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema181.properties.spec.properties.Name,data:data5};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -18071,7 +18245,7 @@ errors++;
 }
 }
 else {
-const err15 = {instancePath:instancePath+"/spec/Name",schemaPath:"#/properties/spec/properties/Name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema179.properties.spec.properties.Name.type,parentSchema:schema179.properties.spec.properties.Name,data:data5};
+const err15 = {instancePath:instancePath+"/spec/Name",schemaPath:"#/properties/spec/properties/Name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema181.properties.spec.properties.Name.type,parentSchema:schema181.properties.spec.properties.Name,data:data5};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -18084,8 +18258,8 @@ errors++;
 if(data3.URL !== undefined){
 let data6 = data3.URL;
 if(typeof data6 === "string"){
-if(!pattern114.test(data6)){
-const err16 = {instancePath:instancePath+"/spec/URL",schemaPath:"#/properties/spec/properties/URL/pattern",keyword:"pattern",params:{pattern: "^(https?://|\\$\\{)"},message:"must match pattern \""+"^(https?://|\\$\\{)"+"\"",schema:"^(https?://|\\$\\{)",parentSchema:schema179.properties.spec.properties.URL,data:data6};
+if(!pattern116.test(data6)){
+const err16 = {instancePath:instancePath+"/spec/URL",schemaPath:"#/properties/spec/properties/URL/pattern",keyword:"pattern",params:{pattern: "^(https?://|\\$\\{)"},message:"must match pattern \""+"^(https?://|\\$\\{)"+"\"",schema:"^(https?://|\\$\\{)",parentSchema:schema181.properties.spec.properties.URL,data:data6};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -18096,7 +18270,7 @@ errors++;
 }
 }
 else {
-const err17 = {instancePath:instancePath+"/spec/URL",schemaPath:"#/properties/spec/properties/URL/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema179.properties.spec.properties.URL.type,parentSchema:schema179.properties.spec.properties.URL,data:data6};
+const err17 = {instancePath:instancePath+"/spec/URL",schemaPath:"#/properties/spec/properties/URL/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema181.properties.spec.properties.URL.type,parentSchema:schema181.properties.spec.properties.URL,data:data6};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -18109,7 +18283,7 @@ errors++;
 if(data3.Method !== undefined){
 let data7 = data3.Method;
 if(!(((((data7 === "GET") || (data7 === "POST")) || (data7 === "PUT")) || (data7 === "PATCH")) || (data7 === "DELETE"))){
-const err18 = {instancePath:instancePath+"/spec/Method",schemaPath:"#/properties/spec/properties/Method/enum",keyword:"enum",params:{allowedValues: schema179.properties.spec.properties.Method.enum},message:"must be equal to one of the allowed values",schema:schema179.properties.spec.properties.Method.enum,parentSchema:schema179.properties.spec.properties.Method,data:data7};
+const err18 = {instancePath:instancePath+"/spec/Method",schemaPath:"#/properties/spec/properties/Method/enum",keyword:"enum",params:{allowedValues: schema181.properties.spec.properties.Method.enum},message:"must be equal to one of the allowed values",schema:schema181.properties.spec.properties.Method.enum,parentSchema:schema181.properties.spec.properties.Method,data:data7};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -18122,7 +18296,7 @@ errors++;
 if(data3.Timeout !== undefined){
 let data8 = data3.Timeout;
 if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-const err19 = {instancePath:instancePath+"/spec/Timeout",schemaPath:"#/properties/spec/properties/Timeout/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema179.properties.spec.properties.Timeout.type,parentSchema:schema179.properties.spec.properties.Timeout,data:data8};
+const err19 = {instancePath:instancePath+"/spec/Timeout",schemaPath:"#/properties/spec/properties/Timeout/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema181.properties.spec.properties.Timeout.type,parentSchema:schema181.properties.spec.properties.Timeout,data:data8};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -18133,7 +18307,7 @@ errors++;
 }
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 < 0 || isNaN(data8)){
-const err20 = {instancePath:instancePath+"/spec/Timeout",schemaPath:"#/properties/spec/properties/Timeout/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema179.properties.spec.properties.Timeout,data:data8};
+const err20 = {instancePath:instancePath+"/spec/Timeout",schemaPath:"#/properties/spec/properties/Timeout/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema181.properties.spec.properties.Timeout,data:data8};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -18148,7 +18322,7 @@ if(data3.Events !== undefined){
 let data9 = data3.Events;
 if(Array.isArray(data9)){
 if(data9.length < 1){
-const err21 = {instancePath:instancePath+"/spec/Events",schemaPath:"#/properties/spec/properties/Events/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema179.properties.spec.properties.Events,data:data9};
+const err21 = {instancePath:instancePath+"/spec/Events",schemaPath:"#/properties/spec/properties/Events/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema181.properties.spec.properties.Events,data:data9};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -18161,7 +18335,7 @@ const len0 = data9.length;
 for(let i0=0; i0<len0; i0++){
 let data10 = data9[i0];
 if(!((((((((((((((data10 === "AccessRequestApproved") || (data10 === "AccessRequestRejected")) || (data10 === "AccessRequestCreated")) || (data10 === "OrganisationRequestCreated")) || (data10 === "OrganisationRequestApproved")) || (data10 === "OrganisationRequestRejected")) || (data10 === "OrganisationRegistered")) || (data10 === "UserRegistered")) || (data10 === "UserAccountActivated")) || (data10 === "UserAccountDeactivated")) || (data10 === "PasswordReset")) || (data10 === "RegisterInvite")) || (data10 === "ApplicationRegistered")) || (data10 === "CredentialRegistered"))){
-const err22 = {instancePath:instancePath+"/spec/Events/" + i0,schemaPath:"#/properties/spec/properties/Events/items/enum",keyword:"enum",params:{allowedValues: schema179.properties.spec.properties.Events.items.enum},message:"must be equal to one of the allowed values",schema:schema179.properties.spec.properties.Events.items.enum,parentSchema:schema179.properties.spec.properties.Events.items,data:data10};
+const err22 = {instancePath:instancePath+"/spec/Events/" + i0,schemaPath:"#/properties/spec/properties/Events/items/enum",keyword:"enum",params:{allowedValues: schema181.properties.spec.properties.Events.items.enum},message:"must be equal to one of the allowed values",schema:schema181.properties.spec.properties.Events.items.enum,parentSchema:schema181.properties.spec.properties.Events.items,data:data10};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -18178,7 +18352,7 @@ outer0:
 for(;i1--;){
 for(j0 = i1; j0--;){
 if(func0(data9[i1], data9[j0])){
-const err23 = {instancePath:instancePath+"/spec/Events",schemaPath:"#/properties/spec/properties/Events/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)",schema:true,parentSchema:schema179.properties.spec.properties.Events,data:data9};
+const err23 = {instancePath:instancePath+"/spec/Events",schemaPath:"#/properties/spec/properties/Events/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)",schema:true,parentSchema:schema181.properties.spec.properties.Events,data:data9};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -18193,7 +18367,7 @@ break outer0;
 }
 }
 else {
-const err24 = {instancePath:instancePath+"/spec/Events",schemaPath:"#/properties/spec/properties/Events/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema179.properties.spec.properties.Events.type,parentSchema:schema179.properties.spec.properties.Events,data:data9};
+const err24 = {instancePath:instancePath+"/spec/Events",schemaPath:"#/properties/spec/properties/Events/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema181.properties.spec.properties.Events.type,parentSchema:schema181.properties.spec.properties.Events,data:data9};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -18205,7 +18379,7 @@ errors++;
 }
 }
 else {
-const err25 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema179.properties.spec.type,parentSchema:schema179.properties.spec,data:data3};
+const err25 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema181.properties.spec.type,parentSchema:schema181.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -18217,7 +18391,7 @@ errors++;
 }
 }
 else {
-const err26 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema179.type,parentSchema:schema179,data};
+const err26 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema181.type,parentSchema:schema181,data};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -18232,7 +18406,7 @@ return errors === 0;
 validate62.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const v11 = validate65;
-const schema184 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/resource.schema.json","title":"gatesync resource","description":"Any gatesync resource; dispatches on `kind` to the schema of that kind. Point yaml-language-server at this file. Generated from the kind registry by `npm run schemas`: do not edit.","type":"object","required":["apiVersion","kind","metadata","spec"],"properties":{"apiVersion":{"$ref":"common.schema.json#/$defs/apiVersion"},"kind":{"enum":["ApiDefinition","OAuthClient","OrgKey","ClientType","ApiProduct","PortalWebhook","DashboardWebhook","LlmSettings"],"description":"Kind of the resource."}},"allOf":[{"if":{"properties":{"kind":{"const":"ApiDefinition"}},"required":["kind"]},"then":{"$ref":"api-definition.schema.json"}},{"if":{"properties":{"kind":{"const":"OAuthClient"}},"required":["kind"]},"then":{"$ref":"oauth-client.schema.json"}},{"if":{"properties":{"kind":{"const":"OrgKey"}},"required":["kind"]},"then":{"$ref":"org-key.schema.json"}},{"if":{"properties":{"kind":{"const":"ClientType"}},"required":["kind"]},"then":{"$ref":"client-type.schema.json"}},{"if":{"properties":{"kind":{"const":"ApiProduct"}},"required":["kind"]},"then":{"$ref":"api-product.schema.json"}},{"if":{"properties":{"kind":{"const":"PortalWebhook"}},"required":["kind"]},"then":{"$ref":"portal-webhook.schema.json"}},{"if":{"properties":{"kind":{"const":"DashboardWebhook"}},"required":["kind"]},"then":{"$ref":"dashboard-webhook.schema.json"}},{"if":{"properties":{"kind":{"const":"LlmSettings"}},"required":["kind"]},"then":{"$ref":"llm-settings.schema.json"}}]};
+const schema186 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/resource.schema.json","title":"gatesync resource","description":"Any gatesync resource; dispatches on `kind` to the schema of that kind. Point yaml-language-server at this file. Generated from the kind registry by `npm run schemas`: do not edit.","type":"object","required":["apiVersion","kind","metadata","spec"],"properties":{"apiVersion":{"$ref":"common.schema.json#/$defs/apiVersion"},"kind":{"enum":["ApiDefinition","OAuthClient","OrgKey","ClientType","ApiProduct","PortalWebhook","DashboardWebhook","LlmSettings"],"description":"Kind of the resource."}},"allOf":[{"if":{"properties":{"kind":{"const":"ApiDefinition"}},"required":["kind"]},"then":{"$ref":"api-definition.schema.json"}},{"if":{"properties":{"kind":{"const":"OAuthClient"}},"required":["kind"]},"then":{"$ref":"oauth-client.schema.json"}},{"if":{"properties":{"kind":{"const":"OrgKey"}},"required":["kind"]},"then":{"$ref":"org-key.schema.json"}},{"if":{"properties":{"kind":{"const":"ClientType"}},"required":["kind"]},"then":{"$ref":"client-type.schema.json"}},{"if":{"properties":{"kind":{"const":"ApiProduct"}},"required":["kind"]},"then":{"$ref":"api-product.schema.json"}},{"if":{"properties":{"kind":{"const":"PortalWebhook"}},"required":["kind"]},"then":{"$ref":"portal-webhook.schema.json"}},{"if":{"properties":{"kind":{"const":"DashboardWebhook"}},"required":["kind"]},"then":{"$ref":"dashboard-webhook.schema.json"}},{"if":{"properties":{"kind":{"const":"LlmSettings"}},"required":["kind"]},"then":{"$ref":"llm-settings.schema.json"}}]};
 
 function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://gatesync.dev/schemas/resource.schema.json" */;
@@ -18298,7 +18472,7 @@ var props0 = true;
 }
 }
 if(!valid1){
-const err2 = {instancePath,schemaPath:"#/allOf/0/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema184.allOf[0].if,parentSchema:schema184.allOf[0],data};
+const err2 = {instancePath,schemaPath:"#/allOf/0/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema186.allOf[0].if,parentSchema:schema186.allOf[0],data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -18360,7 +18534,7 @@ var props1 = true;
 }
 }
 if(!valid3){
-const err5 = {instancePath,schemaPath:"#/allOf/1/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema184.allOf[1].if,parentSchema:schema184.allOf[1],data};
+const err5 = {instancePath,schemaPath:"#/allOf/1/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema186.allOf[1].if,parentSchema:schema186.allOf[1],data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -18431,7 +18605,7 @@ var props2 = true;
 }
 }
 if(!valid5){
-const err8 = {instancePath,schemaPath:"#/allOf/2/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema184.allOf[2].if,parentSchema:schema184.allOf[2],data};
+const err8 = {instancePath,schemaPath:"#/allOf/2/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema186.allOf[2].if,parentSchema:schema186.allOf[2],data};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -18502,7 +18676,7 @@ var props3 = true;
 }
 }
 if(!valid7){
-const err11 = {instancePath,schemaPath:"#/allOf/3/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema184.allOf[3].if,parentSchema:schema184.allOf[3],data};
+const err11 = {instancePath,schemaPath:"#/allOf/3/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema186.allOf[3].if,parentSchema:schema186.allOf[3],data};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -18573,7 +18747,7 @@ var props4 = true;
 }
 }
 if(!valid9){
-const err14 = {instancePath,schemaPath:"#/allOf/4/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema184.allOf[4].if,parentSchema:schema184.allOf[4],data};
+const err14 = {instancePath,schemaPath:"#/allOf/4/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema186.allOf[4].if,parentSchema:schema186.allOf[4],data};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -18644,7 +18818,7 @@ var props5 = true;
 }
 }
 if(!valid11){
-const err17 = {instancePath,schemaPath:"#/allOf/5/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema184.allOf[5].if,parentSchema:schema184.allOf[5],data};
+const err17 = {instancePath,schemaPath:"#/allOf/5/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema186.allOf[5].if,parentSchema:schema186.allOf[5],data};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -18715,7 +18889,7 @@ var props6 = true;
 }
 }
 if(!valid13){
-const err20 = {instancePath,schemaPath:"#/allOf/6/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema184.allOf[6].if,parentSchema:schema184.allOf[6],data};
+const err20 = {instancePath,schemaPath:"#/allOf/6/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema186.allOf[6].if,parentSchema:schema186.allOf[6],data};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -18786,7 +18960,7 @@ var props7 = true;
 }
 }
 if(!valid15){
-const err23 = {instancePath,schemaPath:"#/allOf/7/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema184.allOf[7].if,parentSchema:schema184.allOf[7],data};
+const err23 = {instancePath,schemaPath:"#/allOf/7/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema186.allOf[7].if,parentSchema:schema186.allOf[7],data};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -18806,7 +18980,7 @@ Object.assign(props0, props7);
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.apiVersion === undefined){
-const err24 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "apiVersion"},message:"must have required property '"+"apiVersion"+"'",schema:schema184.required,parentSchema:schema184,data};
+const err24 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "apiVersion"},message:"must have required property '"+"apiVersion"+"'",schema:schema186.required,parentSchema:schema186,data};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -18816,7 +18990,7 @@ vErrors.push(err24);
 errors++;
 }
 if(data.kind === undefined){
-const err25 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema184.required,parentSchema:schema184,data};
+const err25 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema186.required,parentSchema:schema186,data};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -18826,7 +19000,7 @@ vErrors.push(err25);
 errors++;
 }
 if(data.metadata === undefined){
-const err26 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "metadata"},message:"must have required property '"+"metadata"+"'",schema:schema184.required,parentSchema:schema184,data};
+const err26 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "metadata"},message:"must have required property '"+"metadata"+"'",schema:schema186.required,parentSchema:schema186,data};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -18836,7 +19010,7 @@ vErrors.push(err26);
 errors++;
 }
 if(data.spec === undefined){
-const err27 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "spec"},message:"must have required property '"+"spec"+"'",schema:schema184.required,parentSchema:schema184,data};
+const err27 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "spec"},message:"must have required property '"+"spec"+"'",schema:schema186.required,parentSchema:schema186,data};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -18866,7 +19040,7 @@ errors++;
 if(data.kind !== undefined){
 let data9 = data.kind;
 if(!((((((((data9 === "ApiDefinition") || (data9 === "OAuthClient")) || (data9 === "OrgKey")) || (data9 === "ClientType")) || (data9 === "ApiProduct")) || (data9 === "PortalWebhook")) || (data9 === "DashboardWebhook")) || (data9 === "LlmSettings"))){
-const err29 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema184.properties.kind.enum},message:"must be equal to one of the allowed values",schema:schema184.properties.kind.enum,parentSchema:schema184.properties.kind,data:data9};
+const err29 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema186.properties.kind.enum},message:"must be equal to one of the allowed values",schema:schema186.properties.kind.enum,parentSchema:schema186.properties.kind,data:data9};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -18878,7 +19052,7 @@ errors++;
 }
 }
 else {
-const err30 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema184.type,parentSchema:schema184,data};
+const err30 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema186.type,parentSchema:schema186,data};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -18894,9 +19068,9 @@ return errors === 0;
 validate65.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 export const v12 = validate74;
-const schema186 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/sandbox-fixtures.schema.json","title":"gatesync sandbox fixtures","description":"Objects the management interfaces cannot create (APIs, OAuth clients, identity providers with their client types, policies, API keys) and the portal's catalogues, tags and templates, loaded by `gatesync sandbox --fixtures FILE`. `${sandbox}` in an upstream URL stands for the sandbox's own address.","type":"object","additionalProperties":false,"properties":{"apis":{"type":"array","items":{"type":"object","required":["id","listenPath"],"additionalProperties":false,"properties":{"id":{"type":"string","minLength":1},"name":{"type":"string"},"listenPath":{"type":"string","pattern":"^/"},"strip":{"type":"boolean","default":true},"upstream":{"type":"string"},"active":{"type":"boolean","default":true},"authentication":{"type":"boolean","default":false},"batchProcessing":{"type":"boolean","default":false},"mockResponse":{"type":"boolean","default":false},"document":{"type":"object","description":"The API's OpenAPI document, without the gateway extension."}}}},"policies":{"description":"Policies, by id (their access rights include every API) or as {id, apis} (the APIs their access rights include).","type":"array","items":{"oneOf":[{"type":"string"},{"type":"object","required":["id","apis"],"additionalProperties":false,"properties":{"id":{"type":"string"},"apis":{"type":"array","items":{"type":"string"}}}}]}},"oauthClients":{"type":"array","items":{"type":"object","required":["apiId","clientId"],"additionalProperties":false,"properties":{"apiId":{"type":"string"},"clientId":{"type":"string"},"secret":{"type":"string"},"redirect_uri":{"type":"string"},"policy_id":{"type":"string"},"description":{"type":"string"},"meta_data":{"type":["object","null"]},"tokens":{"description":"Tokens issued to the client (revoked when policy_id changes).","type":"integer","minimum":0}}}},"providers":{"type":"array","items":{"type":"object","required":["id","type"],"additionalProperties":false,"properties":{"id":{"type":"integer"},"name":{"type":"string"},"type":{"enum":["Keycloak","Gluu","Other","AppType"],"description":"AppType: the provider kind that registers applications by type."},"clientTypes":{"type":"array","items":{"type":"object","required":["ID","Name"],"properties":{"ID":{"type":"integer"},"Name":{"type":"string"}}}}}}},"catalogues":{"$ref":"#/$defs/named"},"tags":{"$ref":"#/$defs/named"},"templates":{"$ref":"#/$defs/named"},"keys":{"description":"API keys accepted by the APIs' authentication (a sub-request's `authorization`).","type":"array","items":{"type":"object","required":["key","apis"],"additionalProperties":false,"properties":{"key":{"type":"string","minLength":1},"apis":{"type":"array","items":{"type":"string"}}}}}},"$defs":{"named":{"type":"array","items":{"type":"object","required":["id","name"],"additionalProperties":false,"properties":{"id":{"type":"integer"},"name":{"type":"string"}}}}}};
-const schema187 = {"type":"array","items":{"type":"object","required":["id","name"],"additionalProperties":false,"properties":{"id":{"type":"integer"},"name":{"type":"string"}}}};
-const pattern115 = new RegExp("^/", "u");
+const schema188 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/sandbox-fixtures.schema.json","title":"gatesync sandbox fixtures","description":"Objects the management interfaces cannot create (APIs, OAuth clients, identity providers with their client types, policies, API keys) and the portal's catalogues, tags and templates, loaded by `gatesync sandbox --fixtures FILE`. `${sandbox}` in an upstream URL stands for the sandbox's own address.","type":"object","additionalProperties":false,"properties":{"apis":{"type":"array","items":{"type":"object","required":["id","listenPath"],"additionalProperties":false,"properties":{"id":{"type":"string","minLength":1},"name":{"type":"string"},"listenPath":{"type":"string","pattern":"^/"},"strip":{"type":"boolean","default":true},"upstream":{"type":"string"},"active":{"type":"boolean","default":true},"authentication":{"type":"boolean","default":false},"batchProcessing":{"type":"boolean","default":false},"mockResponse":{"type":"boolean","default":false},"document":{"type":"object","description":"The API's OpenAPI document, without the gateway extension."}}}},"policies":{"description":"Policies, by id (their access rights include every API) or as {id, apis} (the APIs their access rights include).","type":"array","items":{"oneOf":[{"type":"string"},{"type":"object","required":["id","apis"],"additionalProperties":false,"properties":{"id":{"type":"string"},"apis":{"type":"array","items":{"type":"string"}}}}]}},"oauthClients":{"type":"array","items":{"type":"object","required":["apiId","clientId"],"additionalProperties":false,"properties":{"apiId":{"type":"string"},"clientId":{"type":"string"},"secret":{"type":"string"},"redirect_uri":{"type":"string"},"policy_id":{"type":"string"},"description":{"type":"string"},"meta_data":{"type":["object","null"]},"tokens":{"description":"Tokens issued to the client (revoked when policy_id changes).","type":"integer","minimum":0}}}},"providers":{"type":"array","items":{"type":"object","required":["id","type"],"additionalProperties":false,"properties":{"id":{"type":"integer"},"name":{"type":"string"},"type":{"enum":["Keycloak","Gluu","Other","AppType"],"description":"AppType: the provider kind that registers applications by type."},"clientTypes":{"type":"array","items":{"type":"object","required":["ID","Name"],"properties":{"ID":{"type":"integer"},"Name":{"type":"string"}}}}}}},"catalogues":{"$ref":"#/$defs/named"},"tags":{"$ref":"#/$defs/named"},"templates":{"$ref":"#/$defs/named"},"keys":{"description":"API keys accepted by the APIs' authentication (a sub-request's `authorization`).","type":"array","items":{"type":"object","required":["key","apis"],"additionalProperties":false,"properties":{"key":{"type":"string","minLength":1},"apis":{"type":"array","items":{"type":"string"}}}}}},"$defs":{"named":{"type":"array","items":{"type":"object","required":["id","name"],"additionalProperties":false,"properties":{"id":{"type":"integer"},"name":{"type":"string"}}}}}};
+const schema189 = {"type":"array","items":{"type":"object","required":["id","name"],"additionalProperties":false,"properties":{"id":{"type":"integer"},"name":{"type":"string"}}}};
+const pattern117 = new RegExp("^/", "u");
 
 function validate74(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://gatesync.dev/schemas/sandbox-fixtures.schema.json" */;
@@ -18912,7 +19086,7 @@ evaluated0.items = undefined;
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
 if(!((((((((key0 === "apis") || (key0 === "policies")) || (key0 === "oauthClients")) || (key0 === "providers")) || (key0 === "catalogues")) || (key0 === "tags")) || (key0 === "templates")) || (key0 === "keys"))){
-const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema186,data};
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema188,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -18930,7 +19104,7 @@ for(let i0=0; i0<len0; i0++){
 let data1 = data0[i0];
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 if(data1.id === undefined){
-const err1 = {instancePath:instancePath+"/apis/" + i0,schemaPath:"#/properties/apis/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema186.properties.apis.items.required,parentSchema:schema186.properties.apis.items,data:data1};
+const err1 = {instancePath:instancePath+"/apis/" + i0,schemaPath:"#/properties/apis/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema188.properties.apis.items.required,parentSchema:schema188.properties.apis.items,data:data1};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -18940,7 +19114,7 @@ vErrors.push(err1);
 errors++;
 }
 if(data1.listenPath === undefined){
-const err2 = {instancePath:instancePath+"/apis/" + i0,schemaPath:"#/properties/apis/items/required",keyword:"required",params:{missingProperty: "listenPath"},message:"must have required property '"+"listenPath"+"'",schema:schema186.properties.apis.items.required,parentSchema:schema186.properties.apis.items,data:data1};
+const err2 = {instancePath:instancePath+"/apis/" + i0,schemaPath:"#/properties/apis/items/required",keyword:"required",params:{missingProperty: "listenPath"},message:"must have required property '"+"listenPath"+"'",schema:schema188.properties.apis.items.required,parentSchema:schema188.properties.apis.items,data:data1};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -18950,8 +19124,8 @@ vErrors.push(err2);
 errors++;
 }
 for(const key1 in data1){
-if(!(func7.call(schema186.properties.apis.items.properties, key1))){
-const err3 = {instancePath:instancePath+"/apis/" + i0,schemaPath:"#/properties/apis/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema186.properties.apis.items,data:data1};
+if(!(func7.call(schema188.properties.apis.items.properties, key1))){
+const err3 = {instancePath:instancePath+"/apis/" + i0,schemaPath:"#/properties/apis/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema188.properties.apis.items,data:data1};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -18965,7 +19139,7 @@ if(data1.id !== undefined){
 let data2 = data1.id;
 if(typeof data2 === "string"){
 if(func1(data2) < 1){
-const err4 = {instancePath:instancePath+"/apis/" + i0+"/id",schemaPath:"#/properties/apis/items/properties/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema186.properties.apis.items.properties.id,data:data2};
+const err4 = {instancePath:instancePath+"/apis/" + i0+"/id",schemaPath:"#/properties/apis/items/properties/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema188.properties.apis.items.properties.id,data:data2};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -18976,7 +19150,7 @@ errors++;
 }
 }
 else {
-const err5 = {instancePath:instancePath+"/apis/" + i0+"/id",schemaPath:"#/properties/apis/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema186.properties.apis.items.properties.id.type,parentSchema:schema186.properties.apis.items.properties.id,data:data2};
+const err5 = {instancePath:instancePath+"/apis/" + i0+"/id",schemaPath:"#/properties/apis/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema188.properties.apis.items.properties.id.type,parentSchema:schema188.properties.apis.items.properties.id,data:data2};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -18989,7 +19163,7 @@ errors++;
 if(data1.name !== undefined){
 let data3 = data1.name;
 if(typeof data3 !== "string"){
-const err6 = {instancePath:instancePath+"/apis/" + i0+"/name",schemaPath:"#/properties/apis/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema186.properties.apis.items.properties.name.type,parentSchema:schema186.properties.apis.items.properties.name,data:data3};
+const err6 = {instancePath:instancePath+"/apis/" + i0+"/name",schemaPath:"#/properties/apis/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema188.properties.apis.items.properties.name.type,parentSchema:schema188.properties.apis.items.properties.name,data:data3};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -19002,8 +19176,8 @@ errors++;
 if(data1.listenPath !== undefined){
 let data4 = data1.listenPath;
 if(typeof data4 === "string"){
-if(!pattern115.test(data4)){
-const err7 = {instancePath:instancePath+"/apis/" + i0+"/listenPath",schemaPath:"#/properties/apis/items/properties/listenPath/pattern",keyword:"pattern",params:{pattern: "^/"},message:"must match pattern \""+"^/"+"\"",schema:"^/",parentSchema:schema186.properties.apis.items.properties.listenPath,data:data4};
+if(!pattern117.test(data4)){
+const err7 = {instancePath:instancePath+"/apis/" + i0+"/listenPath",schemaPath:"#/properties/apis/items/properties/listenPath/pattern",keyword:"pattern",params:{pattern: "^/"},message:"must match pattern \""+"^/"+"\"",schema:"^/",parentSchema:schema188.properties.apis.items.properties.listenPath,data:data4};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -19014,7 +19188,7 @@ errors++;
 }
 }
 else {
-const err8 = {instancePath:instancePath+"/apis/" + i0+"/listenPath",schemaPath:"#/properties/apis/items/properties/listenPath/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema186.properties.apis.items.properties.listenPath.type,parentSchema:schema186.properties.apis.items.properties.listenPath,data:data4};
+const err8 = {instancePath:instancePath+"/apis/" + i0+"/listenPath",schemaPath:"#/properties/apis/items/properties/listenPath/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema188.properties.apis.items.properties.listenPath.type,parentSchema:schema188.properties.apis.items.properties.listenPath,data:data4};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -19027,7 +19201,7 @@ errors++;
 if(data1.strip !== undefined){
 let data5 = data1.strip;
 if(typeof data5 !== "boolean"){
-const err9 = {instancePath:instancePath+"/apis/" + i0+"/strip",schemaPath:"#/properties/apis/items/properties/strip/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema186.properties.apis.items.properties.strip.type,parentSchema:schema186.properties.apis.items.properties.strip,data:data5};
+const err9 = {instancePath:instancePath+"/apis/" + i0+"/strip",schemaPath:"#/properties/apis/items/properties/strip/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema188.properties.apis.items.properties.strip.type,parentSchema:schema188.properties.apis.items.properties.strip,data:data5};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -19040,7 +19214,7 @@ errors++;
 if(data1.upstream !== undefined){
 let data6 = data1.upstream;
 if(typeof data6 !== "string"){
-const err10 = {instancePath:instancePath+"/apis/" + i0+"/upstream",schemaPath:"#/properties/apis/items/properties/upstream/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema186.properties.apis.items.properties.upstream.type,parentSchema:schema186.properties.apis.items.properties.upstream,data:data6};
+const err10 = {instancePath:instancePath+"/apis/" + i0+"/upstream",schemaPath:"#/properties/apis/items/properties/upstream/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema188.properties.apis.items.properties.upstream.type,parentSchema:schema188.properties.apis.items.properties.upstream,data:data6};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -19053,7 +19227,7 @@ errors++;
 if(data1.active !== undefined){
 let data7 = data1.active;
 if(typeof data7 !== "boolean"){
-const err11 = {instancePath:instancePath+"/apis/" + i0+"/active",schemaPath:"#/properties/apis/items/properties/active/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema186.properties.apis.items.properties.active.type,parentSchema:schema186.properties.apis.items.properties.active,data:data7};
+const err11 = {instancePath:instancePath+"/apis/" + i0+"/active",schemaPath:"#/properties/apis/items/properties/active/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema188.properties.apis.items.properties.active.type,parentSchema:schema188.properties.apis.items.properties.active,data:data7};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -19066,7 +19240,7 @@ errors++;
 if(data1.authentication !== undefined){
 let data8 = data1.authentication;
 if(typeof data8 !== "boolean"){
-const err12 = {instancePath:instancePath+"/apis/" + i0+"/authentication",schemaPath:"#/properties/apis/items/properties/authentication/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema186.properties.apis.items.properties.authentication.type,parentSchema:schema186.properties.apis.items.properties.authentication,data:data8};
+const err12 = {instancePath:instancePath+"/apis/" + i0+"/authentication",schemaPath:"#/properties/apis/items/properties/authentication/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema188.properties.apis.items.properties.authentication.type,parentSchema:schema188.properties.apis.items.properties.authentication,data:data8};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -19079,7 +19253,7 @@ errors++;
 if(data1.batchProcessing !== undefined){
 let data9 = data1.batchProcessing;
 if(typeof data9 !== "boolean"){
-const err13 = {instancePath:instancePath+"/apis/" + i0+"/batchProcessing",schemaPath:"#/properties/apis/items/properties/batchProcessing/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema186.properties.apis.items.properties.batchProcessing.type,parentSchema:schema186.properties.apis.items.properties.batchProcessing,data:data9};
+const err13 = {instancePath:instancePath+"/apis/" + i0+"/batchProcessing",schemaPath:"#/properties/apis/items/properties/batchProcessing/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema188.properties.apis.items.properties.batchProcessing.type,parentSchema:schema188.properties.apis.items.properties.batchProcessing,data:data9};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -19092,7 +19266,7 @@ errors++;
 if(data1.mockResponse !== undefined){
 let data10 = data1.mockResponse;
 if(typeof data10 !== "boolean"){
-const err14 = {instancePath:instancePath+"/apis/" + i0+"/mockResponse",schemaPath:"#/properties/apis/items/properties/mockResponse/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema186.properties.apis.items.properties.mockResponse.type,parentSchema:schema186.properties.apis.items.properties.mockResponse,data:data10};
+const err14 = {instancePath:instancePath+"/apis/" + i0+"/mockResponse",schemaPath:"#/properties/apis/items/properties/mockResponse/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema188.properties.apis.items.properties.mockResponse.type,parentSchema:schema188.properties.apis.items.properties.mockResponse,data:data10};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -19105,7 +19279,7 @@ errors++;
 if(data1.document !== undefined){
 let data11 = data1.document;
 if(!(data11 && typeof data11 == "object" && !Array.isArray(data11))){
-const err15 = {instancePath:instancePath+"/apis/" + i0+"/document",schemaPath:"#/properties/apis/items/properties/document/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema186.properties.apis.items.properties.document.type,parentSchema:schema186.properties.apis.items.properties.document,data:data11};
+const err15 = {instancePath:instancePath+"/apis/" + i0+"/document",schemaPath:"#/properties/apis/items/properties/document/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema188.properties.apis.items.properties.document.type,parentSchema:schema188.properties.apis.items.properties.document,data:data11};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -19117,7 +19291,7 @@ errors++;
 }
 }
 else {
-const err16 = {instancePath:instancePath+"/apis/" + i0,schemaPath:"#/properties/apis/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema186.properties.apis.items.type,parentSchema:schema186.properties.apis.items,data:data1};
+const err16 = {instancePath:instancePath+"/apis/" + i0,schemaPath:"#/properties/apis/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema188.properties.apis.items.type,parentSchema:schema188.properties.apis.items,data:data1};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -19129,7 +19303,7 @@ errors++;
 }
 }
 else {
-const err17 = {instancePath:instancePath+"/apis",schemaPath:"#/properties/apis/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema186.properties.apis.type,parentSchema:schema186.properties.apis,data:data0};
+const err17 = {instancePath:instancePath+"/apis",schemaPath:"#/properties/apis/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema188.properties.apis.type,parentSchema:schema188.properties.apis,data:data0};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -19150,7 +19324,7 @@ let valid6 = false;
 let passing0 = null;
 const _errs31 = errors;
 if(typeof data13 !== "string"){
-const err18 = {instancePath:instancePath+"/policies/" + i1,schemaPath:"#/properties/policies/items/oneOf/0/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema186.properties.policies.items.oneOf[0].type,parentSchema:schema186.properties.policies.items.oneOf[0],data:data13};
+const err18 = {instancePath:instancePath+"/policies/" + i1,schemaPath:"#/properties/policies/items/oneOf/0/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema188.properties.policies.items.oneOf[0].type,parentSchema:schema188.properties.policies.items.oneOf[0],data:data13};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -19167,7 +19341,7 @@ passing0 = 0;
 const _errs33 = errors;
 if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
 if(data13.id === undefined){
-const err19 = {instancePath:instancePath+"/policies/" + i1,schemaPath:"#/properties/policies/items/oneOf/1/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema186.properties.policies.items.oneOf[1].required,parentSchema:schema186.properties.policies.items.oneOf[1],data:data13};
+const err19 = {instancePath:instancePath+"/policies/" + i1,schemaPath:"#/properties/policies/items/oneOf/1/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema188.properties.policies.items.oneOf[1].required,parentSchema:schema188.properties.policies.items.oneOf[1],data:data13};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -19177,7 +19351,7 @@ vErrors.push(err19);
 errors++;
 }
 if(data13.apis === undefined){
-const err20 = {instancePath:instancePath+"/policies/" + i1,schemaPath:"#/properties/policies/items/oneOf/1/required",keyword:"required",params:{missingProperty: "apis"},message:"must have required property '"+"apis"+"'",schema:schema186.properties.policies.items.oneOf[1].required,parentSchema:schema186.properties.policies.items.oneOf[1],data:data13};
+const err20 = {instancePath:instancePath+"/policies/" + i1,schemaPath:"#/properties/policies/items/oneOf/1/required",keyword:"required",params:{missingProperty: "apis"},message:"must have required property '"+"apis"+"'",schema:schema188.properties.policies.items.oneOf[1].required,parentSchema:schema188.properties.policies.items.oneOf[1],data:data13};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -19188,7 +19362,7 @@ errors++;
 }
 for(const key2 in data13){
 if(!((key2 === "id") || (key2 === "apis"))){
-const err21 = {instancePath:instancePath+"/policies/" + i1,schemaPath:"#/properties/policies/items/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema186.properties.policies.items.oneOf[1],data:data13};
+const err21 = {instancePath:instancePath+"/policies/" + i1,schemaPath:"#/properties/policies/items/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema188.properties.policies.items.oneOf[1],data:data13};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -19201,7 +19375,7 @@ errors++;
 if(data13.id !== undefined){
 let data14 = data13.id;
 if(typeof data14 !== "string"){
-const err22 = {instancePath:instancePath+"/policies/" + i1+"/id",schemaPath:"#/properties/policies/items/oneOf/1/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema186.properties.policies.items.oneOf[1].properties.id.type,parentSchema:schema186.properties.policies.items.oneOf[1].properties.id,data:data14};
+const err22 = {instancePath:instancePath+"/policies/" + i1+"/id",schemaPath:"#/properties/policies/items/oneOf/1/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema188.properties.policies.items.oneOf[1].properties.id.type,parentSchema:schema188.properties.policies.items.oneOf[1].properties.id,data:data14};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -19218,7 +19392,7 @@ const len2 = data15.length;
 for(let i2=0; i2<len2; i2++){
 let data16 = data15[i2];
 if(typeof data16 !== "string"){
-const err23 = {instancePath:instancePath+"/policies/" + i1+"/apis/" + i2,schemaPath:"#/properties/policies/items/oneOf/1/properties/apis/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema186.properties.policies.items.oneOf[1].properties.apis.items.type,parentSchema:schema186.properties.policies.items.oneOf[1].properties.apis.items,data:data16};
+const err23 = {instancePath:instancePath+"/policies/" + i1+"/apis/" + i2,schemaPath:"#/properties/policies/items/oneOf/1/properties/apis/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema188.properties.policies.items.oneOf[1].properties.apis.items.type,parentSchema:schema188.properties.policies.items.oneOf[1].properties.apis.items,data:data16};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -19230,7 +19404,7 @@ errors++;
 }
 }
 else {
-const err24 = {instancePath:instancePath+"/policies/" + i1+"/apis",schemaPath:"#/properties/policies/items/oneOf/1/properties/apis/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema186.properties.policies.items.oneOf[1].properties.apis.type,parentSchema:schema186.properties.policies.items.oneOf[1].properties.apis,data:data15};
+const err24 = {instancePath:instancePath+"/policies/" + i1+"/apis",schemaPath:"#/properties/policies/items/oneOf/1/properties/apis/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema188.properties.policies.items.oneOf[1].properties.apis.type,parentSchema:schema188.properties.policies.items.oneOf[1].properties.apis,data:data15};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -19242,7 +19416,7 @@ errors++;
 }
 }
 else {
-const err25 = {instancePath:instancePath+"/policies/" + i1,schemaPath:"#/properties/policies/items/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema186.properties.policies.items.oneOf[1].type,parentSchema:schema186.properties.policies.items.oneOf[1],data:data13};
+const err25 = {instancePath:instancePath+"/policies/" + i1,schemaPath:"#/properties/policies/items/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema188.properties.policies.items.oneOf[1].type,parentSchema:schema188.properties.policies.items.oneOf[1],data:data13};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -19263,7 +19437,7 @@ passing0 = 1;
 }
 }
 if(!valid6){
-const err26 = {instancePath:instancePath+"/policies/" + i1,schemaPath:"#/properties/policies/items/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema186.properties.policies.items.oneOf,parentSchema:schema186.properties.policies.items,data:data13};
+const err26 = {instancePath:instancePath+"/policies/" + i1,schemaPath:"#/properties/policies/items/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema188.properties.policies.items.oneOf,parentSchema:schema188.properties.policies.items,data:data13};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -19286,7 +19460,7 @@ vErrors = null;
 }
 }
 else {
-const err27 = {instancePath:instancePath+"/policies",schemaPath:"#/properties/policies/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema186.properties.policies.type,parentSchema:schema186.properties.policies,data:data12};
+const err27 = {instancePath:instancePath+"/policies",schemaPath:"#/properties/policies/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema188.properties.policies.type,parentSchema:schema188.properties.policies,data:data12};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -19304,7 +19478,7 @@ for(let i3=0; i3<len3; i3++){
 let data18 = data17[i3];
 if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
 if(data18.apiId === undefined){
-const err28 = {instancePath:instancePath+"/oauthClients/" + i3,schemaPath:"#/properties/oauthClients/items/required",keyword:"required",params:{missingProperty: "apiId"},message:"must have required property '"+"apiId"+"'",schema:schema186.properties.oauthClients.items.required,parentSchema:schema186.properties.oauthClients.items,data:data18};
+const err28 = {instancePath:instancePath+"/oauthClients/" + i3,schemaPath:"#/properties/oauthClients/items/required",keyword:"required",params:{missingProperty: "apiId"},message:"must have required property '"+"apiId"+"'",schema:schema188.properties.oauthClients.items.required,parentSchema:schema188.properties.oauthClients.items,data:data18};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -19314,7 +19488,7 @@ vErrors.push(err28);
 errors++;
 }
 if(data18.clientId === undefined){
-const err29 = {instancePath:instancePath+"/oauthClients/" + i3,schemaPath:"#/properties/oauthClients/items/required",keyword:"required",params:{missingProperty: "clientId"},message:"must have required property '"+"clientId"+"'",schema:schema186.properties.oauthClients.items.required,parentSchema:schema186.properties.oauthClients.items,data:data18};
+const err29 = {instancePath:instancePath+"/oauthClients/" + i3,schemaPath:"#/properties/oauthClients/items/required",keyword:"required",params:{missingProperty: "clientId"},message:"must have required property '"+"clientId"+"'",schema:schema188.properties.oauthClients.items.required,parentSchema:schema188.properties.oauthClients.items,data:data18};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -19325,7 +19499,7 @@ errors++;
 }
 for(const key3 in data18){
 if(!((((((((key3 === "apiId") || (key3 === "clientId")) || (key3 === "secret")) || (key3 === "redirect_uri")) || (key3 === "policy_id")) || (key3 === "description")) || (key3 === "meta_data")) || (key3 === "tokens"))){
-const err30 = {instancePath:instancePath+"/oauthClients/" + i3,schemaPath:"#/properties/oauthClients/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema186.properties.oauthClients.items,data:data18};
+const err30 = {instancePath:instancePath+"/oauthClients/" + i3,schemaPath:"#/properties/oauthClients/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema188.properties.oauthClients.items,data:data18};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -19338,7 +19512,7 @@ errors++;
 if(data18.apiId !== undefined){
 let data19 = data18.apiId;
 if(typeof data19 !== "string"){
-const err31 = {instancePath:instancePath+"/oauthClients/" + i3+"/apiId",schemaPath:"#/properties/oauthClients/items/properties/apiId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema186.properties.oauthClients.items.properties.apiId.type,parentSchema:schema186.properties.oauthClients.items.properties.apiId,data:data19};
+const err31 = {instancePath:instancePath+"/oauthClients/" + i3+"/apiId",schemaPath:"#/properties/oauthClients/items/properties/apiId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema188.properties.oauthClients.items.properties.apiId.type,parentSchema:schema188.properties.oauthClients.items.properties.apiId,data:data19};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -19351,7 +19525,7 @@ errors++;
 if(data18.clientId !== undefined){
 let data20 = data18.clientId;
 if(typeof data20 !== "string"){
-const err32 = {instancePath:instancePath+"/oauthClients/" + i3+"/clientId",schemaPath:"#/properties/oauthClients/items/properties/clientId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema186.properties.oauthClients.items.properties.clientId.type,parentSchema:schema186.properties.oauthClients.items.properties.clientId,data:data20};
+const err32 = {instancePath:instancePath+"/oauthClients/" + i3+"/clientId",schemaPath:"#/properties/oauthClients/items/properties/clientId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema188.properties.oauthClients.items.properties.clientId.type,parentSchema:schema188.properties.oauthClients.items.properties.clientId,data:data20};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -19364,7 +19538,7 @@ errors++;
 if(data18.secret !== undefined){
 let data21 = data18.secret;
 if(typeof data21 !== "string"){
-const err33 = {instancePath:instancePath+"/oauthClients/" + i3+"/secret",schemaPath:"#/properties/oauthClients/items/properties/secret/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema186.properties.oauthClients.items.properties.secret.type,parentSchema:schema186.properties.oauthClients.items.properties.secret,data:data21};
+const err33 = {instancePath:instancePath+"/oauthClients/" + i3+"/secret",schemaPath:"#/properties/oauthClients/items/properties/secret/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema188.properties.oauthClients.items.properties.secret.type,parentSchema:schema188.properties.oauthClients.items.properties.secret,data:data21};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -19377,7 +19551,7 @@ errors++;
 if(data18.redirect_uri !== undefined){
 let data22 = data18.redirect_uri;
 if(typeof data22 !== "string"){
-const err34 = {instancePath:instancePath+"/oauthClients/" + i3+"/redirect_uri",schemaPath:"#/properties/oauthClients/items/properties/redirect_uri/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema186.properties.oauthClients.items.properties.redirect_uri.type,parentSchema:schema186.properties.oauthClients.items.properties.redirect_uri,data:data22};
+const err34 = {instancePath:instancePath+"/oauthClients/" + i3+"/redirect_uri",schemaPath:"#/properties/oauthClients/items/properties/redirect_uri/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema188.properties.oauthClients.items.properties.redirect_uri.type,parentSchema:schema188.properties.oauthClients.items.properties.redirect_uri,data:data22};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -19390,7 +19564,7 @@ errors++;
 if(data18.policy_id !== undefined){
 let data23 = data18.policy_id;
 if(typeof data23 !== "string"){
-const err35 = {instancePath:instancePath+"/oauthClients/" + i3+"/policy_id",schemaPath:"#/properties/oauthClients/items/properties/policy_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema186.properties.oauthClients.items.properties.policy_id.type,parentSchema:schema186.properties.oauthClients.items.properties.policy_id,data:data23};
+const err35 = {instancePath:instancePath+"/oauthClients/" + i3+"/policy_id",schemaPath:"#/properties/oauthClients/items/properties/policy_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema188.properties.oauthClients.items.properties.policy_id.type,parentSchema:schema188.properties.oauthClients.items.properties.policy_id,data:data23};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -19403,7 +19577,7 @@ errors++;
 if(data18.description !== undefined){
 let data24 = data18.description;
 if(typeof data24 !== "string"){
-const err36 = {instancePath:instancePath+"/oauthClients/" + i3+"/description",schemaPath:"#/properties/oauthClients/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema186.properties.oauthClients.items.properties.description.type,parentSchema:schema186.properties.oauthClients.items.properties.description,data:data24};
+const err36 = {instancePath:instancePath+"/oauthClients/" + i3+"/description",schemaPath:"#/properties/oauthClients/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema188.properties.oauthClients.items.properties.description.type,parentSchema:schema188.properties.oauthClients.items.properties.description,data:data24};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -19416,7 +19590,7 @@ errors++;
 if(data18.meta_data !== undefined){
 let data25 = data18.meta_data;
 if((!(data25 && typeof data25 == "object" && !Array.isArray(data25))) && (data25 !== null)){
-const err37 = {instancePath:instancePath+"/oauthClients/" + i3+"/meta_data",schemaPath:"#/properties/oauthClients/items/properties/meta_data/type",keyword:"type",params:{type: schema186.properties.oauthClients.items.properties.meta_data.type},message:"must be object,null",schema:schema186.properties.oauthClients.items.properties.meta_data.type,parentSchema:schema186.properties.oauthClients.items.properties.meta_data,data:data25};
+const err37 = {instancePath:instancePath+"/oauthClients/" + i3+"/meta_data",schemaPath:"#/properties/oauthClients/items/properties/meta_data/type",keyword:"type",params:{type: schema188.properties.oauthClients.items.properties.meta_data.type},message:"must be object,null",schema:schema188.properties.oauthClients.items.properties.meta_data.type,parentSchema:schema188.properties.oauthClients.items.properties.meta_data,data:data25};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -19429,7 +19603,7 @@ errors++;
 if(data18.tokens !== undefined){
 let data26 = data18.tokens;
 if(!(((typeof data26 == "number") && (!(data26 % 1) && !isNaN(data26))) && (isFinite(data26)))){
-const err38 = {instancePath:instancePath+"/oauthClients/" + i3+"/tokens",schemaPath:"#/properties/oauthClients/items/properties/tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema186.properties.oauthClients.items.properties.tokens.type,parentSchema:schema186.properties.oauthClients.items.properties.tokens,data:data26};
+const err38 = {instancePath:instancePath+"/oauthClients/" + i3+"/tokens",schemaPath:"#/properties/oauthClients/items/properties/tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema188.properties.oauthClients.items.properties.tokens.type,parentSchema:schema188.properties.oauthClients.items.properties.tokens,data:data26};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -19440,7 +19614,7 @@ errors++;
 }
 if((typeof data26 == "number") && (isFinite(data26))){
 if(data26 < 0 || isNaN(data26)){
-const err39 = {instancePath:instancePath+"/oauthClients/" + i3+"/tokens",schemaPath:"#/properties/oauthClients/items/properties/tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema186.properties.oauthClients.items.properties.tokens,data:data26};
+const err39 = {instancePath:instancePath+"/oauthClients/" + i3+"/tokens",schemaPath:"#/properties/oauthClients/items/properties/tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema188.properties.oauthClients.items.properties.tokens,data:data26};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -19453,7 +19627,7 @@ errors++;
 }
 }
 else {
-const err40 = {instancePath:instancePath+"/oauthClients/" + i3,schemaPath:"#/properties/oauthClients/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema186.properties.oauthClients.items.type,parentSchema:schema186.properties.oauthClients.items,data:data18};
+const err40 = {instancePath:instancePath+"/oauthClients/" + i3,schemaPath:"#/properties/oauthClients/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema188.properties.oauthClients.items.type,parentSchema:schema188.properties.oauthClients.items,data:data18};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -19465,7 +19639,7 @@ errors++;
 }
 }
 else {
-const err41 = {instancePath:instancePath+"/oauthClients",schemaPath:"#/properties/oauthClients/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema186.properties.oauthClients.type,parentSchema:schema186.properties.oauthClients,data:data17};
+const err41 = {instancePath:instancePath+"/oauthClients",schemaPath:"#/properties/oauthClients/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema188.properties.oauthClients.type,parentSchema:schema188.properties.oauthClients,data:data17};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -19483,7 +19657,7 @@ for(let i4=0; i4<len4; i4++){
 let data28 = data27[i4];
 if(data28 && typeof data28 == "object" && !Array.isArray(data28)){
 if(data28.id === undefined){
-const err42 = {instancePath:instancePath+"/providers/" + i4,schemaPath:"#/properties/providers/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema186.properties.providers.items.required,parentSchema:schema186.properties.providers.items,data:data28};
+const err42 = {instancePath:instancePath+"/providers/" + i4,schemaPath:"#/properties/providers/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema188.properties.providers.items.required,parentSchema:schema188.properties.providers.items,data:data28};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -19493,7 +19667,7 @@ vErrors.push(err42);
 errors++;
 }
 if(data28.type === undefined){
-const err43 = {instancePath:instancePath+"/providers/" + i4,schemaPath:"#/properties/providers/items/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema186.properties.providers.items.required,parentSchema:schema186.properties.providers.items,data:data28};
+const err43 = {instancePath:instancePath+"/providers/" + i4,schemaPath:"#/properties/providers/items/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema188.properties.providers.items.required,parentSchema:schema188.properties.providers.items,data:data28};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -19504,7 +19678,7 @@ errors++;
 }
 for(const key4 in data28){
 if(!((((key4 === "id") || (key4 === "name")) || (key4 === "type")) || (key4 === "clientTypes"))){
-const err44 = {instancePath:instancePath+"/providers/" + i4,schemaPath:"#/properties/providers/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema186.properties.providers.items,data:data28};
+const err44 = {instancePath:instancePath+"/providers/" + i4,schemaPath:"#/properties/providers/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema188.properties.providers.items,data:data28};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -19517,7 +19691,7 @@ errors++;
 if(data28.id !== undefined){
 let data29 = data28.id;
 if(!(((typeof data29 == "number") && (!(data29 % 1) && !isNaN(data29))) && (isFinite(data29)))){
-const err45 = {instancePath:instancePath+"/providers/" + i4+"/id",schemaPath:"#/properties/providers/items/properties/id/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema186.properties.providers.items.properties.id.type,parentSchema:schema186.properties.providers.items.properties.id,data:data29};
+const err45 = {instancePath:instancePath+"/providers/" + i4+"/id",schemaPath:"#/properties/providers/items/properties/id/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema188.properties.providers.items.properties.id.type,parentSchema:schema188.properties.providers.items.properties.id,data:data29};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -19530,7 +19704,7 @@ errors++;
 if(data28.name !== undefined){
 let data30 = data28.name;
 if(typeof data30 !== "string"){
-const err46 = {instancePath:instancePath+"/providers/" + i4+"/name",schemaPath:"#/properties/providers/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema186.properties.providers.items.properties.name.type,parentSchema:schema186.properties.providers.items.properties.name,data:data30};
+const err46 = {instancePath:instancePath+"/providers/" + i4+"/name",schemaPath:"#/properties/providers/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema188.properties.providers.items.properties.name.type,parentSchema:schema188.properties.providers.items.properties.name,data:data30};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -19543,7 +19717,7 @@ errors++;
 if(data28.type !== undefined){
 let data31 = data28.type;
 if(!((((data31 === "Keycloak") || (data31 === "Gluu")) || (data31 === "Other")) || (data31 === "AppType"))){
-const err47 = {instancePath:instancePath+"/providers/" + i4+"/type",schemaPath:"#/properties/providers/items/properties/type/enum",keyword:"enum",params:{allowedValues: schema186.properties.providers.items.properties.type.enum},message:"must be equal to one of the allowed values",schema:schema186.properties.providers.items.properties.type.enum,parentSchema:schema186.properties.providers.items.properties.type,data:data31};
+const err47 = {instancePath:instancePath+"/providers/" + i4+"/type",schemaPath:"#/properties/providers/items/properties/type/enum",keyword:"enum",params:{allowedValues: schema188.properties.providers.items.properties.type.enum},message:"must be equal to one of the allowed values",schema:schema188.properties.providers.items.properties.type.enum,parentSchema:schema188.properties.providers.items.properties.type,data:data31};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -19561,7 +19735,7 @@ for(let i5=0; i5<len5; i5++){
 let data33 = data32[i5];
 if(data33 && typeof data33 == "object" && !Array.isArray(data33)){
 if(data33.ID === undefined){
-const err48 = {instancePath:instancePath+"/providers/" + i4+"/clientTypes/" + i5,schemaPath:"#/properties/providers/items/properties/clientTypes/items/required",keyword:"required",params:{missingProperty: "ID"},message:"must have required property '"+"ID"+"'",schema:schema186.properties.providers.items.properties.clientTypes.items.required,parentSchema:schema186.properties.providers.items.properties.clientTypes.items,data:data33};
+const err48 = {instancePath:instancePath+"/providers/" + i4+"/clientTypes/" + i5,schemaPath:"#/properties/providers/items/properties/clientTypes/items/required",keyword:"required",params:{missingProperty: "ID"},message:"must have required property '"+"ID"+"'",schema:schema188.properties.providers.items.properties.clientTypes.items.required,parentSchema:schema188.properties.providers.items.properties.clientTypes.items,data:data33};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -19571,7 +19745,7 @@ vErrors.push(err48);
 errors++;
 }
 if(data33.Name === undefined){
-const err49 = {instancePath:instancePath+"/providers/" + i4+"/clientTypes/" + i5,schemaPath:"#/properties/providers/items/properties/clientTypes/items/required",keyword:"required",params:{missingProperty: "Name"},message:"must have required property '"+"Name"+"'",schema:schema186.properties.providers.items.properties.clientTypes.items.required,parentSchema:schema186.properties.providers.items.properties.clientTypes.items,data:data33};
+const err49 = {instancePath:instancePath+"/providers/" + i4+"/clientTypes/" + i5,schemaPath:"#/properties/providers/items/properties/clientTypes/items/required",keyword:"required",params:{missingProperty: "Name"},message:"must have required property '"+"Name"+"'",schema:schema188.properties.providers.items.properties.clientTypes.items.required,parentSchema:schema188.properties.providers.items.properties.clientTypes.items,data:data33};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -19583,7 +19757,7 @@ errors++;
 if(data33.ID !== undefined){
 let data34 = data33.ID;
 if(!(((typeof data34 == "number") && (!(data34 % 1) && !isNaN(data34))) && (isFinite(data34)))){
-const err50 = {instancePath:instancePath+"/providers/" + i4+"/clientTypes/" + i5+"/ID",schemaPath:"#/properties/providers/items/properties/clientTypes/items/properties/ID/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema186.properties.providers.items.properties.clientTypes.items.properties.ID.type,parentSchema:schema186.properties.providers.items.properties.clientTypes.items.properties.ID,data:data34};
+const err50 = {instancePath:instancePath+"/providers/" + i4+"/clientTypes/" + i5+"/ID",schemaPath:"#/properties/providers/items/properties/clientTypes/items/properties/ID/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema188.properties.providers.items.properties.clientTypes.items.properties.ID.type,parentSchema:schema188.properties.providers.items.properties.clientTypes.items.properties.ID,data:data34};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -19596,7 +19770,7 @@ errors++;
 if(data33.Name !== undefined){
 let data35 = data33.Name;
 if(typeof data35 !== "string"){
-const err51 = {instancePath:instancePath+"/providers/" + i4+"/clientTypes/" + i5+"/Name",schemaPath:"#/properties/providers/items/properties/clientTypes/items/properties/Name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema186.properties.providers.items.properties.clientTypes.items.properties.Name.type,parentSchema:schema186.properties.providers.items.properties.clientTypes.items.properties.Name,data:data35};
+const err51 = {instancePath:instancePath+"/providers/" + i4+"/clientTypes/" + i5+"/Name",schemaPath:"#/properties/providers/items/properties/clientTypes/items/properties/Name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema188.properties.providers.items.properties.clientTypes.items.properties.Name.type,parentSchema:schema188.properties.providers.items.properties.clientTypes.items.properties.Name,data:data35};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -19608,7 +19782,7 @@ errors++;
 }
 }
 else {
-const err52 = {instancePath:instancePath+"/providers/" + i4+"/clientTypes/" + i5,schemaPath:"#/properties/providers/items/properties/clientTypes/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema186.properties.providers.items.properties.clientTypes.items.type,parentSchema:schema186.properties.providers.items.properties.clientTypes.items,data:data33};
+const err52 = {instancePath:instancePath+"/providers/" + i4+"/clientTypes/" + i5,schemaPath:"#/properties/providers/items/properties/clientTypes/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema188.properties.providers.items.properties.clientTypes.items.type,parentSchema:schema188.properties.providers.items.properties.clientTypes.items,data:data33};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -19620,7 +19794,7 @@ errors++;
 }
 }
 else {
-const err53 = {instancePath:instancePath+"/providers/" + i4+"/clientTypes",schemaPath:"#/properties/providers/items/properties/clientTypes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema186.properties.providers.items.properties.clientTypes.type,parentSchema:schema186.properties.providers.items.properties.clientTypes,data:data32};
+const err53 = {instancePath:instancePath+"/providers/" + i4+"/clientTypes",schemaPath:"#/properties/providers/items/properties/clientTypes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema188.properties.providers.items.properties.clientTypes.type,parentSchema:schema188.properties.providers.items.properties.clientTypes,data:data32};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -19632,7 +19806,7 @@ errors++;
 }
 }
 else {
-const err54 = {instancePath:instancePath+"/providers/" + i4,schemaPath:"#/properties/providers/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema186.properties.providers.items.type,parentSchema:schema186.properties.providers.items,data:data28};
+const err54 = {instancePath:instancePath+"/providers/" + i4,schemaPath:"#/properties/providers/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema188.properties.providers.items.type,parentSchema:schema188.properties.providers.items,data:data28};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -19644,7 +19818,7 @@ errors++;
 }
 }
 else {
-const err55 = {instancePath:instancePath+"/providers",schemaPath:"#/properties/providers/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema186.properties.providers.type,parentSchema:schema186.properties.providers,data:data27};
+const err55 = {instancePath:instancePath+"/providers",schemaPath:"#/properties/providers/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema188.properties.providers.type,parentSchema:schema188.properties.providers,data:data27};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -19662,7 +19836,7 @@ for(let i6=0; i6<len6; i6++){
 let data37 = data36[i6];
 if(data37 && typeof data37 == "object" && !Array.isArray(data37)){
 if(data37.id === undefined){
-const err56 = {instancePath:instancePath+"/catalogues/" + i6,schemaPath:"#/$defs/named/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema187.items.required,parentSchema:schema187.items,data:data37};
+const err56 = {instancePath:instancePath+"/catalogues/" + i6,schemaPath:"#/$defs/named/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema189.items.required,parentSchema:schema189.items,data:data37};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -19672,7 +19846,7 @@ vErrors.push(err56);
 errors++;
 }
 if(data37.name === undefined){
-const err57 = {instancePath:instancePath+"/catalogues/" + i6,schemaPath:"#/$defs/named/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema187.items.required,parentSchema:schema187.items,data:data37};
+const err57 = {instancePath:instancePath+"/catalogues/" + i6,schemaPath:"#/$defs/named/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema189.items.required,parentSchema:schema189.items,data:data37};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -19683,7 +19857,7 @@ errors++;
 }
 for(const key5 in data37){
 if(!((key5 === "id") || (key5 === "name"))){
-const err58 = {instancePath:instancePath+"/catalogues/" + i6,schemaPath:"#/$defs/named/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema187.items,data:data37};
+const err58 = {instancePath:instancePath+"/catalogues/" + i6,schemaPath:"#/$defs/named/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema189.items,data:data37};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -19696,7 +19870,7 @@ errors++;
 if(data37.id !== undefined){
 let data38 = data37.id;
 if(!(((typeof data38 == "number") && (!(data38 % 1) && !isNaN(data38))) && (isFinite(data38)))){
-const err59 = {instancePath:instancePath+"/catalogues/" + i6+"/id",schemaPath:"#/$defs/named/items/properties/id/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema187.items.properties.id.type,parentSchema:schema187.items.properties.id,data:data38};
+const err59 = {instancePath:instancePath+"/catalogues/" + i6+"/id",schemaPath:"#/$defs/named/items/properties/id/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema189.items.properties.id.type,parentSchema:schema189.items.properties.id,data:data38};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -19709,7 +19883,7 @@ errors++;
 if(data37.name !== undefined){
 let data39 = data37.name;
 if(typeof data39 !== "string"){
-const err60 = {instancePath:instancePath+"/catalogues/" + i6+"/name",schemaPath:"#/$defs/named/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema187.items.properties.name.type,parentSchema:schema187.items.properties.name,data:data39};
+const err60 = {instancePath:instancePath+"/catalogues/" + i6+"/name",schemaPath:"#/$defs/named/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema189.items.properties.name.type,parentSchema:schema189.items.properties.name,data:data39};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -19721,7 +19895,7 @@ errors++;
 }
 }
 else {
-const err61 = {instancePath:instancePath+"/catalogues/" + i6,schemaPath:"#/$defs/named/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema187.items.type,parentSchema:schema187.items,data:data37};
+const err61 = {instancePath:instancePath+"/catalogues/" + i6,schemaPath:"#/$defs/named/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema189.items.type,parentSchema:schema189.items,data:data37};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -19733,7 +19907,7 @@ errors++;
 }
 }
 else {
-const err62 = {instancePath:instancePath+"/catalogues",schemaPath:"#/$defs/named/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema187.type,parentSchema:schema187,data:data36};
+const err62 = {instancePath:instancePath+"/catalogues",schemaPath:"#/$defs/named/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema189.type,parentSchema:schema189,data:data36};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -19751,7 +19925,7 @@ for(let i7=0; i7<len7; i7++){
 let data41 = data40[i7];
 if(data41 && typeof data41 == "object" && !Array.isArray(data41)){
 if(data41.id === undefined){
-const err63 = {instancePath:instancePath+"/tags/" + i7,schemaPath:"#/$defs/named/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema187.items.required,parentSchema:schema187.items,data:data41};
+const err63 = {instancePath:instancePath+"/tags/" + i7,schemaPath:"#/$defs/named/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema189.items.required,parentSchema:schema189.items,data:data41};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -19761,7 +19935,7 @@ vErrors.push(err63);
 errors++;
 }
 if(data41.name === undefined){
-const err64 = {instancePath:instancePath+"/tags/" + i7,schemaPath:"#/$defs/named/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema187.items.required,parentSchema:schema187.items,data:data41};
+const err64 = {instancePath:instancePath+"/tags/" + i7,schemaPath:"#/$defs/named/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema189.items.required,parentSchema:schema189.items,data:data41};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -19772,7 +19946,7 @@ errors++;
 }
 for(const key6 in data41){
 if(!((key6 === "id") || (key6 === "name"))){
-const err65 = {instancePath:instancePath+"/tags/" + i7,schemaPath:"#/$defs/named/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema187.items,data:data41};
+const err65 = {instancePath:instancePath+"/tags/" + i7,schemaPath:"#/$defs/named/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema189.items,data:data41};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -19785,7 +19959,7 @@ errors++;
 if(data41.id !== undefined){
 let data42 = data41.id;
 if(!(((typeof data42 == "number") && (!(data42 % 1) && !isNaN(data42))) && (isFinite(data42)))){
-const err66 = {instancePath:instancePath+"/tags/" + i7+"/id",schemaPath:"#/$defs/named/items/properties/id/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema187.items.properties.id.type,parentSchema:schema187.items.properties.id,data:data42};
+const err66 = {instancePath:instancePath+"/tags/" + i7+"/id",schemaPath:"#/$defs/named/items/properties/id/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema189.items.properties.id.type,parentSchema:schema189.items.properties.id,data:data42};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -19798,7 +19972,7 @@ errors++;
 if(data41.name !== undefined){
 let data43 = data41.name;
 if(typeof data43 !== "string"){
-const err67 = {instancePath:instancePath+"/tags/" + i7+"/name",schemaPath:"#/$defs/named/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema187.items.properties.name.type,parentSchema:schema187.items.properties.name,data:data43};
+const err67 = {instancePath:instancePath+"/tags/" + i7+"/name",schemaPath:"#/$defs/named/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema189.items.properties.name.type,parentSchema:schema189.items.properties.name,data:data43};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -19810,7 +19984,7 @@ errors++;
 }
 }
 else {
-const err68 = {instancePath:instancePath+"/tags/" + i7,schemaPath:"#/$defs/named/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema187.items.type,parentSchema:schema187.items,data:data41};
+const err68 = {instancePath:instancePath+"/tags/" + i7,schemaPath:"#/$defs/named/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema189.items.type,parentSchema:schema189.items,data:data41};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -19822,7 +19996,7 @@ errors++;
 }
 }
 else {
-const err69 = {instancePath:instancePath+"/tags",schemaPath:"#/$defs/named/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema187.type,parentSchema:schema187,data:data40};
+const err69 = {instancePath:instancePath+"/tags",schemaPath:"#/$defs/named/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema189.type,parentSchema:schema189,data:data40};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -19840,7 +20014,7 @@ for(let i8=0; i8<len8; i8++){
 let data45 = data44[i8];
 if(data45 && typeof data45 == "object" && !Array.isArray(data45)){
 if(data45.id === undefined){
-const err70 = {instancePath:instancePath+"/templates/" + i8,schemaPath:"#/$defs/named/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema187.items.required,parentSchema:schema187.items,data:data45};
+const err70 = {instancePath:instancePath+"/templates/" + i8,schemaPath:"#/$defs/named/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema189.items.required,parentSchema:schema189.items,data:data45};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -19850,7 +20024,7 @@ vErrors.push(err70);
 errors++;
 }
 if(data45.name === undefined){
-const err71 = {instancePath:instancePath+"/templates/" + i8,schemaPath:"#/$defs/named/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema187.items.required,parentSchema:schema187.items,data:data45};
+const err71 = {instancePath:instancePath+"/templates/" + i8,schemaPath:"#/$defs/named/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema189.items.required,parentSchema:schema189.items,data:data45};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -19861,7 +20035,7 @@ errors++;
 }
 for(const key7 in data45){
 if(!((key7 === "id") || (key7 === "name"))){
-const err72 = {instancePath:instancePath+"/templates/" + i8,schemaPath:"#/$defs/named/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema187.items,data:data45};
+const err72 = {instancePath:instancePath+"/templates/" + i8,schemaPath:"#/$defs/named/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema189.items,data:data45};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -19874,7 +20048,7 @@ errors++;
 if(data45.id !== undefined){
 let data46 = data45.id;
 if(!(((typeof data46 == "number") && (!(data46 % 1) && !isNaN(data46))) && (isFinite(data46)))){
-const err73 = {instancePath:instancePath+"/templates/" + i8+"/id",schemaPath:"#/$defs/named/items/properties/id/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema187.items.properties.id.type,parentSchema:schema187.items.properties.id,data:data46};
+const err73 = {instancePath:instancePath+"/templates/" + i8+"/id",schemaPath:"#/$defs/named/items/properties/id/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema189.items.properties.id.type,parentSchema:schema189.items.properties.id,data:data46};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -19887,7 +20061,7 @@ errors++;
 if(data45.name !== undefined){
 let data47 = data45.name;
 if(typeof data47 !== "string"){
-const err74 = {instancePath:instancePath+"/templates/" + i8+"/name",schemaPath:"#/$defs/named/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema187.items.properties.name.type,parentSchema:schema187.items.properties.name,data:data47};
+const err74 = {instancePath:instancePath+"/templates/" + i8+"/name",schemaPath:"#/$defs/named/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema189.items.properties.name.type,parentSchema:schema189.items.properties.name,data:data47};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -19899,7 +20073,7 @@ errors++;
 }
 }
 else {
-const err75 = {instancePath:instancePath+"/templates/" + i8,schemaPath:"#/$defs/named/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema187.items.type,parentSchema:schema187.items,data:data45};
+const err75 = {instancePath:instancePath+"/templates/" + i8,schemaPath:"#/$defs/named/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema189.items.type,parentSchema:schema189.items,data:data45};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -19911,7 +20085,7 @@ errors++;
 }
 }
 else {
-const err76 = {instancePath:instancePath+"/templates",schemaPath:"#/$defs/named/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema187.type,parentSchema:schema187,data:data44};
+const err76 = {instancePath:instancePath+"/templates",schemaPath:"#/$defs/named/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema189.type,parentSchema:schema189,data:data44};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -19929,7 +20103,7 @@ for(let i9=0; i9<len9; i9++){
 let data49 = data48[i9];
 if(data49 && typeof data49 == "object" && !Array.isArray(data49)){
 if(data49.key === undefined){
-const err77 = {instancePath:instancePath+"/keys/" + i9,schemaPath:"#/properties/keys/items/required",keyword:"required",params:{missingProperty: "key"},message:"must have required property '"+"key"+"'",schema:schema186.properties.keys.items.required,parentSchema:schema186.properties.keys.items,data:data49};
+const err77 = {instancePath:instancePath+"/keys/" + i9,schemaPath:"#/properties/keys/items/required",keyword:"required",params:{missingProperty: "key"},message:"must have required property '"+"key"+"'",schema:schema188.properties.keys.items.required,parentSchema:schema188.properties.keys.items,data:data49};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -19939,7 +20113,7 @@ vErrors.push(err77);
 errors++;
 }
 if(data49.apis === undefined){
-const err78 = {instancePath:instancePath+"/keys/" + i9,schemaPath:"#/properties/keys/items/required",keyword:"required",params:{missingProperty: "apis"},message:"must have required property '"+"apis"+"'",schema:schema186.properties.keys.items.required,parentSchema:schema186.properties.keys.items,data:data49};
+const err78 = {instancePath:instancePath+"/keys/" + i9,schemaPath:"#/properties/keys/items/required",keyword:"required",params:{missingProperty: "apis"},message:"must have required property '"+"apis"+"'",schema:schema188.properties.keys.items.required,parentSchema:schema188.properties.keys.items,data:data49};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -19950,7 +20124,7 @@ errors++;
 }
 for(const key8 in data49){
 if(!((key8 === "key") || (key8 === "apis"))){
-const err79 = {instancePath:instancePath+"/keys/" + i9,schemaPath:"#/properties/keys/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties",schema:false,parentSchema:schema186.properties.keys.items,data:data49};
+const err79 = {instancePath:instancePath+"/keys/" + i9,schemaPath:"#/properties/keys/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties",schema:false,parentSchema:schema188.properties.keys.items,data:data49};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -19964,7 +20138,7 @@ if(data49.key !== undefined){
 let data50 = data49.key;
 if(typeof data50 === "string"){
 if(func1(data50) < 1){
-const err80 = {instancePath:instancePath+"/keys/" + i9+"/key",schemaPath:"#/properties/keys/items/properties/key/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema186.properties.keys.items.properties.key,data:data50};
+const err80 = {instancePath:instancePath+"/keys/" + i9+"/key",schemaPath:"#/properties/keys/items/properties/key/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema188.properties.keys.items.properties.key,data:data50};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -19975,7 +20149,7 @@ errors++;
 }
 }
 else {
-const err81 = {instancePath:instancePath+"/keys/" + i9+"/key",schemaPath:"#/properties/keys/items/properties/key/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema186.properties.keys.items.properties.key.type,parentSchema:schema186.properties.keys.items.properties.key,data:data50};
+const err81 = {instancePath:instancePath+"/keys/" + i9+"/key",schemaPath:"#/properties/keys/items/properties/key/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema188.properties.keys.items.properties.key.type,parentSchema:schema188.properties.keys.items.properties.key,data:data50};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -19992,7 +20166,7 @@ const len10 = data51.length;
 for(let i10=0; i10<len10; i10++){
 let data52 = data51[i10];
 if(typeof data52 !== "string"){
-const err82 = {instancePath:instancePath+"/keys/" + i9+"/apis/" + i10,schemaPath:"#/properties/keys/items/properties/apis/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema186.properties.keys.items.properties.apis.items.type,parentSchema:schema186.properties.keys.items.properties.apis.items,data:data52};
+const err82 = {instancePath:instancePath+"/keys/" + i9+"/apis/" + i10,schemaPath:"#/properties/keys/items/properties/apis/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema188.properties.keys.items.properties.apis.items.type,parentSchema:schema188.properties.keys.items.properties.apis.items,data:data52};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -20004,7 +20178,7 @@ errors++;
 }
 }
 else {
-const err83 = {instancePath:instancePath+"/keys/" + i9+"/apis",schemaPath:"#/properties/keys/items/properties/apis/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema186.properties.keys.items.properties.apis.type,parentSchema:schema186.properties.keys.items.properties.apis,data:data51};
+const err83 = {instancePath:instancePath+"/keys/" + i9+"/apis",schemaPath:"#/properties/keys/items/properties/apis/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema188.properties.keys.items.properties.apis.type,parentSchema:schema188.properties.keys.items.properties.apis,data:data51};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -20016,7 +20190,7 @@ errors++;
 }
 }
 else {
-const err84 = {instancePath:instancePath+"/keys/" + i9,schemaPath:"#/properties/keys/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema186.properties.keys.items.type,parentSchema:schema186.properties.keys.items,data:data49};
+const err84 = {instancePath:instancePath+"/keys/" + i9,schemaPath:"#/properties/keys/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema188.properties.keys.items.type,parentSchema:schema188.properties.keys.items,data:data49};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -20028,7 +20202,7 @@ errors++;
 }
 }
 else {
-const err85 = {instancePath:instancePath+"/keys",schemaPath:"#/properties/keys/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema186.properties.keys.type,parentSchema:schema186.properties.keys,data:data48};
+const err85 = {instancePath:instancePath+"/keys",schemaPath:"#/properties/keys/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema188.properties.keys.type,parentSchema:schema188.properties.keys,data:data48};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -20040,7 +20214,7 @@ errors++;
 }
 }
 else {
-const err86 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema186.type,parentSchema:schema186,data};
+const err86 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema188.type,parentSchema:schema188,data};
 if(vErrors === null){
 vErrors = [err86];
 }
