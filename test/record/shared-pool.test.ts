@@ -24,7 +24,8 @@ describe("the shared PostgreSQL pool", () => {
     const before = openPoolCount();
     const states = Array.from(
       { length: 30 },
-      (_, i) => new PostgresStateBackend({ url: pgUrl, schema: testSchema(), applicationName: name, user: `environment e${i}`, pool: { size: 4, acquireMs: 30_000 } }),
+      (_, i) =>
+        new PostgresStateBackend({ url: pgUrl, schema: testSchema(), applicationName: name, user: `environment e${i}`, pool: { size: 4, acquireMs: 30_000 } }),
     );
     expect(openPoolCount()).toBe(before + 1);
     let peak = 0;
