@@ -39,9 +39,9 @@ describe("the shared pool's gate", () => {
     (await other)();
     expect(order).toEqual(["quiet"]);
     expect(gate.counts()).toMatchObject({ inUse: 2, waiting: 1 });
-    busy[0]!();
+    busy[0]();
     (await third)();
-    busy[1]!();
+    busy[1]();
     expect(order).toEqual(["quiet", "busy"]);
   });
 
@@ -60,9 +60,9 @@ describe("the shared pool's gate", () => {
     const t0 = performance.now();
     await expect(gate.enter("b", "read", 100, (c) => new Error(`in use ${c.inUse}, waiting ${c.waiting}`))).rejects.toThrow("in use 2, waiting 0");
     expect(performance.now() - t0).toBeGreaterThanOrEqual(90);
-    held[0]!();
+    held[0]();
     expect(gate.counts()).toEqual({ inUse: 1, locks: 0, waiting: 0 });
-    held[1]!();
+    held[1]();
   });
 
   it("refuses a pool of one connection (the locks would take the only one)", () => {
