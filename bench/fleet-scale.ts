@@ -34,6 +34,7 @@ interface Replica {
   readonly child: ChildProcess;
   url: string | undefined;
   finished: Map<string, number>;
+  tail: string;
 }
 
 const keys = (rate: number): string =>
@@ -62,9 +63,10 @@ function spawnReplica(name: string, config: string): Replica {
     env: { ...process.env, ...env, DATABASE_URL: roleUrl(), SYNC_TOKEN: syncToken, GATESYNC_LOG_LEVEL: "info", GATESYNC_LOG_FORMAT: "json" },
     stdio: ["ignore", "pipe", "pipe"],
   });
-  const r: Replica = { name, child, url: undefined, finished: new Map() };
+  const r: Replica = { name, child, url: undefined, finished: new Map(), tail: "" };
   let rest = "";
   const take = (b: Buffer): void => {
+    r.tail = (r.tail + b.toString()).slice(-4000);
     const lines = (rest + b.toString()).split("\n");
     rest = lines.pop() ?? "";
     for (const l of lines) {
@@ -121,7 +123,9 @@ async function oneSize(n: number): Promise<Record<string, unknown>> {
     const firstSyncMs = performance.now() - t0;
     await sleep(3_000);
     // a no-op round: every environment runs once more and finds nothing to do
-    const url = replicas[0]!.url!;
+    const live = replicas.find((r) => r.child.exitCode === null && r.child.signalCode === null);
+    for (const r of replicas) if (r !== live || r.url === undefined) log(`[fleet-scale] replica ${r.name} (exit ${String(r.child.exitCode)}): ${r.tail.slice(-1500)}`);
+    const url = live!.url!;
     const before = performance.now();
     const res = await fetch(`${url}/sync`, { method: "POST", headers: { authorization: `Bearer ${syncToken}` } });
     if (res.status !== 202) throw new Error(`POST /sync answered ${res.status}`);
