@@ -98,3 +98,23 @@ describe("the shared PostgreSQL pool", () => {
     }
   }, 60_000);
 });
+
+describe("a pooled session ended while in use", () => {
+  it("fails the statement under way, not the process (a takeover ends a replica's sessions: 57P01)", async () => {
+    const name = appName();
+    const state = new PostgresStateBackend({ url: pgUrl, schema: testSchema(), applicationName: name, user: "environment e1" });
+    try {
+      await state.migrate();
+      const held = await state.connections.connect("environment e1", "sleep");
+      const sleeping = held.client.query("SELECT pg_sleep(30)").catch((e: unknown) => e);
+      await sql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1 AND query LIKE 'SELECT pg_sleep%'", [name]);
+      expect(((await sleeping) as { code?: string }).code).toBe("57P01");
+      // emitted after the rejection: an unheard 'error' event would have thrown by now
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      held.release(true);
+      await expect(state.read()).resolves.toBeDefined();
+    } finally {
+      await state.close();
+    }
+  }, 60_000);
+});

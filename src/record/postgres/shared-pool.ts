@@ -126,12 +126,18 @@ export class SharedPool {
       if (performance.now() - started >= settings.acquireMs) throw this.timeout(user, doing, gate.counts());
       throw err;
     }
+    // a session ended while checked out (a takeover's pg_terminate_backend, 57P01) emits 'error' on
+    // the client, which pg-pool listens to only while idle: unheard, it ended the process (the
+    // statement in flight is rejected anyway, and a lost lock is noticed by the lock's own listener)
+    const unheard = (): void => undefined;
+    client.on("error", unheard);
     let released = false;
     return {
       client,
       release: (destroy = false) => {
         if (released) return;
         released = true;
+        client.off("error", unheard);
         client.release(destroy);
         leave();
       },
