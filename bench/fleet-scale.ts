@@ -124,7 +124,8 @@ async function oneSize(n: number): Promise<Record<string, unknown>> {
     await sleep(3_000);
     // a no-op round: every environment runs once more and finds nothing to do
     const live = replicas.find((r) => r.child.exitCode === null && r.child.signalCode === null);
-    for (const r of replicas) if (r !== live || r.url === undefined) log(`[fleet-scale] replica ${r.name} (exit ${String(r.child.exitCode)}): ${r.tail.slice(-1500)}`);
+    for (const r of replicas)
+      if (r !== live || r.url === undefined) log(`[fleet-scale] replica ${r.name} (exit ${String(r.child.exitCode)}): ${r.tail.slice(-1500)}`);
     const url = live!.url!;
     const before = performance.now();
     const res = await fetch(`${url}/sync`, { method: "POST", headers: { authorization: `Bearer ${syncToken}` } });

@@ -90,7 +90,7 @@ interface Outcome {
 function simulate(envs: number, replicas: number, faults: readonly Fault[], endMs: number, seed: number): Outcome {
   const table = new Table(envs);
   let rnd = seed >>> 0 || 1;
-  const random = (): number => ((rnd = (rnd * 1103515245 + 12345) >>> 0) / 2 ** 32);
+  const random = (): number => (rnd = (rnd * 1103515245 + 12345) >>> 0) / 2 ** 32;
   const fleet: Replica[] = Array.from({ length: replicas }, (_, id) => {
     const phase = Math.floor(random() * (renew / step)) * step;
     return { id, phase, dead: false, pausedUntil: 0, nextTick: phase, held: new Map() };
