@@ -121,6 +121,7 @@ async function oneSize(n: number): Promise<Record<string, unknown>> {
     for (let i = 0; i < replicaCount; i++) replicas.push(spawnReplica(`r${i}`, config));
     await until(() => names.every((e) => rate(e) === 10), Boolean, 600_000, "for every environment's first sync");
     const firstSyncMs = performance.now() - t0;
+    log(`[fleet-scale] ${n}: first sync ${Math.round(firstSyncMs)} ms, peak connections so far ${peak}, load ${loadNow().join("/")}`);
     await sleep(3_000);
     // a no-op round: every environment runs once more and finds nothing to do
     const live = replicas.find((r) => r.child.exitCode === null && r.child.signalCode === null);
@@ -133,6 +134,7 @@ async function oneSize(n: number): Promise<Record<string, unknown>> {
     const ranAfter = (e: string): boolean => replicas.some((r) => (r.finished.get(e) ?? 0) > before);
     await until(() => names.every(ranAfter), Boolean, 600_000, "for the no-op round");
     const noopRoundMs = Math.max(...names.map((e) => Math.max(...replicas.map((r) => r.finished.get(e) ?? 0)))) - before;
+    log(`[fleet-scale] ${n}: no-op round ${Math.round(noopRoundMs)} ms, peak connections so far ${peak}`);
     // SIGKILL of the replica leading the most, the commit written at the same moment
     const held = await leaders(schema);
     // replicas are named host:pid (the default): the one leading the most is killed
