@@ -18,6 +18,7 @@
  *   BENCH_PARTS=environments npm run bench   # 20 environments of 1,000 resources in one daemon, and two replicas (bench/environments.ts; BENCH_ONE_DAEMON=0, BENCH_FLEET=0 skip either)
  *   BENCH_PARTS=history npm run bench  # a daemon of 20 environments with each history empty and at its bound, no-op rounds alternated (bench/history.ts)
  *   BENCH_PARTS=failover npm run bench # two replicas on PostgreSQL: signal to the other leading and to the next commit applied, after SIGKILL, SIGSTOP, SIGTERM (bench/failover.ts)
+ *   BENCH_PARTS=fleet-scale npm run bench # 3 replicas on one PostgreSQL at 50, 200, 500 environments: connections, first sync, no-op round, SIGKILL → led and applied, RSS (bench/fleet-scale.ts; BENCH_FLEET_SIZES)
  *   BENCH_PARTS=scale npm run bench    # only the 10,000 and 100,000 rows: in-process plan and peak RSS at 10,000, growth to 100,000
  *   BENCH_PARTS=import npm run bench   # only gatesync import of 10,000 objects against validate of what it wrote (bench/import.ts; its own table)
  *   BENCH_PARTS=sops npm run bench     # only what 1,000 ${sops:} references across 50 SOPS files add to a plan (bench/sops.ts; its own table)
@@ -35,6 +36,7 @@ import { generateRepository } from "./generate.js";
 import type { Generated } from "./generate.js";
 import { environmentsOnly } from "./environments.js";
 import { failoverOnly } from "./failover.js";
+import { fleetScaleOnly } from "./fleet-scale.js";
 import { historyOnly } from "./history.js";
 import { loadAndValidate, peakRss, planCost } from "./in-process.js";
 import { measureSandbox } from "./sandbox-throughput.js";
@@ -274,6 +276,7 @@ const parts: Record<string, () => Promise<void>> = {
   startup: startupOnly,
   environments: environmentsOnly,
   failover: failoverOnly,
+  "fleet-scale": fleetScaleOnly,
   history: historyOnly,
   scale: scaleOnly,
   webhook: webhookOnly,

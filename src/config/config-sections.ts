@@ -6,6 +6,8 @@
 import { ConfigError, ErrorCode } from "../errors.js";
 import { leaseSetting } from "./lease-section.js";
 import type { LeaseConfig } from "./lease-section.js";
+import { poolSetting } from "./pool-section.js";
+import type { PoolConfig } from "./pool-section.js";
 import { managementInterfaces } from "../contract/interfaces.js";
 import type { InterfaceName } from "../contract/interfaces.js";
 import { parseDuration } from "./duration.js";
@@ -44,7 +46,7 @@ export type TargetsConfig = { readonly [I in InterfaceName]?: Target } & { reado
 
 export type StateConfig =
   | { readonly backend: "sqlite"; readonly path: string; readonly lockStaleMs?: number }
-  | { readonly backend: "postgres"; readonly urlEnv: string; readonly schema: string; readonly lease?: LeaseConfig };
+  | { readonly backend: "postgres"; readonly urlEnv: string; readonly schema: string; readonly lease?: LeaseConfig; readonly pool?: PoolConfig };
 
 /** How often a daemon runs: its interval, the jitter on it, and how often it re-asserts what it applied. */
 export interface ScheduleConfig {
@@ -155,7 +157,7 @@ export function secretsConfig(secrets: Raw, resolve: (p: string) => string): Sec
 /** The state section; the retired `backend: file` is refused with the command that moves it. */
 export function stateConfig(st: Record<string, unknown>, resolve: (p: string) => string, file: string | undefined): StateConfig {
   const schema = typeof st.schema === "string" ? st.schema : "gatesync";
-  if (st.backend === "postgres") return { backend: "postgres", urlEnv: String(st.urlEnv), schema, ...leaseSetting(st.lease) };
+  if (st.backend === "postgres") return { backend: "postgres", urlEnv: String(st.urlEnv), schema, ...leaseSetting(st.lease), ...poolSetting(st.pool) };
   if (st.backend === "file") {
     const old = resolve(typeof st.path === "string" ? st.path : ".gatesync/state.json");
     const target = old.endsWith(".json") ? `${old.slice(0, -5)}.db` : `${old}.db`;

@@ -18,6 +18,7 @@ import { parseDuration } from "./duration.js";
 import { environmentProblems } from "./environment-section.js";
 import { trackProblems } from "./track-section.js";
 import { leaseProblems } from "./lease-section.js";
+import { poolProblems } from "./pool-section.js";
 
 type Raw = Record<string, unknown>;
 
@@ -78,7 +79,12 @@ export function checkConfigText(
   if (diagnostics.length === 0) diagnostics.push(...selectorProblems(value, file));
   const baseDir = path.dirname(absolute);
   if (diagnostics.length === 0)
-    diagnostics.push(...environmentProblems(value, baseDir, file, locate), ...leaseProblems(value, file, locate), ...trackProblems(value, file, locate));
+    diagnostics.push(
+      ...environmentProblems(value, baseDir, file, locate),
+      ...leaseProblems(value, file, locate),
+      ...poolProblems(value, file, locate),
+      ...trackProblems(value, file, locate),
+    );
   if (diagnostics.length === 0) diagnostics.push(...rulesProblems(rulesFromDocument(value.rules, baseDir, parseDuration), baseDir, file, locate));
   if (diagnostics.length > 0) throw new ValidationFailed(diagnostics);
   return { document: value, locate };

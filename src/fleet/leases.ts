@@ -33,6 +33,7 @@ import { LeaseTable, fleetApplicationName, freeLeases, ownedSinceRead } from "./
 import type { HolderRow, LeaseRow } from "./lease-table.js";
 import { endSessions, leaseClientConfig, leaseTiming } from "./lease-session.js";
 import type { LeaseTiming } from "./lease-session.js";
+import { leadershipProblems, leaseDeadline, renewalKeeps, roundAction, shareOf, toGiveBack } from "./lease-decisions.js";
 import type { FleetLeasesOptions } from "./leases-options.js";
 
 interface Held {
@@ -116,8 +117,7 @@ export class FleetLeases {
     return this.opts.environments.filter((e) => this.leads(e));
   }
 
-  /** Live replicas at the last tick. */
-  get replicas(): number {
+  /** Live replicas at the last tick. */ get replicas(): number {
     return this.live;
   }
 
@@ -217,9 +217,9 @@ export class FleetLeases {
     const rows = await this.table.holders(client, this.opts.environments, timeout);
     this.lastRead = { rows, at: performance.now() };
     this.opts.onLeases?.(rows);
-    const share = Math.ceil(this.opts.environments.length / Math.max(1, this.live));
-    if (this.held.size > share) await this.giveBack(client, this.held.size - share);
-    else if (this.held.size < share) await this.take(client, share - this.held.size, timeout, freeLeases(rows));
+    const { give, take } = roundAction(this.held.size, shareOf(this.opts.environments.length, this.live));
+    if (give > 0) await this.giveBack(client, give);
+    else if (take > 0) await this.take(client, take, timeout, freeLeases(rows));
   }
 
   /** A read of the table older than a lease says nothing any more: forgotten. */
@@ -238,14 +238,14 @@ export class FleetLeases {
     const sent = performance.now();
     const kept = new Map((await this.table.renew(client, this.id, this.heldRows(), timeout)).map((r) => [r.environment, r.token]));
     for (const [env, h] of this.held) {
-      if (kept.get(env) === h.token) h.deadline = this.deadlineFrom(sent);
+      if (renewalKeeps(h.token, kept.get(env))) h.deadline = this.deadlineFrom(sent);
       else this.lose(env, "its lease was taken over or expired");
     }
   }
 
   /** A lease is surely this replica's until its renewal's sending time plus the lease, less the margin. */
   private deadlineFrom(sent: number): number {
-    return sent + this.timing.ttlMs - this.timing.marginMs;
+    return leaseDeadline(sent, this.timing.ttlMs, this.timing.marginMs);
   }
 
   private async take(client: pg.Client, wanted: number, timeout: number, free: readonly string[]): Promise<void> {
@@ -270,8 +270,7 @@ export class FleetLeases {
 
   /** Gives back `n` leases of environments not applying now, so that a replica that joined gets its share. */
   private async giveBack(client: pg.Client, n: number): Promise<void> {
-    const idle = [...this.held.keys()].filter((e) => this.opts.busy?.(e) !== true).sort();
-    const given = idle.slice(-n);
+    const given = toGiveBack(this.held.keys(), (e) => this.opts.busy?.(e) === true, n);
     for (const env of given) {
       const h = this.held.get(env)!;
       this.held.delete(env);
@@ -324,6 +323,12 @@ export class FleetLeases {
     this.forgetStaleRead();
     const rows = this.lastRead?.rows;
     return rows === undefined ? undefined : ownedSinceRead(rows, this, (e) => (this.leads(e) ? this.held.get(e)?.token : undefined));
+  }
+
+  /** Environments nobody leads, and any this replica leads while the table names another live leader (/status). */
+  leadership(): { readonly leaderless: string[]; readonly ledTwice: string[] } | undefined {
+    const rows = this.lastRead?.rows;
+    return rows === undefined ? undefined : leadershipProblems(rows, this.id, (e) => this.leads(e));
   }
 
   /** Gives every lease back (the others take them at once) and disconnects. */

@@ -37,11 +37,14 @@ export function refuseOldStateBeside(dbFile: string): void {
   });
 }
 
-/** The state backend the config names (`applicationName`: a fleet replica's PostgreSQL sessions). */
+/**
+ * The state backend the config names (`applicationName`: a fleet replica's PostgreSQL sessions;
+ * `user`: who waits for a connection of the shared pool, in its STATE_POOL_TIMEOUT).
+ */
 export function openStateBackend(
   config: GatesyncConfig,
   env: Readonly<Record<string, string | undefined>>,
-  options: { readonly applicationName?: string } = {},
+  options: { readonly applicationName?: string; readonly user?: string } = {},
 ): StateBackend {
   if (config.state.backend === "sqlite") {
     refuseOldStateBeside(config.state.path);
@@ -52,5 +55,6 @@ export function openStateBackend(
       new SqliteStateBackend(config.state.path, stale === undefined ? {} : { staleMs: stale, refreshMs: Math.max(50, Math.round(stale / 6)) }),
     );
   }
-  return redactingState(new PostgresStateBackend({ url: postgresUrl(config, env), schema: config.state.schema, ...options }));
+  const pool = config.state.pool === undefined ? {} : { pool: config.state.pool };
+  return redactingState(new PostgresStateBackend({ url: postgresUrl(config, env), schema: config.state.schema, ...pool, ...options }));
 }

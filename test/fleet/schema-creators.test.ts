@@ -17,14 +17,22 @@ describe("a schema created by several replicas at once", () => {
   it("is created once: neither the lease tables' nor the state's creator fails, in any of 20 races", async () => {
     const pool = new pg.Pool({ connectionString: pgUrl, max: 8 });
     const failures: string[] = [];
+    const on = async <T>(work: (c: pg.PoolClient) => Promise<T>): Promise<T> => {
+      const c = await pool.connect();
+      try {
+        return await work(c);
+      } finally {
+        c.release();
+      }
+    };
     try {
       for (let race = 0; race < 20; race++) {
         const schema = testSchema();
         const clients = await Promise.all([0, 1, 2].map(async () => pool.connect()));
         const creators = [
           ...clients.map(async (c) => new LeaseTable(schema, 5_000).prepare(c as pg.Client, ["default"])),
-          migratePostgres(pool, schema, pg.escapeIdentifier(schema)),
-          migratePostgres(pool, schema, pg.escapeIdentifier(schema)),
+          migratePostgres(on, schema, pg.escapeIdentifier(schema)),
+          migratePostgres(on, schema, pg.escapeIdentifier(schema)),
         ];
         for (const r of await Promise.allSettled(creators)) if (r.status === "rejected") failures.push(String(r.reason));
         for (const c of clients) c.release();

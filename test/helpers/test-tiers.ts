@@ -54,6 +54,7 @@ export const slowInProcess: ReadonlyMap<string, number> = new Map([
   ["test/conformance/published-schemas.test.ts", 5.9],
   ["test/daemon/reconciler.test.ts", 2.9],
   ["test/environments/example.test.ts", 4.6],
+  ["test/fleet/lease-model.test.ts", 9.0],
   ["test/plan/breaking-corpus.test.ts", 5.0],
   ["test/plan/breaking-cost.test.ts", 2.4],
   ["test/plan/outgoing.test.ts", 2.7],

@@ -102,7 +102,9 @@ function fencedState(environment: EnvironmentConfig, shared: SharedParts): State
   if (environment.implicit && shared.state !== undefined) return shared.state;
   const leases = shared.leases;
   // each run reads the whole state: an unchanged one (its version, one query) is not read again
-  const state = keptSnapshotState(openStateBackend(environment.config, shared.env, leases === undefined ? {} : { applicationName: leases.applicationName }));
+  // every environment's PostgreSQL state takes its connections from the process's one pool (shared-pool.ts)
+  const named = leases === undefined ? {} : { applicationName: leases.applicationName };
+  const state = keptSnapshotState(openStateBackend(environment.config, shared.env, { ...named, user: `environment ${environment.name}` }));
   if (leases === undefined) return state;
   const name = environment.name;
   return new LeaseFencedState(state, { environment: name, check: () => leases.check(name) });

@@ -80,6 +80,8 @@ export async function environmentsStatus(http: EnvironmentsHttp): Promise<Record
             replicas: leases.replicas,
             leads: leases.leading(),
             leases: (rows ?? []).map((r) => ({ environment: r.environment, leader: r.live ? r.holderName : null, token: r.token })),
+            // nobody leads these, or (never expected) this replica and another at once
+            ...(leases.leadership() ?? { leaderless: [], ledTwice: [] }),
           },
         }),
     environments,

@@ -8,8 +8,6 @@
  *   write travels on that same connection, in its own transaction that bumps the serial. A
  *   process whose connection (and so whose lock) is gone cannot write.
  */
-import { hostname } from "node:os";
-import { createRequire } from "node:module";
 import type pg from "pg";
 import { ConfigError, ErrorCode, InternalError, StateError } from "../../errors.js";
 import { boundRecord } from "../bound-record.js";
@@ -18,22 +16,22 @@ import { checkStateFormat, recordProblem, stateFormatVersion } from "../state.js
 import type { HistoryBound } from "../../config/history-section.js";
 import type { HistoryDraft, HistoryEntry, HistoryQuery } from "../history/history.js";
 import { appendPostgresHistory, readPostgresHistory } from "./postgres-history.js";
-import { lockKeys, migratePostgres } from "./postgres-schema.js";
+import { migratePostgres } from "./postgres-schema.js";
+import { giveBackAdvisoryLock, takeAdvisoryLock } from "./postgres-lock.js";
 import { readPayloadsIn, readSnapshotIn } from "./postgres-read.js";
-
-const require = createRequire(import.meta.url);
-let pgLoaded: typeof pg | undefined;
-/** The PostgreSQL client, loaded with the first PostgreSQL state: a command on a SQLite state never loads it. */
-const pgModule = (): typeof pg => (pgLoaded ??= require("pg") as typeof pg);
+import { openSharedPool, pgModule } from "./shared-pool.js";
+import type { HeldConnection, PoolSettings, SharedPool } from "./shared-pool.js";
 
 export interface PostgresBackendOptions {
   readonly url: string;
   /** Schema holding gatesync's tables (a plain identifier). */
   readonly schema: string;
-  /** Connections of the reading pool. */
-  readonly poolSize?: number;
+  /** The process's shared pool of this database (shared-pool.ts): its size and acquire deadline. */
+  readonly pool?: PoolSettings;
   /** The sessions' application_name (a fleet replica's: a replica taking over its leases ends them). */
   readonly applicationName?: string;
+  /** Who waits for a connection, in a STATE_POOL_TIMEOUT (`environment NAME`; default the schema). */
+  readonly user?: string;
 }
 
 function ioError(what: string, err: unknown): StateError {
@@ -46,10 +44,12 @@ function ioError(what: string, err: unknown): StateError {
 
 export class PostgresStateBackend implements StateBackend {
   readonly description: string;
-  private readonly pool: pg.Pool;
+  private readonly shared: SharedPool;
+  private readonly user: string;
   private readonly s: string;
   private ready: Promise<void> | undefined;
-  private lockClient: pg.Client | undefined;
+  private lockHeld: HeldConnection | undefined;
+  private lockClient: pg.PoolClient | undefined;
   /** Why the lock's connection (and so the lock) is gone, once it is. */
   private lockLost: string | undefined;
   private tail: Promise<unknown> = Promise.resolve();
@@ -61,22 +61,24 @@ export class PostgresStateBackend implements StateBackend {
     if (!/^[a-z_][a-z0-9_]*$/.test(opts.schema))
       throw new ConfigError(ErrorCode.CONFIG_INVALID, `state.schema ${JSON.stringify(opts.schema)} is not a plain identifier`);
     this.s = pgModule().escapeIdentifier(opts.schema);
-    const named = opts.applicationName === undefined ? {} : { application_name: opts.applicationName };
-    this.pool = new (pgModule().Pool)({
-      connectionString: opts.url,
-      max: opts.poolSize ?? 4,
-      idleTimeoutMillis: 10_000,
-      connectionTimeoutMillis: 10_000,
-      ...named,
-    });
-    // an idle client that loses its connection must not crash the process
-    this.pool.on("error", () => undefined);
+    // one pool per process and database, whatever the number of environments (shared-pool.ts)
+    this.shared = openSharedPool({ url: opts.url, applicationName: opts.applicationName, settings: opts.pool });
     this.description = `postgres schema ${opts.schema}`;
+    this.user = opts.user ?? `state ${opts.schema}`;
+  }
+
+  /** The process's shared pool this state takes its connections from (for other tables in the same database). */
+  get connections(): SharedPool {
+    return this.shared;
+  }
+
+  private on<T>(doing: string, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    return this.shared.with(this.user, doing, work);
   }
 
   /** Creates or migrates the tables once; a state at the current version needs no DDL. */
   migrate(): Promise<void> {
-    this.ready ??= migratePostgres(this.pool, this.opts.schema, this.s).catch((err: unknown) => {
+    this.ready ??= migratePostgres((work) => this.on("prepare the state tables", work), this.opts.schema, this.s).catch((err: unknown) => {
       this.ready = undefined;
       throw err instanceof StateError ? err : ioError("cannot prepare the state tables", err);
     });
@@ -86,11 +88,11 @@ export class PostgresStateBackend implements StateBackend {
   async readVersion(): Promise<StateVersion> {
     await this.migrate();
     const meta = (
-      await this.pool
-        .query<{ format_version: number; lineage: string; serial: string }>(`SELECT format_version, lineage, serial FROM ${this.s}.meta WHERE id = 1`)
-        .catch((err: unknown) => {
-          throw ioError("cannot read the state", err);
-        })
+      await this.on("read the state's version", (c) =>
+        c.query<{ format_version: number; lineage: string; serial: string }>(`SELECT format_version, lineage, serial FROM ${this.s}.meta WHERE id = 1`),
+      ).catch((err: unknown) => {
+        throw err instanceof StateError ? err : ioError("cannot read the state", err);
+      })
     ).rows[0];
     if (meta === undefined) throw this.corrupt("the meta row is missing");
     checkStateFormat(meta.format_version);
@@ -111,51 +113,50 @@ export class PostgresStateBackend implements StateBackend {
 
   private async readIn(work: (client: pg.PoolClient) => Promise<StateSnapshot>): Promise<StateSnapshot> {
     await this.migrate();
-    return this.inTransaction("cannot read the state", work, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+    return this.inTransaction("read the state", work, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
   }
 
   async lock(owner: string): Promise<StateLock> {
     await this.migrate();
     if (this.lockClient !== undefined) throw new StateError(ErrorCode.STATE_LOCKED, "this process holds the state lock already");
-    // keepAlive: a connection cut without a FIN (a partition) is noticed, and so the lost lock
-    const named = this.opts.applicationName === undefined ? {} : { application_name: this.opts.applicationName };
-    const client = new (pgModule().Client)({ connectionString: this.opts.url, connectionTimeoutMillis: 10_000, keepAlive: true, ...named });
+    // a connection of the shared pool (keepAlive: a cut without a FIN is noticed, and so the lost
+    // lock), held until the release; the locks never hold the pool's last connection (fair-gate.ts)
+    let held: HeldConnection;
+    try {
+      held = await this.shared.connect(this.user, "take the state lock", "lock");
+    } catch (err) {
+      throw err instanceof StateError ? err : ioError("cannot take the state lock", err);
+    }
+    const client = held.client;
     const lost = (why: string): void => {
       if (this.lockClient === client) this.lockLost ??= why;
     };
-    client.on("error", (err: Error) => lost(err.message));
-    client.on("end", () => lost("the connection ended"));
+    const onError = (err: Error): void => lost(err.message);
+    const onEnd = (): void => lost("the connection ended");
+    client.on("error", onError);
+    client.on("end", onEnd);
+    const giveBack = (destroy: boolean): void => {
+      client.off("error", onError);
+      client.off("end", onEnd);
+      held.release(destroy);
+    };
     try {
-      await client.connect();
-      const got =
-        (await client.query<{ ok: boolean }>("SELECT pg_try_advisory_lock(hashtext($1), $2) AS ok", [this.opts.schema, lockKeys.state])).rows[0]?.ok === true;
-      if (!got) {
-        const holder = (
-          await client.query<{ lock_owner: string | null; lock_since: Date | null }>(`SELECT lock_owner, lock_since FROM ${this.s}.meta WHERE id = 1`)
-        ).rows[0];
-        throw new StateError(
-          ErrorCode.STATE_LOCKED,
-          `the state (${this.description}) is locked by ${holder?.lock_owner ?? "another process"}${holder?.lock_since == null ? "" : ` since ${holder.lock_since.toISOString()}`}`,
-          {
-            hint: "wait for that run to finish; the lock goes when its database connection does",
-          },
-        );
-      }
-      // the holder as others are told of it (SQLite keeps pid and host in columns of their own)
-      await client.query(`UPDATE ${this.s}.meta SET lock_owner = $1, lock_since = now() WHERE id = 1`, [`${owner} (pid ${process.pid} on ${hostname()})`]);
+      await takeAdvisoryLock(client, { schema: this.opts.schema, s: this.s, description: this.description }, owner);
     } catch (err) {
-      await client.end().catch(() => undefined);
+      // a lock taken or not, the session's state is unknown: the connection is ended, not pooled
+      giveBack(!(err instanceof StateError && err.code === ErrorCode.STATE_LOCKED));
       if (err instanceof StateError) throw err;
       throw ioError("cannot take the state lock", err);
     }
     this.lockClient = client;
+    this.lockHeld = { client, release: giveBack };
     this.lockLost = undefined;
     this.group = undefined;
     return { release: () => this.release(client), check: () => this.checkLock(client) };
   }
 
   /** The fence: the lock is the session's, so it is held while its connection is. */
-  private checkLock(client: pg.Client): void {
+  private checkLock(client: pg.PoolClient): void {
     if (this.lockClient !== client) throw new InternalError("the state lock was checked after its release");
     if (this.lockLost !== undefined) throw this.lostError(this.lockLost);
   }
@@ -170,26 +171,24 @@ export class PostgresStateBackend implements StateBackend {
     );
   }
 
-  private async release(client: pg.Client): Promise<void> {
+  private async release(client: pg.PoolClient): Promise<void> {
     if (this.lockClient !== client) return;
     await this.tail;
+    const held = this.lockHeld;
+    const wasLost = this.lockLost !== undefined;
     this.lockClient = undefined;
+    this.lockHeld = undefined;
     this.group = undefined;
-    try {
-      await client.query(`UPDATE ${this.s}.meta SET lock_owner = NULL, lock_since = NULL WHERE id = 1`);
-      await client.query("SELECT pg_advisory_unlock(hashtext($1), $2)", [this.opts.schema, lockKeys.state]);
-    } catch {
-      // the connection is gone: so is the lock
-    } finally {
-      await client.end().catch(() => undefined);
-    }
+    // back to the pool only once the lock is surely given back on it; else the connection is ended (and the lock with it)
+    const unlocked = await giveBackAdvisoryLock(client, { schema: this.opts.schema, s: this.s });
+    held?.release(wasLost || !unlocked);
   }
 
   /**
    * Runs `work` in a transaction on the lock's connection, one at a time, in the order asked.
    * A write asked for after this no longer joins an earlier group: it would commit before `work`.
    */
-  private locked(work: (client: pg.Client) => Promise<void>, starting?: () => void): Promise<void> {
+  private locked(work: (client: pg.PoolClient) => Promise<void>, starting?: () => void): Promise<void> {
     const client = this.lockClient;
     if (client === undefined) return Promise.reject(new InternalError("state written without holding its lock"));
     this.group = undefined;
@@ -241,7 +240,7 @@ export class PostgresStateBackend implements StateBackend {
     return this.groupDone;
   }
 
-  private async writeGroup(c: pg.Client, group: readonly ResourceRecord[]): Promise<void> {
+  private async writeGroup(c: pg.PoolClient, group: readonly ResourceRecord[]): Promise<void> {
     const last = Number(
       (await c.query<{ serial: string }>(`UPDATE ${this.s}.meta SET serial = serial + $1 WHERE id = 1 RETURNING serial`, [group.length])).rows[0]!.serial,
     );
@@ -295,12 +294,12 @@ export class PostgresStateBackend implements StateBackend {
 
   async appendHistory(draft: HistoryDraft, bound: HistoryBound): Promise<HistoryEntry> {
     await this.migrate();
-    return this.inTransaction("cannot write the history", (client) => appendPostgresHistory(client, this.s, draft, bound, (what) => this.corrupt(what)));
+    return this.inTransaction("write the history", (client) => appendPostgresHistory(client, this.s, draft, bound, (what) => this.corrupt(what)));
   }
 
   async readHistory(query: HistoryQuery): Promise<HistoryEntry[]> {
     await this.migrate();
-    return readPostgresHistory(this.pool, this.s, query, (what) => this.corrupt(what)).catch((err: unknown) => {
+    return this.on("read the history", (c) => readPostgresHistory(c, this.s, query, (what) => this.corrupt(what))).catch((err: unknown) => {
       throw err instanceof StateError ? err : ioError("cannot read the history", err);
     });
   }
@@ -315,29 +314,34 @@ export class PostgresStateBackend implements StateBackend {
   }
 
   /** `work` in a transaction of its own on a pooled connection. */
-  private async inTransaction<T>(what: string, work: (client: pg.PoolClient) => Promise<T>, begin = "BEGIN"): Promise<T> {
-    let client: pg.PoolClient;
+  private async inTransaction<T>(doing: string, work: (client: pg.PoolClient) => Promise<T>, begin = "BEGIN"): Promise<T> {
+    let held: HeldConnection;
     try {
-      client = await this.pool.connect();
+      held = await this.shared.connect(this.user, doing);
     } catch (err) {
-      throw ioError("cannot connect to the state database", err);
+      throw err instanceof StateError ? err : ioError("cannot connect to the state database", err);
     }
+    const client = held.client;
+    let failed = false;
     try {
       await client.query(begin);
       const out = await work(client);
       await client.query("COMMIT");
       return out;
     } catch (err) {
-      await client.query("ROLLBACK").catch(() => undefined);
-      throw err instanceof StateError ? err : ioError(what, err);
+      failed = await client.query("ROLLBACK").then(
+        () => false,
+        () => true,
+      );
+      throw err instanceof StateError ? err : ioError(`cannot ${doing}`, err);
     } finally {
-      client.release();
+      held.release(failed);
     }
   }
 
   async close(): Promise<void> {
     if (this.lockClient !== undefined) await this.release(this.lockClient);
-    await this.pool.end().catch(() => undefined);
+    await this.shared.close();
   }
 
   private corrupt(what: string): StateError {

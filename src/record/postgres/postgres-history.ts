@@ -63,7 +63,8 @@ export async function appendPostgresHistory(
   return entryOfRow({ ...row, seq: Number(row.seq) }, corrupt);
 }
 
-export async function readPostgresHistory(pool: pg.Pool, s: string, query: HistoryQuery, corrupt: (what: string) => Error): Promise<HistoryEntry[]> {
-  const rows = (await pool.query<HistoryRow>(`SELECT ${columns} FROM ${s}.history WHERE kind = $1 ORDER BY seq DESC LIMIT $2`, [query.kind, query.limit])).rows;
+export async function readPostgresHistory(client: pg.PoolClient, s: string, query: HistoryQuery, corrupt: (what: string) => Error): Promise<HistoryEntry[]> {
+  const rows = (await client.query<HistoryRow>(`SELECT ${columns} FROM ${s}.history WHERE kind = $1 ORDER BY seq DESC LIMIT $2`, [query.kind, query.limit]))
+    .rows;
   return rows.map((r) => entryOfRow({ ...r, seq: Number(r.seq) }, corrupt));
 }

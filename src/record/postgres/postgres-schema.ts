@@ -23,7 +23,11 @@ export const lockKeys = { ddl: 0, state: 1 } as const;
  */
 export async function createSchema(client: pg.ClientBase, schema: string, s: string): Promise<void> {
   await client.query("SELECT pg_advisory_xact_lock(hashtext($1), $2)", [schema, lockKeys.ddl]);
-  await client.query(`CREATE SCHEMA IF NOT EXISTS ${s}`);
+  // asked of pg_namespace with this statement's snapshot: a schema another creator committed while
+  // this one waited for the lock is seen (CREATE SCHEMA IF NOT EXISTS alone looks it up in a
+  // catalog cache the advisory lock does not refresh, and failed on the unique index)
+  const exists = (await client.query("SELECT 1 FROM pg_namespace WHERE nspname = $1", [schema])).rowCount === 1;
+  if (!exists) await client.query(`CREATE SCHEMA IF NOT EXISTS ${s}`);
 }
 
 const migrations: ReadonlyArray<{ version: number; sql: (s: string) => string }> = [
@@ -67,9 +71,12 @@ const migrations: ReadonlyArray<{ version: number; sql: (s: string) => string }>
 
 export const latestMigration = migrations[migrations.length - 1]!.version;
 
+/** Runs `work` on a connection of its own (the shared pool's, in its user's turn). */
+export type OnConnection = <T>(work: (client: pg.PoolClient) => Promise<T>) => Promise<T>;
+
 /** Brings the tables of `schema` (`s`: the escaped identifier) to the latest version; refuses tables a newer gatesync made. */
-export async function migratePostgres(pool: pg.Pool, schema: string, s: string): Promise<void> {
-  const current = await pool.query<{ v: number | null }>(`SELECT max(version) AS v FROM ${s}.schema_migrations`).then(
+export async function migratePostgres(on: OnConnection, schema: string, s: string): Promise<void> {
+  const current = await on((c) => c.query<{ v: number | null }>(`SELECT max(version) AS v FROM ${s}.schema_migrations`)).then(
     (r) => r.rows[0]?.v ?? 0,
     () => -1,
   );
@@ -83,22 +90,21 @@ export async function migratePostgres(pool: pg.Pool, schema: string, s: string):
       },
     );
   }
-  const client = await pool.connect();
-  try {
+  await on(async (client) => {
     await client.query("BEGIN");
-    await createSchema(client, schema, s);
-    await client.query(`CREATE TABLE IF NOT EXISTS ${s}.schema_migrations (version int PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`);
-    const applied = new Set((await client.query<{ version: number }>(`SELECT version FROM ${s}.schema_migrations`)).rows.map((r) => r.version));
-    for (const m of migrations) {
-      if (applied.has(m.version)) continue;
-      await client.query(m.sql(s));
-      await client.query(`INSERT INTO ${s}.schema_migrations (version) VALUES ($1)`, [m.version]);
+    try {
+      await createSchema(client, schema, s);
+      await client.query(`CREATE TABLE IF NOT EXISTS ${s}.schema_migrations (version int PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`);
+      const applied = new Set((await client.query<{ version: number }>(`SELECT version FROM ${s}.schema_migrations`)).rows.map((r) => r.version));
+      for (const m of migrations) {
+        if (applied.has(m.version)) continue;
+        await client.query(m.sql(s));
+        await client.query(`INSERT INTO ${s}.schema_migrations (version) VALUES ($1)`, [m.version]);
+      }
+      await client.query("COMMIT");
+    } catch (err) {
+      await client.query("ROLLBACK").catch(() => undefined);
+      throw err;
     }
-    await client.query("COMMIT");
-  } catch (err) {
-    await client.query("ROLLBACK").catch(() => undefined);
-    throw err;
-  } finally {
-    client.release();
-  }
+  });
 }

@@ -3014,7 +3014,7 @@ return errors === 0;
 validate32.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const v5 = validate35;
-const schema56 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/gatesync-config.schema.json","title":"gatesync configuration (gatesync.yaml)","description":"Where the resources come from, where they go, how fast, and where the state is kept. Credentials are never written here: only the names of the environment variables that hold them. Each setting has an owner (`x-owner`): the team's (values, patches, rules, selector) are read by the daemon from the repository's file at the commit it applies; the operator's (everything else, and which environments exist) only from the daemon's own file (docs/user/configuration.md).","type":"object","required":["apiVersion","kind","source"],"anyOf":[{"required":["targets"]},{"required":["environments"]}],"x-error":"give `targets` (one environment) or `environments` (several), or both (the top-level targets are then every environment's defaults)","additionalProperties":false,"properties":{"apiVersion":{"const":"gatesync.dev/v1"},"kind":{"const":"GatesyncConfig"},"source":{"x-owner":"operator","description":"Where the resource files come from.","oneOf":[{"type":"object","required":["directory"],"additionalProperties":false,"properties":{"directory":{"description":"Resource directory, relative to this file.","type":"string","minLength":1},"watch":{"description":"Re-run when files change (debounced).","type":"boolean","default":false}}},{"type":"object","required":["git"],"additionalProperties":false,"properties":{"git":{"type":"object","required":["url"],"additionalProperties":false,"properties":{"url":{"type":"string","minLength":1,"description":"Clone URL (https, ssh, or a path; a path starting with ./ or ../ is relative to this file). Never put credentials in it: use tokenEnv or sshKeyFile."},"branch":{"type":"string","minLength":1},"tag":{"type":"string","minLength":1},"commit":{"type":"string","pattern":"^[0-9a-f]{7,40}$"},"subdirectory":{"type":"string"},"cacheDir":{"type":"string"},"tokenEnv":{"description":"Environment variable holding an HTTPS token.","$ref":"#/$defs/envName"},"sshKeyFile":{"description":"Path of a private SSH key file.","type":"string"},"config":{"description":"The repository's settings file (its team settings: values, patches, rules, selector), relative to the repository's root; default gatesync.yaml. The daemon reads it at every commit it applies (docs/user/configuration.md).","type":"string","minLength":1}}}}}],"x-error":"give exactly one source: `directory` or `git`"},"targets":{"x-owner":"operator","type":"object","additionalProperties":false,"properties":{"gateway":{"type":"object","required":["url","credentialEnv"],"additionalProperties":false,"properties":{"url":{"description":"{base_url}: host only.","$ref":"#/$defs/url"},"credentialEnv":{"description":"Environment variable holding the X-GW-Authorization key.","$ref":"#/$defs/envName"},"authScheme":{"description":"Scheme written before the credential in its header (`<scheme> <credential>`); an empty string sends the credential alone. Default: empty (the bare key), as production expects: the gateway takes `X-GW-Authorization: <key>`.","$ref":"#/$defs/authScheme"},"batch":{"description":"Group gateway calls through operation 4 at the listen path of a loopback API.","type":"object","required":["listenPath","keyEnv"],"additionalProperties":false,"properties":{"listenPath":{"description":"Listen path of the loopback API (its upstream is the gateway's own /gw/). The route is the operator's: a resource that addresses this API, or a listen path at or beneath it, is refused (BATCH_ROUTE_RESERVED).","type":"string","minLength":1},"apiId":{"description":"The loopback API's gateway id: a resource with this apiId is refused (BATCH_ROUTE_RESERVED). Without it, a change to an API whose listen path the repository does not give is sent directly, not batched.","type":"string","minLength":1},"keyEnv":{"description":"Environment variable holding the loopback API's own key (sub-request `authorization`).","$ref":"#/$defs/envName"},"maxSize":{"type":"integer","minimum":1,"maximum":1000,"default":50}}},"rateLimit":{"$ref":"#/$defs/rateLimit"}}},"dashboard":{"type":"object","required":["url","tokenEnv"],"additionalProperties":false,"properties":{"url":{"description":"{base_url} of the dashboard.","$ref":"#/$defs/url"},"tokenEnv":{"description":"Environment variable holding the dashboard bearer token.","$ref":"#/$defs/envName"},"authScheme":{"description":"Scheme written before the credential in its header (`<scheme> <credential>`); an empty string sends the credential alone. Default: Bearer, as production expects: the dashboard takes `Authorization: Bearer <token>`.","$ref":"#/$defs/authScheme"},"rateLimit":{"$ref":"#/$defs/rateLimit"}}},"portal":{"type":"object","required":["url","credentialEnv"],"additionalProperties":false,"properties":{"url":{"description":"{portal_api_url}, including its path prefix.","$ref":"#/$defs/url"},"credentialEnv":{"$ref":"#/$defs/envName"},"authScheme":{"description":"Scheme written before the credential in its header (`<scheme> <credential>`); an empty string sends the credential alone. Default: empty (the bare key), as production expects: the portal takes `Authorization: <key>`.","$ref":"#/$defs/authScheme"},"appTypeProviders":{"description":"Ids of identity providers that register applications by type (they require IdpAppType).","type":"array","items":{"type":"integer"},"uniqueItems":true},"rateLimit":{"$ref":"#/$defs/rateLimit"}}},"llm":{"type":"object","required":["url","credentialEnv"],"additionalProperties":false,"properties":{"url":{"description":"{llm_api_url}, including its path prefix.","$ref":"#/$defs/url"},"credentialEnv":{"$ref":"#/$defs/envName"},"authScheme":{"description":"Scheme written before the credential in its header (`<scheme> <credential>`); an empty string sends the credential alone. Default: Bearer, as production expects: the LLM service splits `Authorization` on a space and needs exactly two parts.","$ref":"#/$defs/authScheme"},"rateLimit":{"$ref":"#/$defs/rateLimit"}}}}},"environments":{"x-owner":"operator","description":"Several environments (staging, production, regions …) synced from one repository, each with its own targets, values, state and overlay patches; the top-level targets, selector, schedule, secrets, notifications and orphans are their defaults. See docs/user/environments.md.","type":"object","minProperties":1,"propertyNames":{"pattern":"^[a-z][a-z0-9-]{0,39}$","x-error":"an environment's name is lower-case letters, digits and `-` (at most 40), starting with a letter"},"additionalProperties":{"$ref":"#/$defs/environment"}},"values":{"x-owner":"team","description":"Values every environment shares (an environment's own `values` override them one by one); with no `environments`, the values of the one implicit environment.","$ref":"#/$defs/values"},"retries":{"x-owner":"operator","type":"object","additionalProperties":false,"properties":{"max":{"type":"integer","minimum":0,"maximum":20,"default":4},"baseDelayMs":{"type":"integer","minimum":1,"default":200},"maxDelayMs":{"type":"integer","minimum":1,"default":10000},"timeoutMs":{"description":"Deadline of one HTTP call: connecting, the headers and the whole answer.","type":"integer","minimum":100,"default":15000},"maxRetryAfterMs":{"description":"Longest Retry-After honoured; a longer one fails the interface's remaining calls as throttled (not sent) until the next run.","type":"integer","minimum":0,"default":300000}}},"state":{"x-owner":"operator","oneOf":[{"type":"object","required":["backend"],"additionalProperties":false,"properties":{"backend":{"const":"sqlite"},"path":{"description":"The SQLite database file.","type":"string","default":".gatesync/state.db"},"lockStaleAfter":{"description":"A writer lock whose heartbeat is older than this is taken over by another run (the holder refreshes it six times as often). A holder that wakes up after that (a frozen VM, a suspended runner) sends nothing more: every call checks the lock first.","$ref":"#/$defs/duration","default":"1m"}}},{"description":"The retired file state: refused with the `gatesync state migrate` command that moves it to sqlite.","type":"object","required":["backend"],"additionalProperties":false,"properties":{"backend":{"const":"file"},"path":{"type":"string","default":".gatesync/state.json"}}},{"type":"object","required":["backend","urlEnv"],"additionalProperties":false,"properties":{"backend":{"const":"postgres"},"urlEnv":{"description":"Environment variable holding the connection string.","$ref":"#/$defs/envName"},"schema":{"type":"string","pattern":"^[a-z_][a-z0-9_]*$","default":"gatesync"},"lease":{"description":"The fleet's leases (docs/user/fleets.md): how long a replica's lease of an environment lasts without renewal, and how often it is renewed (at least 3 renewals per lease; a lease of 1s at least). Another replica takes an environment within about `duration` of its leader's death, pause or partition. The top-level state's only: one setting for every environment.","type":"object","additionalProperties":false,"properties":{"duration":{"$ref":"#/$defs/duration","default":"5s"},"renewEvery":{"$ref":"#/$defs/duration","default":"1s"}}}}}],"x-error":"state needs `backend: sqlite` (with an optional `path`) or `backend: postgres` with `urlEnv`"},"history":{"x-owner":"operator","description":"How much of each environment's history its state keeps (runs: trigger, commit, author and subject, outcome, counts): at most `keep` rows, none older than `maxAge`. `gatesync history` prints it; the status page's runs view reads it.","type":"object","additionalProperties":false,"properties":{"keep":{"description":"Rows kept at most, newest first.","type":"integer","minimum":1,"maximum":100000,"default":500},"maxAge":{"description":"Rows that ended longer ago are dropped.","$ref":"#/$defs/duration","default":"30d"}}},"schedule":{"x-owner":"operator","type":"object","additionalProperties":false,"properties":{"interval":{"$ref":"#/$defs/duration","default":"1m"},"jitter":{"type":"number","minimum":0,"maximum":1,"default":0.1},"reassertInterval":{"description":"Re-apply idempotent resources this often to undo drift; off when absent.","$ref":"#/$defs/duration"}}},"orphans":{"x-owner":"operator","description":"What to do with resources that left the repository.","enum":["report","deactivate"],"default":"report"},"owner":{"x-owner":"operator","description":"The team that owns what this configuration's environments apply (docs/user/teams.md): each object they write on a target is claimed for it in the ownership registry, and a plan writing an object another owner holds is refused for that resource (OWNED_ELSEWHERE). Default: each environment's name (`default` without environments). The operator's: a repository's file cannot set it.","type":"string","pattern":"^[a-z0-9][a-z0-9._-]{0,62}$"},"deactivationGuard":{"x-owner":"operator","description":"The guard against mass deactivation (orphans: deactivate): a run that would switch off every API definition and org key gatesync applied, or more than `maxShare` of them, switches off none and blocks them instead (docs/user/renames.md).","type":"object","additionalProperties":false,"properties":{"maxShare":{"description":"Largest share (0 to 1) of the deactivatable objects one run may switch off; all of them are never switched off in one run unless allowed.","type":"number","minimum":0,"maximum":1,"default":0.5},"allowCommit":{"description":"Lifts the guard for the runs of this commit (its hash, at least 7 characters): the daemon's way to let one intended mass deactivation through.","type":"string","pattern":"^[0-9a-f]{7,40}$"},"allow":{"description":"Lifts the guard for every run (one-shot commands: --allow-mass-deactivation).","type":"boolean","default":false}}},"telemetry":{"x-owner":"operator","description":"Traces of the daemon's runs and the commands, exported with OpenTelemetry over OTLP/HTTP (docs/user/telemetry.md). The standard OTEL_* variables, when set, win over these.","type":"object","additionalProperties":false,"properties":{"traces":{"type":"object","additionalProperties":false,"properties":{"exporter":{"description":"`otlp` turns tracing on (as OTEL_TRACES_EXPORTER=otlp); `none` keeps it off. An endpoint alone turns it on.","enum":["otlp","none"]},"endpoint":{"description":"The collector's OTLP/HTTP base address (`/v1/traces` is added), as OTEL_EXPORTER_OTLP_ENDPOINT.","type":"string","pattern":"^https?://"},"headersEnv":{"description":"The variable holding the headers sent with every export (`key=value,…`, as OTEL_EXPORTER_OTLP_HEADERS): a collector's token is never written here.","type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"serviceName":{"description":"service.name (default gatesync), as OTEL_SERVICE_NAME.","type":"string","minLength":1},"sampler":{"description":"As OTEL_TRACES_SAMPLER (default parentbased_always_on).","enum":["always_on","always_off","traceidratio","parentbased_always_on","parentbased_always_off","parentbased_traceidratio"]},"samplerArg":{"description":"The ratio of the traceidratio samplers, as OTEL_TRACES_SAMPLER_ARG.","type":"number","minimum":0,"maximum":1},"resourceAttributes":{"description":"Resource attributes, as OTEL_RESOURCE_ATTRIBUTES (deployment.environment.name: production …).","type":"object","additionalProperties":{"type":"string"}}}}}},"notifications":{"x-owner":"operator","description":"Who is told when runs fail, resources are in doubt, a commit is refused, the daemon recovers or the leader changes; and commit status on GitHub or GitLab. Delivery is retried with backoff, bounded, and never delays or fails a run.","type":"object","additionalProperties":false,"properties":{"statusUrl":{"description":"Base URL links point at (…/status); default: the daemon's own address.","$ref":"#/$defs/url"},"receivers":{"type":"array","items":{"type":"object","required":["type"],"properties":{"type":{"enum":["webhook","slack","github","gitlab"]}},"oneOf":[{"required":["type","secretEnv"],"oneOf":[{"required":["url"]},{"required":["urlEnv"]}],"additionalProperties":false,"properties":{"type":{"const":"webhook"},"name":{"type":"string","minLength":1},"url":{"description":"Receiver URL (or urlEnv when the URL holds a token).","$ref":"#/$defs/url"},"urlEnv":{"$ref":"#/$defs/envName"},"secretEnv":{"description":"Environment variable holding the HMAC-SHA256 key of X-Gatesync-Signature.","$ref":"#/$defs/envName"},"events":{"$ref":"#/$defs/notificationEvents"}}},{"required":["type","urlEnv"],"additionalProperties":false,"properties":{"type":{"const":"slack"},"name":{"type":"string","minLength":1},"urlEnv":{"description":"Environment variable holding the incoming-webhook URL (it is a secret).","$ref":"#/$defs/envName"},"events":{"$ref":"#/$defs/notificationEvents"}}},{"required":["type","repository","tokenEnv"],"additionalProperties":false,"properties":{"type":{"const":"github"},"name":{"type":"string","minLength":1},"apiUrl":{"description":"Default https://api.github.com (GitHub Enterprise: https://HOST/api/v3).","$ref":"#/$defs/url"},"repository":{"description":"owner/repo","type":"string","pattern":"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"},"tokenEnv":{"$ref":"#/$defs/envName"},"context":{"type":"string","minLength":1,"default":"gatesync"}}},{"required":["type","project","tokenEnv"],"additionalProperties":false,"properties":{"type":{"const":"gitlab"},"name":{"type":"string","minLength":1},"apiUrl":{"description":"Default https://gitlab.com/api/v4.","$ref":"#/$defs/url"},"project":{"description":"Project id or full path (group/project).","type":"string","minLength":1},"tokenEnv":{"$ref":"#/$defs/envName"},"context":{"type":"string","minLength":1,"default":"gatesync"}}}]}},"delivery":{"type":"object","additionalProperties":false,"properties":{"attempts":{"type":"integer","minimum":1,"maximum":20,"default":5},"baseDelayMs":{"type":"integer","minimum":1,"default":1000},"maxDelayMs":{"type":"integer","minimum":1,"default":60000},"timeoutMs":{"type":"integer","minimum":100,"default":10000},"queueLimit":{"type":"integer","minimum":1,"maximum":10000,"default":100}}}}},"selector":{"x-owner":"team","description":"Label selector (team=storefront, tier!=internal, team in (a,b), comma = AND): this instance owns only the matching resources. Orphans are judged by the labels recorded in the state.","type":"string","minLength":1},"rules":{"x-owner":"team","description":"Governance rules: Spectral rulesets (YAML or JSON) checked by validate, plan and apply and by the daemon. Paths are relative to this file and must lie inside its directory. A finding of severity `error` fails the run; warn, info and hint are reported. See docs/user/rules.md.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"openapi":{"description":"Ruleset applied to every ApiDefinition's OpenAPI document (inline or definitionFile), e.g. `extends: [[spectral:oas, recommended]]`.","type":"string","minLength":1},"resources":{"description":"Ruleset applied to every resource document: the whole apiVersion/kind/metadata/spec envelope.","type":"string","minLength":1},"documentTimeout":{"x-owner":"operator","description":"How long the rules may run on one document before their thread is stopped and the document gets a RULE_TIMEOUT error (the commit is refused). Default 10s. The operator's: a commit cannot lift its own budget.","$ref":"#/$defs/duration"},"runTimeout":{"x-owner":"operator","description":"How long the rules may run in one validation: documents not linted by then get a RULE_TIMEOUT error. Default 5m. The operator's: a commit cannot lift its own budget.","$ref":"#/$defs/duration"},"allowCustomFunctions":{"x-owner":"operator","description":"Load the rulesets' custom JavaScript functions (`functions:`, `functionsDir`): they run code from the repository inside gatesync. Off by default: a ruleset naming one is refused. The operator's: a commit cannot turn it on for the daemon.","type":"boolean","default":false}}},"server":{"x-owner":"operator","type":"object","additionalProperties":false,"properties":{"listen":{"type":"string","default":"127.0.0.1:9464","pattern":"^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$","description":"HOST:PORT of the health, metrics, status and webhook server: 127.0.0.1:9464 (loopback, the default), [::1]:9464, or 0.0.0.0:9464 inside a container."},"webhookSecretEnv":{"$ref":"#/$defs/envName"},"syncTokenEnv":{"$ref":"#/$defs/envName"},"stateTokenEnv":{"description":"Environment variable holding the bearer token of GET /state: the state as `gatesync state pull` writes it, for merge-request plans (`gatesync plan --state-url`). It reads everything the state holds, the key of its keyed hashes included: keep it as private as read access to the state.","$ref":"#/$defs/envName"},"pagesTokenEnv":{"description":"Environment variable holding the token the status page and /status ask for (Authorization: Bearer TOKEN, or Basic with any user and TOKEN as password). /healthz, /readyz and /metrics stay open; /hooks/git and /sync have their own secrets. Unset: no authentication (keep server.listen on loopback, or set it).","$ref":"#/$defs/envName"},"promoteTokenEnv":{"description":"Environment variable holding the token of POST /environments/NAME/promote (`gatesync promote`, `gatesync rollback`): the sync and state tokens cannot promote. Unset: the route answers 404.","$ref":"#/$defs/envName"}}},"secrets":{"x-owner":"operator","type":"object","additionalProperties":false,"properties":{"fileRoot":{"description":"Directory that ${file:PATH} and ${sops:PATH} references resolve in; a reference may not leave it, nor leave it through a link. With a directory source: relative to this file. With a git source: a directory of the repository, read in the checkout of the commit being run (relative to the repository's settings file, source.git.config), except for the references fromDaemonDisk names.","type":"string"},"fromDaemonDisk":{"description":"With a git source: the references that read the daemon's own disk (below fileRoot, relative to this file) instead of the commit being run. Default [file]: ${file:} reads files beside the daemon (a mounted secret), ${sops:} the commit's encrypted files. [] reads both from the commit; [file, sops] both from the daemon's disk. No effect with a directory source.","type":"array","items":{"enum":["file","sops"]},"uniqueItems":true},"env":{"description":"Environment variables that ${env:NAME} references may read. Nothing else resolves; the variables this file names for gatesync's own credentials are refused even when listed.","type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"uniqueItems":true},"envPrefix":{"description":"Environment variables whose name starts with this prefix may be read by ${env:NAME} references (gatesync's own credentials excepted).","type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"sopsAgeKeyEnv":{"description":"Environment variable holding the age identities (AGE-SECRET-KEY-1… lines) ${sops:} references decrypt with. When this or sopsAgeKeyFile is set, only what they name is read (give each environment its own key: production's never decrypts in a staging run); when neither is, SOPS_AGE_KEY, SOPS_AGE_KEY_FILE and ~/.config/sops/age/keys.txt, as sops reads them. Never readable by ${env:}.","$ref":"#/$defs/envName"},"sopsAgeKeyFile":{"description":"File of age identities ${sops:} references decrypt with (relative to this file); see sopsAgeKeyEnv. Never readable by ${file:}.","type":"string","minLength":1}}},"limits":{"x-owner":"operator","type":"object","additionalProperties":false,"properties":{"maxFileBytes":{"type":"integer","minimum":1024,"default":5242880},"maxFiles":{"type":"integer","minimum":1,"default":50000},"maxDepth":{"type":"integer","minimum":8,"maximum":1000,"default":128},"maxResponseBytes":{"description":"Largest server answer read; beyond it reading stops and the call's outcome is unknown.","type":"integer","minimum":1024,"default":4194304},"maxDocumentsPerFile":{"description":"Most YAML documents in one file, empty ones (a stray `---`) included; counted before the file is parsed in full.","type":"integer","minimum":1,"default":1000},"maxDocuments":{"description":"Most YAML documents in the whole repository.","type":"integer","minimum":1,"default":200000},"concurrentEnvironments":{"description":"How many environments of one daemon run at once (each environment's runs stay one after another; a slow environment holds only its own place). Default: the machine's cores (os.availableParallelism()). 1: the environments take turns.","type":"integer","minimum":1,"maximum":256}}}},"$defs":{"environment":{"type":"object","additionalProperties":false,"properties":{"targets":{"x-owner":"operator","description":"This environment's targets (the shape of the top-level `targets`); each interface given here replaces the top-level one.","$ref":"#/properties/targets"},"values":{"x-owner":"team","description":"This environment's values (over the top-level `values`).","$ref":"#/$defs/values"},"selector":{"x-owner":"team","$ref":"#/properties/selector"},"schedule":{"x-owner":"operator","$ref":"#/properties/schedule"},"secrets":{"x-owner":"operator","description":"This environment's secret scope: which variables `${env:}` may read, where `${file:}` and `${sops:}` resolve, and which age identities `${sops:}` decrypts with (replaces the top-level scope as a whole).","$ref":"#/properties/secrets"},"notifications":{"x-owner":"operator","$ref":"#/properties/notifications"},"orphans":{"x-owner":"operator","$ref":"#/properties/orphans"},"source":{"x-owner":"operator","description":"This environment's own repository (a team's, on its branch or tag: docs/user/teams.md); absent: the top-level `source`. One daemon serves every team's environments this way: each commit reaches only the environments of its repository, and each team's settings file is read from its own repository.","$ref":"#/properties/source"},"owner":{"x-owner":"operator","description":"This environment's owner (over the top-level `owner`; default: the environment's name).","$ref":"#/properties/owner"},"state":{"x-owner":"operator","description":"This environment's own state. By default the top-level state, namespaced by the environment's name (SQLite: `state.NAME.db` beside the configured file; PostgreSQL: the schema `SCHEMA_NAME`, `-` written `_`).","$ref":"#/properties/state"},"patches":{"x-owner":"team","description":"Overlay patches applied, in order, to the repository's resources for this environment.","type":"array","items":{"$ref":"#/$defs/patch"}},"track":{"x-owner":"operator","$ref":"#/$defs/track"},"soak":{"x-owner":"operator","description":"How long a revision must run here with nothing failed, in doubt or blocked and its post-apply checks healthy before it is verified: a candidate for the environments promoted from this one. Default 0 (verified at its first healthy run). See docs/user/promotion.md.","$ref":"#/$defs/duration"},"promotion":{"x-owner":"operator","description":"With `track: { promotedFrom: ENV }`: `auto` promotes each newly verified candidate by itself; `manual` (the default) waits for `gatesync promote`. See docs/user/promotion.md.","enum":["auto","manual"],"default":"manual"},"windows":{"x-owner":"operator","description":"Sync windows (as Argo CD's): inside a `deny` window, or outside every `allow` window when there are any, the environment plans but applies and promotes nothing — scheduled runs, webhooks, `promotion: auto` and rollbacks alike — until the window opens (then it runs). See docs/user/promotion.md.","type":"array","maxItems":50,"items":{"type":"object","additionalProperties":false,"required":["kind","schedule","duration"],"properties":{"kind":{"description":"`allow`: applies only inside; `deny`: applies nothing inside.","enum":["allow","deny"]},"schedule":{"description":"When the window opens: a cron expression (`0 22 * * 1-5`: 22:00 on weekdays), in `timeZone`.","type":"string","minLength":1,"maxLength":200},"duration":{"description":"How long it stays open from each start.","$ref":"#/$defs/duration"},"timeZone":{"description":"The IANA time zone of the schedule (default UTC).","type":"string","minLength":1,"maxLength":100,"default":"UTC"}}}}}},"track":{"description":"What this environment applies (a git source): `{ branch: NAME }` the head of a branch (default: the top-level `source.git` ref), `{ tag: PATTERN }` the newest tag matching a glob (`*` any characters, `?` one; by semantic version when every matching name is one, else by the tagged commit's date), or `{ promotedFrom: ENV }` only revisions that ENV applied and verified. See docs/user/environments.md.","oneOf":[{"type":"object","additionalProperties":false,"required":["branch"],"properties":{"branch":{"description":"The branch whose head this environment applies.","type":"string","minLength":1,"maxLength":200,"pattern":"^(?![-/.])[A-Za-z0-9._/-]+$","x-error":"a branch name is letters, digits, `.`, `_`, `/` and `-` (at most 200), not starting with `-`, `/` or `.`"}}},{"type":"object","additionalProperties":false,"required":["tag"],"properties":{"tag":{"description":"A glob over tag names (`v*`, `release-?.*`): the newest matching tag is applied.","type":"string","minLength":1,"maxLength":200,"pattern":"^(?![-/.])[A-Za-z0-9._/*?+-]+$","x-error":"a tag pattern is letters, digits, `.`, `_`, `/`, `+`, `-` and the wildcards `*` and `?` (at most 200), not starting with `-`, `/` or `.`"}}},{"type":"object","additionalProperties":false,"required":["promotedFrom"],"properties":{"promotedFrom":{"description":"The environment whose applied and verified revisions this one takes.","type":"string","pattern":"^[a-z][a-z0-9-]{0,39}$","x-error":"an environment's name is lower-case letters, digits and `-` (at most 40), starting with a letter"}}}],"x-error":"`track` is one of `{ branch: NAME }`, `{ tag: PATTERN }` or `{ promotedFrom: ENV }`"},"values":{"description":"Values `${var:NAME}` references in resources (and their attached OpenAPI documents) are replaced with before validation. A string that is only the reference takes the value's type. Values are not secrets: secrets stay `${env:}`/`${file:}`.","type":"object","propertyNames":{"pattern":"^[A-Za-z_][A-Za-z0-9_.-]*$","x-error":"a value's name is letters, digits, `_`, `.` and `-`, starting with a letter or `_`"},"additionalProperties":{"type":["string","number","boolean"]}},"patch":{"description":"An overlay patch: a file of patch documents (a path relative to this file, inside its directory) or one patch document written inline. A patch document names a resource by `kind` and `metadata.name` and is merged into it (RFC 7386 JSON merge patch: maps merge, `null` removes a field, lists and scalars replace); `$patch: delete` leaves the resource out of the environment. A document naming no resource of the repository is an error: resources are added by resource files.","oneOf":[{"type":"string","minLength":1},{"type":"object","required":["kind","metadata"],"properties":{"kind":{"type":"string","minLength":1},"metadata":{"type":"object","required":["name"],"properties":{"name":{"type":"string","minLength":1}}},"$patch":{"enum":["merge","delete"]}}}],"x-error":"a patch is a file path or a document with `kind` and `metadata.name`"},"authScheme":{"type":"string","pattern":"^[!#$%&'*+.^_`|~0-9A-Za-z-]*$","x-error":"must be one HTTP authentication scheme such as `Bearer` (no spaces), or an empty string for the bare credential"},"envName":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$","x-error":"must be the name of an environment variable, e.g. `GW_ADMIN_KEY`"},"url":{"type":"string","pattern":"^https?://","x-error":"must be an http(s) URL"},"notificationEvents":{"description":"Events this receiver is told of (default: all).","type":"array","uniqueItems":true,"items":{"enum":["run-failed","in-doubt","commit-refused","recovered","leader-changed","promoted","frozen"]}},"duration":{"type":"string","pattern":"^[0-9]+(ms|s|m|h|d)$","x-error":"must be a duration such as `500ms`, `30s`, `1m`, `2h` or `30d`"},"rateLimit":{"type":"object","additionalProperties":false,"properties":{"concurrency":{"type":"integer","minimum":1,"default":8},"requestsPerSecond":{"type":"number","exclusiveMinimum":0,"default":50}}}}};
+const schema56 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/gatesync-config.schema.json","title":"gatesync configuration (gatesync.yaml)","description":"Where the resources come from, where they go, how fast, and where the state is kept. Credentials are never written here: only the names of the environment variables that hold them. Each setting has an owner (`x-owner`): the team's (values, patches, rules, selector) are read by the daemon from the repository's file at the commit it applies; the operator's (everything else, and which environments exist) only from the daemon's own file (docs/user/configuration.md).","type":"object","required":["apiVersion","kind","source"],"anyOf":[{"required":["targets"]},{"required":["environments"]}],"x-error":"give `targets` (one environment) or `environments` (several), or both (the top-level targets are then every environment's defaults)","additionalProperties":false,"properties":{"apiVersion":{"const":"gatesync.dev/v1"},"kind":{"const":"GatesyncConfig"},"source":{"x-owner":"operator","description":"Where the resource files come from.","oneOf":[{"type":"object","required":["directory"],"additionalProperties":false,"properties":{"directory":{"description":"Resource directory, relative to this file.","type":"string","minLength":1},"watch":{"description":"Re-run when files change (debounced).","type":"boolean","default":false}}},{"type":"object","required":["git"],"additionalProperties":false,"properties":{"git":{"type":"object","required":["url"],"additionalProperties":false,"properties":{"url":{"type":"string","minLength":1,"description":"Clone URL (https, ssh, or a path; a path starting with ./ or ../ is relative to this file). Never put credentials in it: use tokenEnv or sshKeyFile."},"branch":{"type":"string","minLength":1},"tag":{"type":"string","minLength":1},"commit":{"type":"string","pattern":"^[0-9a-f]{7,40}$"},"subdirectory":{"type":"string"},"cacheDir":{"type":"string"},"tokenEnv":{"description":"Environment variable holding an HTTPS token.","$ref":"#/$defs/envName"},"sshKeyFile":{"description":"Path of a private SSH key file.","type":"string"},"config":{"description":"The repository's settings file (its team settings: values, patches, rules, selector), relative to the repository's root; default gatesync.yaml. The daemon reads it at every commit it applies (docs/user/configuration.md).","type":"string","minLength":1}}}}}],"x-error":"give exactly one source: `directory` or `git`"},"targets":{"x-owner":"operator","type":"object","additionalProperties":false,"properties":{"gateway":{"type":"object","required":["url","credentialEnv"],"additionalProperties":false,"properties":{"url":{"description":"{base_url}: host only.","$ref":"#/$defs/url"},"credentialEnv":{"description":"Environment variable holding the X-GW-Authorization key.","$ref":"#/$defs/envName"},"authScheme":{"description":"Scheme written before the credential in its header (`<scheme> <credential>`); an empty string sends the credential alone. Default: empty (the bare key), as production expects: the gateway takes `X-GW-Authorization: <key>`.","$ref":"#/$defs/authScheme"},"batch":{"description":"Group gateway calls through operation 4 at the listen path of a loopback API.","type":"object","required":["listenPath","keyEnv"],"additionalProperties":false,"properties":{"listenPath":{"description":"Listen path of the loopback API (its upstream is the gateway's own /gw/). The route is the operator's: a resource that addresses this API, or a listen path at or beneath it, is refused (BATCH_ROUTE_RESERVED).","type":"string","minLength":1},"apiId":{"description":"The loopback API's gateway id: a resource with this apiId is refused (BATCH_ROUTE_RESERVED). Without it, a change to an API whose listen path the repository does not give is sent directly, not batched.","type":"string","minLength":1},"keyEnv":{"description":"Environment variable holding the loopback API's own key (sub-request `authorization`).","$ref":"#/$defs/envName"},"maxSize":{"type":"integer","minimum":1,"maximum":1000,"default":50}}},"rateLimit":{"$ref":"#/$defs/rateLimit"}}},"dashboard":{"type":"object","required":["url","tokenEnv"],"additionalProperties":false,"properties":{"url":{"description":"{base_url} of the dashboard.","$ref":"#/$defs/url"},"tokenEnv":{"description":"Environment variable holding the dashboard bearer token.","$ref":"#/$defs/envName"},"authScheme":{"description":"Scheme written before the credential in its header (`<scheme> <credential>`); an empty string sends the credential alone. Default: Bearer, as production expects: the dashboard takes `Authorization: Bearer <token>`.","$ref":"#/$defs/authScheme"},"rateLimit":{"$ref":"#/$defs/rateLimit"}}},"portal":{"type":"object","required":["url","credentialEnv"],"additionalProperties":false,"properties":{"url":{"description":"{portal_api_url}, including its path prefix.","$ref":"#/$defs/url"},"credentialEnv":{"$ref":"#/$defs/envName"},"authScheme":{"description":"Scheme written before the credential in its header (`<scheme> <credential>`); an empty string sends the credential alone. Default: empty (the bare key), as production expects: the portal takes `Authorization: <key>`.","$ref":"#/$defs/authScheme"},"appTypeProviders":{"description":"Ids of identity providers that register applications by type (they require IdpAppType).","type":"array","items":{"type":"integer"},"uniqueItems":true},"rateLimit":{"$ref":"#/$defs/rateLimit"}}},"llm":{"type":"object","required":["url","credentialEnv"],"additionalProperties":false,"properties":{"url":{"description":"{llm_api_url}, including its path prefix.","$ref":"#/$defs/url"},"credentialEnv":{"$ref":"#/$defs/envName"},"authScheme":{"description":"Scheme written before the credential in its header (`<scheme> <credential>`); an empty string sends the credential alone. Default: Bearer, as production expects: the LLM service splits `Authorization` on a space and needs exactly two parts.","$ref":"#/$defs/authScheme"},"rateLimit":{"$ref":"#/$defs/rateLimit"}}}}},"environments":{"x-owner":"operator","description":"Several environments (staging, production, regions …) synced from one repository, each with its own targets, values, state and overlay patches; the top-level targets, selector, schedule, secrets, notifications and orphans are their defaults. See docs/user/environments.md.","type":"object","minProperties":1,"propertyNames":{"pattern":"^[a-z][a-z0-9-]{0,39}$","x-error":"an environment's name is lower-case letters, digits and `-` (at most 40), starting with a letter"},"additionalProperties":{"$ref":"#/$defs/environment"}},"values":{"x-owner":"team","description":"Values every environment shares (an environment's own `values` override them one by one); with no `environments`, the values of the one implicit environment.","$ref":"#/$defs/values"},"retries":{"x-owner":"operator","type":"object","additionalProperties":false,"properties":{"max":{"type":"integer","minimum":0,"maximum":20,"default":4},"baseDelayMs":{"type":"integer","minimum":1,"default":200},"maxDelayMs":{"type":"integer","minimum":1,"default":10000},"timeoutMs":{"description":"Deadline of one HTTP call: connecting, the headers and the whole answer.","type":"integer","minimum":100,"default":15000},"maxRetryAfterMs":{"description":"Longest Retry-After honoured; a longer one fails the interface's remaining calls as throttled (not sent) until the next run.","type":"integer","minimum":0,"default":300000}}},"state":{"x-owner":"operator","oneOf":[{"type":"object","required":["backend"],"additionalProperties":false,"properties":{"backend":{"const":"sqlite"},"path":{"description":"The SQLite database file.","type":"string","default":".gatesync/state.db"},"lockStaleAfter":{"description":"A writer lock whose heartbeat is older than this is taken over by another run (the holder refreshes it six times as often). A holder that wakes up after that (a frozen VM, a suspended runner) sends nothing more: every call checks the lock first.","$ref":"#/$defs/duration","default":"1m"}}},{"description":"The retired file state: refused with the `gatesync state migrate` command that moves it to sqlite.","type":"object","required":["backend"],"additionalProperties":false,"properties":{"backend":{"const":"file"},"path":{"type":"string","default":".gatesync/state.json"}}},{"type":"object","required":["backend","urlEnv"],"additionalProperties":false,"properties":{"backend":{"const":"postgres"},"urlEnv":{"description":"Environment variable holding the connection string.","$ref":"#/$defs/envName"},"schema":{"type":"string","pattern":"^[a-z_][a-z0-9_]*$","default":"gatesync"},"lease":{"description":"The fleet's leases (docs/user/fleets.md): how long a replica's lease of an environment lasts without renewal, and how often it is renewed (at least 3 renewals per lease; a lease of 1s at least). Another replica takes an environment within about `duration` of its leader's death, pause or partition. The top-level state's only: one setting for every environment.","type":"object","additionalProperties":false,"properties":{"duration":{"$ref":"#/$defs/duration","default":"5s"},"renewEvery":{"$ref":"#/$defs/duration","default":"1s"}}},"pool":{"description":"The connections each process keeps to this database (docs/user/fleets.md): one pool shared by every environment's state, history and views, whatever their number. A fleet replica opens at most `size` plus its lease connection (and, for a moment, the one replacing a dropped lease connection). A wait for a connection longer than `acquireTimeout` fails with STATE_POOL_TIMEOUT. The top-level state's only.","type":"object","additionalProperties":false,"properties":{"size":{"description":"Connections at most; one environment's reads hold at most half of them, state locks all but one.","type":"integer","minimum":2,"maximum":100,"default":4},"acquireTimeout":{"description":"How long a read, a history row or a state lock waits for a connection.","$ref":"#/$defs/duration","default":"10s"}}}}}],"x-error":"state needs `backend: sqlite` (with an optional `path`) or `backend: postgres` with `urlEnv`"},"history":{"x-owner":"operator","description":"How much of each environment's history its state keeps (runs: trigger, commit, author and subject, outcome, counts): at most `keep` rows, none older than `maxAge`. `gatesync history` prints it; the status page's runs view reads it.","type":"object","additionalProperties":false,"properties":{"keep":{"description":"Rows kept at most, newest first.","type":"integer","minimum":1,"maximum":100000,"default":500},"maxAge":{"description":"Rows that ended longer ago are dropped.","$ref":"#/$defs/duration","default":"30d"}}},"schedule":{"x-owner":"operator","type":"object","additionalProperties":false,"properties":{"interval":{"$ref":"#/$defs/duration","default":"1m"},"jitter":{"type":"number","minimum":0,"maximum":1,"default":0.1},"reassertInterval":{"description":"Re-apply idempotent resources this often to undo drift; off when absent.","$ref":"#/$defs/duration"}}},"orphans":{"x-owner":"operator","description":"What to do with resources that left the repository.","enum":["report","deactivate"],"default":"report"},"owner":{"x-owner":"operator","description":"The team that owns what this configuration's environments apply (docs/user/teams.md): each object they write on a target is claimed for it in the ownership registry, and a plan writing an object another owner holds is refused for that resource (OWNED_ELSEWHERE). Default: each environment's name (`default` without environments). The operator's: a repository's file cannot set it.","type":"string","pattern":"^[a-z0-9][a-z0-9._-]{0,62}$"},"deactivationGuard":{"x-owner":"operator","description":"The guard against mass deactivation (orphans: deactivate): a run that would switch off every API definition and org key gatesync applied, or more than `maxShare` of them, switches off none and blocks them instead (docs/user/renames.md).","type":"object","additionalProperties":false,"properties":{"maxShare":{"description":"Largest share (0 to 1) of the deactivatable objects one run may switch off; all of them are never switched off in one run unless allowed.","type":"number","minimum":0,"maximum":1,"default":0.5},"allowCommit":{"description":"Lifts the guard for the runs of this commit (its hash, at least 7 characters): the daemon's way to let one intended mass deactivation through.","type":"string","pattern":"^[0-9a-f]{7,40}$"},"allow":{"description":"Lifts the guard for every run (one-shot commands: --allow-mass-deactivation).","type":"boolean","default":false}}},"telemetry":{"x-owner":"operator","description":"Traces of the daemon's runs and the commands, exported with OpenTelemetry over OTLP/HTTP (docs/user/telemetry.md). The standard OTEL_* variables, when set, win over these.","type":"object","additionalProperties":false,"properties":{"traces":{"type":"object","additionalProperties":false,"properties":{"exporter":{"description":"`otlp` turns tracing on (as OTEL_TRACES_EXPORTER=otlp); `none` keeps it off. An endpoint alone turns it on.","enum":["otlp","none"]},"endpoint":{"description":"The collector's OTLP/HTTP base address (`/v1/traces` is added), as OTEL_EXPORTER_OTLP_ENDPOINT.","type":"string","pattern":"^https?://"},"headersEnv":{"description":"The variable holding the headers sent with every export (`key=value,…`, as OTEL_EXPORTER_OTLP_HEADERS): a collector's token is never written here.","type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"serviceName":{"description":"service.name (default gatesync), as OTEL_SERVICE_NAME.","type":"string","minLength":1},"sampler":{"description":"As OTEL_TRACES_SAMPLER (default parentbased_always_on).","enum":["always_on","always_off","traceidratio","parentbased_always_on","parentbased_always_off","parentbased_traceidratio"]},"samplerArg":{"description":"The ratio of the traceidratio samplers, as OTEL_TRACES_SAMPLER_ARG.","type":"number","minimum":0,"maximum":1},"resourceAttributes":{"description":"Resource attributes, as OTEL_RESOURCE_ATTRIBUTES (deployment.environment.name: production …).","type":"object","additionalProperties":{"type":"string"}}}}}},"notifications":{"x-owner":"operator","description":"Who is told when runs fail, resources are in doubt, a commit is refused, the daemon recovers or the leader changes; and commit status on GitHub or GitLab. Delivery is retried with backoff, bounded, and never delays or fails a run.","type":"object","additionalProperties":false,"properties":{"statusUrl":{"description":"Base URL links point at (…/status); default: the daemon's own address.","$ref":"#/$defs/url"},"receivers":{"type":"array","items":{"type":"object","required":["type"],"properties":{"type":{"enum":["webhook","slack","github","gitlab"]}},"oneOf":[{"required":["type","secretEnv"],"oneOf":[{"required":["url"]},{"required":["urlEnv"]}],"additionalProperties":false,"properties":{"type":{"const":"webhook"},"name":{"type":"string","minLength":1},"url":{"description":"Receiver URL (or urlEnv when the URL holds a token).","$ref":"#/$defs/url"},"urlEnv":{"$ref":"#/$defs/envName"},"secretEnv":{"description":"Environment variable holding the HMAC-SHA256 key of X-Gatesync-Signature.","$ref":"#/$defs/envName"},"events":{"$ref":"#/$defs/notificationEvents"}}},{"required":["type","urlEnv"],"additionalProperties":false,"properties":{"type":{"const":"slack"},"name":{"type":"string","minLength":1},"urlEnv":{"description":"Environment variable holding the incoming-webhook URL (it is a secret).","$ref":"#/$defs/envName"},"events":{"$ref":"#/$defs/notificationEvents"}}},{"required":["type","repository","tokenEnv"],"additionalProperties":false,"properties":{"type":{"const":"github"},"name":{"type":"string","minLength":1},"apiUrl":{"description":"Default https://api.github.com (GitHub Enterprise: https://HOST/api/v3).","$ref":"#/$defs/url"},"repository":{"description":"owner/repo","type":"string","pattern":"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"},"tokenEnv":{"$ref":"#/$defs/envName"},"context":{"type":"string","minLength":1,"default":"gatesync"}}},{"required":["type","project","tokenEnv"],"additionalProperties":false,"properties":{"type":{"const":"gitlab"},"name":{"type":"string","minLength":1},"apiUrl":{"description":"Default https://gitlab.com/api/v4.","$ref":"#/$defs/url"},"project":{"description":"Project id or full path (group/project).","type":"string","minLength":1},"tokenEnv":{"$ref":"#/$defs/envName"},"context":{"type":"string","minLength":1,"default":"gatesync"}}}]}},"delivery":{"type":"object","additionalProperties":false,"properties":{"attempts":{"type":"integer","minimum":1,"maximum":20,"default":5},"baseDelayMs":{"type":"integer","minimum":1,"default":1000},"maxDelayMs":{"type":"integer","minimum":1,"default":60000},"timeoutMs":{"type":"integer","minimum":100,"default":10000},"queueLimit":{"type":"integer","minimum":1,"maximum":10000,"default":100}}}}},"selector":{"x-owner":"team","description":"Label selector (team=storefront, tier!=internal, team in (a,b), comma = AND): this instance owns only the matching resources. Orphans are judged by the labels recorded in the state.","type":"string","minLength":1},"rules":{"x-owner":"team","description":"Governance rules: Spectral rulesets (YAML or JSON) checked by validate, plan and apply and by the daemon. Paths are relative to this file and must lie inside its directory. A finding of severity `error` fails the run; warn, info and hint are reported. See docs/user/rules.md.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"openapi":{"description":"Ruleset applied to every ApiDefinition's OpenAPI document (inline or definitionFile), e.g. `extends: [[spectral:oas, recommended]]`.","type":"string","minLength":1},"resources":{"description":"Ruleset applied to every resource document: the whole apiVersion/kind/metadata/spec envelope.","type":"string","minLength":1},"documentTimeout":{"x-owner":"operator","description":"How long the rules may run on one document before their thread is stopped and the document gets a RULE_TIMEOUT error (the commit is refused). Default 10s. The operator's: a commit cannot lift its own budget.","$ref":"#/$defs/duration"},"runTimeout":{"x-owner":"operator","description":"How long the rules may run in one validation: documents not linted by then get a RULE_TIMEOUT error. Default 5m. The operator's: a commit cannot lift its own budget.","$ref":"#/$defs/duration"},"allowCustomFunctions":{"x-owner":"operator","description":"Load the rulesets' custom JavaScript functions (`functions:`, `functionsDir`): they run code from the repository inside gatesync. Off by default: a ruleset naming one is refused. The operator's: a commit cannot turn it on for the daemon.","type":"boolean","default":false}}},"server":{"x-owner":"operator","type":"object","additionalProperties":false,"properties":{"listen":{"type":"string","default":"127.0.0.1:9464","pattern":"^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$","description":"HOST:PORT of the health, metrics, status and webhook server: 127.0.0.1:9464 (loopback, the default), [::1]:9464, or 0.0.0.0:9464 inside a container."},"webhookSecretEnv":{"$ref":"#/$defs/envName"},"syncTokenEnv":{"$ref":"#/$defs/envName"},"stateTokenEnv":{"description":"Environment variable holding the bearer token of GET /state: the state as `gatesync state pull` writes it, for merge-request plans (`gatesync plan --state-url`). It reads everything the state holds, the key of its keyed hashes included: keep it as private as read access to the state.","$ref":"#/$defs/envName"},"pagesTokenEnv":{"description":"Environment variable holding the token the status page and /status ask for (Authorization: Bearer TOKEN, or Basic with any user and TOKEN as password). /healthz, /readyz and /metrics stay open; /hooks/git and /sync have their own secrets. Unset: no authentication (keep server.listen on loopback, or set it).","$ref":"#/$defs/envName"},"promoteTokenEnv":{"description":"Environment variable holding the token of POST /environments/NAME/promote (`gatesync promote`, `gatesync rollback`): the sync and state tokens cannot promote. Unset: the route answers 404.","$ref":"#/$defs/envName"}}},"secrets":{"x-owner":"operator","type":"object","additionalProperties":false,"properties":{"fileRoot":{"description":"Directory that ${file:PATH} and ${sops:PATH} references resolve in; a reference may not leave it, nor leave it through a link. With a directory source: relative to this file. With a git source: a directory of the repository, read in the checkout of the commit being run (relative to the repository's settings file, source.git.config), except for the references fromDaemonDisk names.","type":"string"},"fromDaemonDisk":{"description":"With a git source: the references that read the daemon's own disk (below fileRoot, relative to this file) instead of the commit being run. Default [file]: ${file:} reads files beside the daemon (a mounted secret), ${sops:} the commit's encrypted files. [] reads both from the commit; [file, sops] both from the daemon's disk. No effect with a directory source.","type":"array","items":{"enum":["file","sops"]},"uniqueItems":true},"env":{"description":"Environment variables that ${env:NAME} references may read. Nothing else resolves; the variables this file names for gatesync's own credentials are refused even when listed.","type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"uniqueItems":true},"envPrefix":{"description":"Environment variables whose name starts with this prefix may be read by ${env:NAME} references (gatesync's own credentials excepted).","type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"sopsAgeKeyEnv":{"description":"Environment variable holding the age identities (AGE-SECRET-KEY-1… lines) ${sops:} references decrypt with. When this or sopsAgeKeyFile is set, only what they name is read (give each environment its own key: production's never decrypts in a staging run); when neither is, SOPS_AGE_KEY, SOPS_AGE_KEY_FILE and ~/.config/sops/age/keys.txt, as sops reads them. Never readable by ${env:}.","$ref":"#/$defs/envName"},"sopsAgeKeyFile":{"description":"File of age identities ${sops:} references decrypt with (relative to this file); see sopsAgeKeyEnv. Never readable by ${file:}.","type":"string","minLength":1}}},"limits":{"x-owner":"operator","type":"object","additionalProperties":false,"properties":{"maxFileBytes":{"type":"integer","minimum":1024,"default":5242880},"maxFiles":{"type":"integer","minimum":1,"default":50000},"maxDepth":{"type":"integer","minimum":8,"maximum":1000,"default":128},"maxResponseBytes":{"description":"Largest server answer read; beyond it reading stops and the call's outcome is unknown.","type":"integer","minimum":1024,"default":4194304},"maxDocumentsPerFile":{"description":"Most YAML documents in one file, empty ones (a stray `---`) included; counted before the file is parsed in full.","type":"integer","minimum":1,"default":1000},"maxDocuments":{"description":"Most YAML documents in the whole repository.","type":"integer","minimum":1,"default":200000},"concurrentEnvironments":{"description":"How many environments of one daemon run at once (each environment's runs stay one after another; a slow environment holds only its own place). Default: the machine's cores (os.availableParallelism()). 1: the environments take turns.","type":"integer","minimum":1,"maximum":256}}}},"$defs":{"environment":{"type":"object","additionalProperties":false,"properties":{"targets":{"x-owner":"operator","description":"This environment's targets (the shape of the top-level `targets`); each interface given here replaces the top-level one.","$ref":"#/properties/targets"},"values":{"x-owner":"team","description":"This environment's values (over the top-level `values`).","$ref":"#/$defs/values"},"selector":{"x-owner":"team","$ref":"#/properties/selector"},"schedule":{"x-owner":"operator","$ref":"#/properties/schedule"},"secrets":{"x-owner":"operator","description":"This environment's secret scope: which variables `${env:}` may read, where `${file:}` and `${sops:}` resolve, and which age identities `${sops:}` decrypts with (replaces the top-level scope as a whole).","$ref":"#/properties/secrets"},"notifications":{"x-owner":"operator","$ref":"#/properties/notifications"},"orphans":{"x-owner":"operator","$ref":"#/properties/orphans"},"source":{"x-owner":"operator","description":"This environment's own repository (a team's, on its branch or tag: docs/user/teams.md); absent: the top-level `source`. One daemon serves every team's environments this way: each commit reaches only the environments of its repository, and each team's settings file is read from its own repository.","$ref":"#/properties/source"},"owner":{"x-owner":"operator","description":"This environment's owner (over the top-level `owner`; default: the environment's name).","$ref":"#/properties/owner"},"state":{"x-owner":"operator","description":"This environment's own state. By default the top-level state, namespaced by the environment's name (SQLite: `state.NAME.db` beside the configured file; PostgreSQL: the schema `SCHEMA_NAME`, `-` written `_`).","$ref":"#/properties/state"},"patches":{"x-owner":"team","description":"Overlay patches applied, in order, to the repository's resources for this environment.","type":"array","items":{"$ref":"#/$defs/patch"}},"track":{"x-owner":"operator","$ref":"#/$defs/track"},"soak":{"x-owner":"operator","description":"How long a revision must run here with nothing failed, in doubt or blocked and its post-apply checks healthy before it is verified: a candidate for the environments promoted from this one. Default 0 (verified at its first healthy run). See docs/user/promotion.md.","$ref":"#/$defs/duration"},"promotion":{"x-owner":"operator","description":"With `track: { promotedFrom: ENV }`: `auto` promotes each newly verified candidate by itself; `manual` (the default) waits for `gatesync promote`. See docs/user/promotion.md.","enum":["auto","manual"],"default":"manual"},"windows":{"x-owner":"operator","description":"Sync windows (as Argo CD's): inside a `deny` window, or outside every `allow` window when there are any, the environment plans but applies and promotes nothing — scheduled runs, webhooks, `promotion: auto` and rollbacks alike — until the window opens (then it runs). See docs/user/promotion.md.","type":"array","maxItems":50,"items":{"type":"object","additionalProperties":false,"required":["kind","schedule","duration"],"properties":{"kind":{"description":"`allow`: applies only inside; `deny`: applies nothing inside.","enum":["allow","deny"]},"schedule":{"description":"When the window opens: a cron expression (`0 22 * * 1-5`: 22:00 on weekdays), in `timeZone`.","type":"string","minLength":1,"maxLength":200},"duration":{"description":"How long it stays open from each start.","$ref":"#/$defs/duration"},"timeZone":{"description":"The IANA time zone of the schedule (default UTC).","type":"string","minLength":1,"maxLength":100,"default":"UTC"}}}}}},"track":{"description":"What this environment applies (a git source): `{ branch: NAME }` the head of a branch (default: the top-level `source.git` ref), `{ tag: PATTERN }` the newest tag matching a glob (`*` any characters, `?` one; by semantic version when every matching name is one, else by the tagged commit's date), or `{ promotedFrom: ENV }` only revisions that ENV applied and verified. See docs/user/environments.md.","oneOf":[{"type":"object","additionalProperties":false,"required":["branch"],"properties":{"branch":{"description":"The branch whose head this environment applies.","type":"string","minLength":1,"maxLength":200,"pattern":"^(?![-/.])[A-Za-z0-9._/-]+$","x-error":"a branch name is letters, digits, `.`, `_`, `/` and `-` (at most 200), not starting with `-`, `/` or `.`"}}},{"type":"object","additionalProperties":false,"required":["tag"],"properties":{"tag":{"description":"A glob over tag names (`v*`, `release-?.*`): the newest matching tag is applied.","type":"string","minLength":1,"maxLength":200,"pattern":"^(?![-/.])[A-Za-z0-9._/*?+-]+$","x-error":"a tag pattern is letters, digits, `.`, `_`, `/`, `+`, `-` and the wildcards `*` and `?` (at most 200), not starting with `-`, `/` or `.`"}}},{"type":"object","additionalProperties":false,"required":["promotedFrom"],"properties":{"promotedFrom":{"description":"The environment whose applied and verified revisions this one takes.","type":"string","pattern":"^[a-z][a-z0-9-]{0,39}$","x-error":"an environment's name is lower-case letters, digits and `-` (at most 40), starting with a letter"}}}],"x-error":"`track` is one of `{ branch: NAME }`, `{ tag: PATTERN }` or `{ promotedFrom: ENV }`"},"values":{"description":"Values `${var:NAME}` references in resources (and their attached OpenAPI documents) are replaced with before validation. A string that is only the reference takes the value's type. Values are not secrets: secrets stay `${env:}`/`${file:}`.","type":"object","propertyNames":{"pattern":"^[A-Za-z_][A-Za-z0-9_.-]*$","x-error":"a value's name is letters, digits, `_`, `.` and `-`, starting with a letter or `_`"},"additionalProperties":{"type":["string","number","boolean"]}},"patch":{"description":"An overlay patch: a file of patch documents (a path relative to this file, inside its directory) or one patch document written inline. A patch document names a resource by `kind` and `metadata.name` and is merged into it (RFC 7386 JSON merge patch: maps merge, `null` removes a field, lists and scalars replace); `$patch: delete` leaves the resource out of the environment. A document naming no resource of the repository is an error: resources are added by resource files.","oneOf":[{"type":"string","minLength":1},{"type":"object","required":["kind","metadata"],"properties":{"kind":{"type":"string","minLength":1},"metadata":{"type":"object","required":["name"],"properties":{"name":{"type":"string","minLength":1}}},"$patch":{"enum":["merge","delete"]}}}],"x-error":"a patch is a file path or a document with `kind` and `metadata.name`"},"authScheme":{"type":"string","pattern":"^[!#$%&'*+.^_`|~0-9A-Za-z-]*$","x-error":"must be one HTTP authentication scheme such as `Bearer` (no spaces), or an empty string for the bare credential"},"envName":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$","x-error":"must be the name of an environment variable, e.g. `GW_ADMIN_KEY`"},"url":{"type":"string","pattern":"^https?://","x-error":"must be an http(s) URL"},"notificationEvents":{"description":"Events this receiver is told of (default: all).","type":"array","uniqueItems":true,"items":{"enum":["run-failed","in-doubt","commit-refused","recovered","leader-changed","promoted","frozen"]}},"duration":{"type":"string","pattern":"^[0-9]+(ms|s|m|h|d)$","x-error":"must be a duration such as `500ms`, `30s`, `1m`, `2h` or `30d`"},"rateLimit":{"type":"object","additionalProperties":false,"properties":{"concurrency":{"type":"integer","minimum":1,"default":8},"requestsPerSecond":{"type":"number","exclusiveMinimum":0,"default":50}}}}};
 const schema57 = {"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$","x-error":"must be the name of an environment variable, e.g. `GW_ADMIN_KEY`"};
 const schema58 = {"type":"string","pattern":"^https?://","x-error":"must be an http(s) URL"};
 const schema60 = {"type":"string","pattern":"^[!#$%&'*+.^_`|~0-9A-Za-z-]*$","x-error":"must be one HTTP authentication scheme such as `Bearer` (no spaces), or an empty string for the bare credential"};
@@ -3033,13 +3033,13 @@ const pattern45 = new RegExp("^[0-9]+(ms|s|m|h|d)$", "u");
 const pattern65 = new RegExp("^[a-z_][a-z0-9_]*$", "u");
 const pattern62 = new RegExp("^[a-z0-9][a-z0-9._-]{0,62}$", "u");
 const pattern56 = new RegExp("^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$", "u");
-const pattern98 = new RegExp("^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$", "u");
+const pattern100 = new RegExp("^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$", "u");
 const schema75 = {"type":"object","additionalProperties":false,"properties":{"targets":{"x-owner":"operator","description":"This environment's targets (the shape of the top-level `targets`); each interface given here replaces the top-level one.","$ref":"#/properties/targets"},"values":{"x-owner":"team","description":"This environment's values (over the top-level `values`).","$ref":"#/$defs/values"},"selector":{"x-owner":"team","$ref":"#/properties/selector"},"schedule":{"x-owner":"operator","$ref":"#/properties/schedule"},"secrets":{"x-owner":"operator","description":"This environment's secret scope: which variables `${env:}` may read, where `${file:}` and `${sops:}` resolve, and which age identities `${sops:}` decrypts with (replaces the top-level scope as a whole).","$ref":"#/properties/secrets"},"notifications":{"x-owner":"operator","$ref":"#/properties/notifications"},"orphans":{"x-owner":"operator","$ref":"#/properties/orphans"},"source":{"x-owner":"operator","description":"This environment's own repository (a team's, on its branch or tag: docs/user/teams.md); absent: the top-level `source`. One daemon serves every team's environments this way: each commit reaches only the environments of its repository, and each team's settings file is read from its own repository.","$ref":"#/properties/source"},"owner":{"x-owner":"operator","description":"This environment's owner (over the top-level `owner`; default: the environment's name).","$ref":"#/properties/owner"},"state":{"x-owner":"operator","description":"This environment's own state. By default the top-level state, namespaced by the environment's name (SQLite: `state.NAME.db` beside the configured file; PostgreSQL: the schema `SCHEMA_NAME`, `-` written `_`).","$ref":"#/properties/state"},"patches":{"x-owner":"team","description":"Overlay patches applied, in order, to the repository's resources for this environment.","type":"array","items":{"$ref":"#/$defs/patch"}},"track":{"x-owner":"operator","$ref":"#/$defs/track"},"soak":{"x-owner":"operator","description":"How long a revision must run here with nothing failed, in doubt or blocked and its post-apply checks healthy before it is verified: a candidate for the environments promoted from this one. Default 0 (verified at its first healthy run). See docs/user/promotion.md.","$ref":"#/$defs/duration"},"promotion":{"x-owner":"operator","description":"With `track: { promotedFrom: ENV }`: `auto` promotes each newly verified candidate by itself; `manual` (the default) waits for `gatesync promote`. See docs/user/promotion.md.","enum":["auto","manual"],"default":"manual"},"windows":{"x-owner":"operator","description":"Sync windows (as Argo CD's): inside a `deny` window, or outside every `allow` window when there are any, the environment plans but applies and promotes nothing — scheduled runs, webhooks, `promotion: auto` and rollbacks alike — until the window opens (then it runs). See docs/user/promotion.md.","type":"array","maxItems":50,"items":{"type":"object","additionalProperties":false,"required":["kind","schedule","duration"],"properties":{"kind":{"description":"`allow`: applies only inside; `deny`: applies nothing inside.","enum":["allow","deny"]},"schedule":{"description":"When the window opens: a cron expression (`0 22 * * 1-5`: 22:00 on weekdays), in `timeZone`.","type":"string","minLength":1,"maxLength":200},"duration":{"description":"How long it stays open from each start.","$ref":"#/$defs/duration"},"timeZone":{"description":"The IANA time zone of the schedule (default UTC).","type":"string","minLength":1,"maxLength":100,"default":"UTC"}}}}}};
 const schema95 = {"x-owner":"team","description":"Label selector (team=storefront, tier!=internal, team in (a,b), comma = AND): this instance owns only the matching resources. Orphans are judged by the labels recorded in the state.","type":"string","minLength":1};
 const schema113 = {"x-owner":"operator","description":"What to do with resources that left the repository.","enum":["report","deactivate"],"default":"report"};
 const schema116 = {"x-owner":"operator","description":"The team that owns what this configuration's environments apply (docs/user/teams.md): each object they write on a target is claimed for it in the ownership registry, and a plan writing an object another owner holds is refused for that resource (OWNED_ELSEWHERE). Default: each environment's name (`default` without environments). The operator's: a repository's file cannot set it.","type":"string","pattern":"^[a-z0-9][a-z0-9._-]{0,62}$"};
-const schema122 = {"description":"An overlay patch: a file of patch documents (a path relative to this file, inside its directory) or one patch document written inline. A patch document names a resource by `kind` and `metadata.name` and is merged into it (RFC 7386 JSON merge patch: maps merge, `null` removes a field, lists and scalars replace); `$patch: delete` leaves the resource out of the environment. A document naming no resource of the repository is an error: resources are added by resource files.","oneOf":[{"type":"string","minLength":1},{"type":"object","required":["kind","metadata"],"properties":{"kind":{"type":"string","minLength":1},"metadata":{"type":"object","required":["name"],"properties":{"name":{"type":"string","minLength":1}}},"$patch":{"enum":["merge","delete"]}}}],"x-error":"a patch is a file path or a document with `kind` and `metadata.name`"};
-const schema123 = {"description":"What this environment applies (a git source): `{ branch: NAME }` the head of a branch (default: the top-level `source.git` ref), `{ tag: PATTERN }` the newest tag matching a glob (`*` any characters, `?` one; by semantic version when every matching name is one, else by the tagged commit's date), or `{ promotedFrom: ENV }` only revisions that ENV applied and verified. See docs/user/environments.md.","oneOf":[{"type":"object","additionalProperties":false,"required":["branch"],"properties":{"branch":{"description":"The branch whose head this environment applies.","type":"string","minLength":1,"maxLength":200,"pattern":"^(?![-/.])[A-Za-z0-9._/-]+$","x-error":"a branch name is letters, digits, `.`, `_`, `/` and `-` (at most 200), not starting with `-`, `/` or `.`"}}},{"type":"object","additionalProperties":false,"required":["tag"],"properties":{"tag":{"description":"A glob over tag names (`v*`, `release-?.*`): the newest matching tag is applied.","type":"string","minLength":1,"maxLength":200,"pattern":"^(?![-/.])[A-Za-z0-9._/*?+-]+$","x-error":"a tag pattern is letters, digits, `.`, `_`, `/`, `+`, `-` and the wildcards `*` and `?` (at most 200), not starting with `-`, `/` or `.`"}}},{"type":"object","additionalProperties":false,"required":["promotedFrom"],"properties":{"promotedFrom":{"description":"The environment whose applied and verified revisions this one takes.","type":"string","pattern":"^[a-z][a-z0-9-]{0,39}$","x-error":"an environment's name is lower-case letters, digits and `-` (at most 40), starting with a letter"}}}],"x-error":"`track` is one of `{ branch: NAME }`, `{ tag: PATTERN }` or `{ promotedFrom: ENV }`"};
+const schema123 = {"description":"An overlay patch: a file of patch documents (a path relative to this file, inside its directory) or one patch document written inline. A patch document names a resource by `kind` and `metadata.name` and is merged into it (RFC 7386 JSON merge patch: maps merge, `null` removes a field, lists and scalars replace); `$patch: delete` leaves the resource out of the environment. A document naming no resource of the repository is an error: resources are added by resource files.","oneOf":[{"type":"string","minLength":1},{"type":"object","required":["kind","metadata"],"properties":{"kind":{"type":"string","minLength":1},"metadata":{"type":"object","required":["name"],"properties":{"name":{"type":"string","minLength":1}}},"$patch":{"enum":["merge","delete"]}}}],"x-error":"a patch is a file path or a document with `kind` and `metadata.name`"};
+const schema124 = {"description":"What this environment applies (a git source): `{ branch: NAME }` the head of a branch (default: the top-level `source.git` ref), `{ tag: PATTERN }` the newest tag matching a glob (`*` any characters, `?` one; by semantic version when every matching name is one, else by the tagged commit's date), or `{ promotedFrom: ENV }` only revisions that ENV applied and verified. See docs/user/environments.md.","oneOf":[{"type":"object","additionalProperties":false,"required":["branch"],"properties":{"branch":{"description":"The branch whose head this environment applies.","type":"string","minLength":1,"maxLength":200,"pattern":"^(?![-/.])[A-Za-z0-9._/-]+$","x-error":"a branch name is letters, digits, `.`, `_`, `/` and `-` (at most 200), not starting with `-`, `/` or `.`"}}},{"type":"object","additionalProperties":false,"required":["tag"],"properties":{"tag":{"description":"A glob over tag names (`v*`, `release-?.*`): the newest matching tag is applied.","type":"string","minLength":1,"maxLength":200,"pattern":"^(?![-/.])[A-Za-z0-9._/*?+-]+$","x-error":"a tag pattern is letters, digits, `.`, `_`, `/`, `+`, `-` and the wildcards `*` and `?` (at most 200), not starting with `-`, `/` or `.`"}}},{"type":"object","additionalProperties":false,"required":["promotedFrom"],"properties":{"promotedFrom":{"description":"The environment whose applied and verified revisions this one takes.","type":"string","pattern":"^[a-z][a-z0-9-]{0,39}$","x-error":"an environment's name is lower-case letters, digits and `-` (at most 40), starting with a letter"}}}],"x-error":"`track` is one of `{ branch: NAME }`, `{ tag: PATTERN }` or `{ promotedFrom: ENV }`"};
 const schema76 = {"x-owner":"operator","type":"object","additionalProperties":false,"properties":{"gateway":{"type":"object","required":["url","credentialEnv"],"additionalProperties":false,"properties":{"url":{"description":"{base_url}: host only.","$ref":"#/$defs/url"},"credentialEnv":{"description":"Environment variable holding the X-GW-Authorization key.","$ref":"#/$defs/envName"},"authScheme":{"description":"Scheme written before the credential in its header (`<scheme> <credential>`); an empty string sends the credential alone. Default: empty (the bare key), as production expects: the gateway takes `X-GW-Authorization: <key>`.","$ref":"#/$defs/authScheme"},"batch":{"description":"Group gateway calls through operation 4 at the listen path of a loopback API.","type":"object","required":["listenPath","keyEnv"],"additionalProperties":false,"properties":{"listenPath":{"description":"Listen path of the loopback API (its upstream is the gateway's own /gw/). The route is the operator's: a resource that addresses this API, or a listen path at or beneath it, is refused (BATCH_ROUTE_RESERVED).","type":"string","minLength":1},"apiId":{"description":"The loopback API's gateway id: a resource with this apiId is refused (BATCH_ROUTE_RESERVED). Without it, a change to an API whose listen path the repository does not give is sent directly, not batched.","type":"string","minLength":1},"keyEnv":{"description":"Environment variable holding the loopback API's own key (sub-request `authorization`).","$ref":"#/$defs/envName"},"maxSize":{"type":"integer","minimum":1,"maximum":1000,"default":50}}},"rateLimit":{"$ref":"#/$defs/rateLimit"}}},"dashboard":{"type":"object","required":["url","tokenEnv"],"additionalProperties":false,"properties":{"url":{"description":"{base_url} of the dashboard.","$ref":"#/$defs/url"},"tokenEnv":{"description":"Environment variable holding the dashboard bearer token.","$ref":"#/$defs/envName"},"authScheme":{"description":"Scheme written before the credential in its header (`<scheme> <credential>`); an empty string sends the credential alone. Default: Bearer, as production expects: the dashboard takes `Authorization: Bearer <token>`.","$ref":"#/$defs/authScheme"},"rateLimit":{"$ref":"#/$defs/rateLimit"}}},"portal":{"type":"object","required":["url","credentialEnv"],"additionalProperties":false,"properties":{"url":{"description":"{portal_api_url}, including its path prefix.","$ref":"#/$defs/url"},"credentialEnv":{"$ref":"#/$defs/envName"},"authScheme":{"description":"Scheme written before the credential in its header (`<scheme> <credential>`); an empty string sends the credential alone. Default: empty (the bare key), as production expects: the portal takes `Authorization: <key>`.","$ref":"#/$defs/authScheme"},"appTypeProviders":{"description":"Ids of identity providers that register applications by type (they require IdpAppType).","type":"array","items":{"type":"integer"},"uniqueItems":true},"rateLimit":{"$ref":"#/$defs/rateLimit"}}},"llm":{"type":"object","required":["url","credentialEnv"],"additionalProperties":false,"properties":{"url":{"description":"{llm_api_url}, including its path prefix.","$ref":"#/$defs/url"},"credentialEnv":{"$ref":"#/$defs/envName"},"authScheme":{"description":"Scheme written before the credential in its header (`<scheme> <credential>`); an empty string sends the credential alone. Default: Bearer, as production expects: the LLM service splits `Authorization` on a space and needs exactly two parts.","$ref":"#/$defs/authScheme"},"rateLimit":{"$ref":"#/$defs/rateLimit"}}}}};
 
 function validate37(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -5996,7 +5996,7 @@ return errors === 0;
 }
 validate45.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-const schema117 = {"x-owner":"operator","oneOf":[{"type":"object","required":["backend"],"additionalProperties":false,"properties":{"backend":{"const":"sqlite"},"path":{"description":"The SQLite database file.","type":"string","default":".gatesync/state.db"},"lockStaleAfter":{"description":"A writer lock whose heartbeat is older than this is taken over by another run (the holder refreshes it six times as often). A holder that wakes up after that (a frozen VM, a suspended runner) sends nothing more: every call checks the lock first.","$ref":"#/$defs/duration","default":"1m"}}},{"description":"The retired file state: refused with the `gatesync state migrate` command that moves it to sqlite.","type":"object","required":["backend"],"additionalProperties":false,"properties":{"backend":{"const":"file"},"path":{"type":"string","default":".gatesync/state.json"}}},{"type":"object","required":["backend","urlEnv"],"additionalProperties":false,"properties":{"backend":{"const":"postgres"},"urlEnv":{"description":"Environment variable holding the connection string.","$ref":"#/$defs/envName"},"schema":{"type":"string","pattern":"^[a-z_][a-z0-9_]*$","default":"gatesync"},"lease":{"description":"The fleet's leases (docs/user/fleets.md): how long a replica's lease of an environment lasts without renewal, and how often it is renewed (at least 3 renewals per lease; a lease of 1s at least). Another replica takes an environment within about `duration` of its leader's death, pause or partition. The top-level state's only: one setting for every environment.","type":"object","additionalProperties":false,"properties":{"duration":{"$ref":"#/$defs/duration","default":"5s"},"renewEvery":{"$ref":"#/$defs/duration","default":"1s"}}}}}],"x-error":"state needs `backend: sqlite` (with an optional `path`) or `backend: postgres` with `urlEnv`"};
+const schema117 = {"x-owner":"operator","oneOf":[{"type":"object","required":["backend"],"additionalProperties":false,"properties":{"backend":{"const":"sqlite"},"path":{"description":"The SQLite database file.","type":"string","default":".gatesync/state.db"},"lockStaleAfter":{"description":"A writer lock whose heartbeat is older than this is taken over by another run (the holder refreshes it six times as often). A holder that wakes up after that (a frozen VM, a suspended runner) sends nothing more: every call checks the lock first.","$ref":"#/$defs/duration","default":"1m"}}},{"description":"The retired file state: refused with the `gatesync state migrate` command that moves it to sqlite.","type":"object","required":["backend"],"additionalProperties":false,"properties":{"backend":{"const":"file"},"path":{"type":"string","default":".gatesync/state.json"}}},{"type":"object","required":["backend","urlEnv"],"additionalProperties":false,"properties":{"backend":{"const":"postgres"},"urlEnv":{"description":"Environment variable holding the connection string.","$ref":"#/$defs/envName"},"schema":{"type":"string","pattern":"^[a-z_][a-z0-9_]*$","default":"gatesync"},"lease":{"description":"The fleet's leases (docs/user/fleets.md): how long a replica's lease of an environment lasts without renewal, and how often it is renewed (at least 3 renewals per lease; a lease of 1s at least). Another replica takes an environment within about `duration` of its leader's death, pause or partition. The top-level state's only: one setting for every environment.","type":"object","additionalProperties":false,"properties":{"duration":{"$ref":"#/$defs/duration","default":"5s"},"renewEvery":{"$ref":"#/$defs/duration","default":"1s"}}},"pool":{"description":"The connections each process keeps to this database (docs/user/fleets.md): one pool shared by every environment's state, history and views, whatever their number. A fleet replica opens at most `size` plus its lease connection (and, for a moment, the one replacing a dropped lease connection). A wait for a connection longer than `acquireTimeout` fails with STATE_POOL_TIMEOUT. The top-level state's only.","type":"object","additionalProperties":false,"properties":{"size":{"description":"Connections at most; one environment's reads hold at most half of them, state locks all but one.","type":"integer","minimum":2,"maximum":100,"default":4},"acquireTimeout":{"description":"How long a read, a history row or a state lock waits for a connection.","$ref":"#/$defs/duration","default":"10s"}}}}}],"x-error":"state needs `backend: sqlite` (with an optional `path`) or `backend: postgres` with `urlEnv`"};
 
 function validate47(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -6200,7 +6200,7 @@ vErrors.push(err13);
 errors++;
 }
 for(const key2 in data){
-if(!((((key2 === "backend") || (key2 === "urlEnv")) || (key2 === "schema")) || (key2 === "lease"))){
+if(!(((((key2 === "backend") || (key2 === "urlEnv")) || (key2 === "schema")) || (key2 === "lease")) || (key2 === "pool"))){
 const err14 = {instancePath,schemaPath:"#/oneOf/2/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema117.oneOf[2],data};
 if(vErrors === null){
 vErrors = [err14];
@@ -6351,14 +6351,101 @@ vErrors.push(err25);
 errors++;
 }
 }
-}
-else {
-const err26 = {instancePath,schemaPath:"#/oneOf/2/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema117.oneOf[2].type,parentSchema:schema117.oneOf[2],data};
+if(data.pool !== undefined){
+let data11 = data.pool;
+if(data11 && typeof data11 == "object" && !Array.isArray(data11)){
+for(const key4 in data11){
+if(!((key4 === "size") || (key4 === "acquireTimeout"))){
+const err26 = {instancePath:instancePath+"/pool",schemaPath:"#/oneOf/2/properties/pool/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema117.oneOf[2].properties.pool,data:data11};
 if(vErrors === null){
 vErrors = [err26];
 }
 else {
 vErrors.push(err26);
+}
+errors++;
+}
+}
+if(data11.size !== undefined){
+let data12 = data11.size;
+if(!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))){
+const err27 = {instancePath:instancePath+"/pool/size",schemaPath:"#/oneOf/2/properties/pool/properties/size/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema117.oneOf[2].properties.pool.properties.size.type,parentSchema:schema117.oneOf[2].properties.pool.properties.size,data:data12};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+if((typeof data12 == "number") && (isFinite(data12))){
+if(data12 > 100 || isNaN(data12)){
+const err28 = {instancePath:instancePath+"/pool/size",schemaPath:"#/oneOf/2/properties/pool/properties/size/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100",schema:100,parentSchema:schema117.oneOf[2].properties.pool.properties.size,data:data12};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+if(data12 < 2 || isNaN(data12)){
+const err29 = {instancePath:instancePath+"/pool/size",schemaPath:"#/oneOf/2/properties/pool/properties/size/minimum",keyword:"minimum",params:{comparison: ">=", limit: 2},message:"must be >= 2",schema:2,parentSchema:schema117.oneOf[2].properties.pool.properties.size,data:data12};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+}
+if(data11.acquireTimeout !== undefined){
+let data13 = data11.acquireTimeout;
+if(typeof data13 === "string"){
+if(!pattern45.test(data13)){
+const err30 = {instancePath:instancePath+"/pool/acquireTimeout",schemaPath:"#/$defs/duration/pattern",keyword:"pattern",params:{pattern: "^[0-9]+(ms|s|m|h|d)$"},message:"must match pattern \""+"^[0-9]+(ms|s|m|h|d)$"+"\"",schema:"^[0-9]+(ms|s|m|h|d)$",parentSchema:schema97,data:data13};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+else {
+const err31 = {instancePath:instancePath+"/pool/acquireTimeout",schemaPath:"#/$defs/duration/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema97.type,parentSchema:schema97,data:data13};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+}
+}
+else {
+const err32 = {instancePath:instancePath+"/pool",schemaPath:"#/oneOf/2/properties/pool/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema117.oneOf[2].properties.pool.type,parentSchema:schema117.oneOf[2].properties.pool,data:data11};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+}
+}
+else {
+const err33 = {instancePath,schemaPath:"#/oneOf/2/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema117.oneOf[2].type,parentSchema:schema117.oneOf[2],data};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
 }
 errors++;
 }
@@ -6378,12 +6465,12 @@ props0 = true;
 }
 }
 if(!valid0){
-const err27 = {instancePath,schemaPath:"#/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema117.oneOf,parentSchema:schema117,data};
+const err34 = {instancePath,schemaPath:"#/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema117.oneOf,parentSchema:schema117,data};
 if(vErrors === null){
-vErrors = [err27];
+vErrors = [err34];
 }
 else {
-vErrors.push(err27);
+vErrors.push(err34);
 }
 errors++;
 }
@@ -6404,8 +6491,8 @@ return errors === 0;
 }
 validate47.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-const pattern68 = new RegExp("^(?![-/.])[A-Za-z0-9._/-]+$", "u");
-const pattern69 = new RegExp("^(?![-/.])[A-Za-z0-9._/*?+-]+$", "u");
+const pattern69 = new RegExp("^(?![-/.])[A-Za-z0-9._/-]+$", "u");
+const pattern70 = new RegExp("^(?![-/.])[A-Za-z0-9._/*?+-]+$", "u");
 
 function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -6595,7 +6682,7 @@ let passing0 = null;
 const _errs43 = errors;
 if(typeof data12 === "string"){
 if(func1(data12) < 1){
-const err10 = {instancePath:instancePath+"/patches/" + i0,schemaPath:"#/$defs/patch/oneOf/0/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema122.oneOf[0],data:data12};
+const err10 = {instancePath:instancePath+"/patches/" + i0,schemaPath:"#/$defs/patch/oneOf/0/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema123.oneOf[0],data:data12};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -6606,7 +6693,7 @@ errors++;
 }
 }
 else {
-const err11 = {instancePath:instancePath+"/patches/" + i0,schemaPath:"#/$defs/patch/oneOf/0/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema122.oneOf[0].type,parentSchema:schema122.oneOf[0],data:data12};
+const err11 = {instancePath:instancePath+"/patches/" + i0,schemaPath:"#/$defs/patch/oneOf/0/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema123.oneOf[0].type,parentSchema:schema123.oneOf[0],data:data12};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -6623,7 +6710,7 @@ passing0 = 0;
 const _errs45 = errors;
 if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
 if(data12.kind === undefined){
-const err12 = {instancePath:instancePath+"/patches/" + i0,schemaPath:"#/$defs/patch/oneOf/1/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema122.oneOf[1].required,parentSchema:schema122.oneOf[1],data:data12};
+const err12 = {instancePath:instancePath+"/patches/" + i0,schemaPath:"#/$defs/patch/oneOf/1/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema123.oneOf[1].required,parentSchema:schema123.oneOf[1],data:data12};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -6633,7 +6720,7 @@ vErrors.push(err12);
 errors++;
 }
 if(data12.metadata === undefined){
-const err13 = {instancePath:instancePath+"/patches/" + i0,schemaPath:"#/$defs/patch/oneOf/1/required",keyword:"required",params:{missingProperty: "metadata"},message:"must have required property '"+"metadata"+"'",schema:schema122.oneOf[1].required,parentSchema:schema122.oneOf[1],data:data12};
+const err13 = {instancePath:instancePath+"/patches/" + i0,schemaPath:"#/$defs/patch/oneOf/1/required",keyword:"required",params:{missingProperty: "metadata"},message:"must have required property '"+"metadata"+"'",schema:schema123.oneOf[1].required,parentSchema:schema123.oneOf[1],data:data12};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -6646,7 +6733,7 @@ if(data12.kind !== undefined){
 let data13 = data12.kind;
 if(typeof data13 === "string"){
 if(func1(data13) < 1){
-const err14 = {instancePath:instancePath+"/patches/" + i0+"/kind",schemaPath:"#/$defs/patch/oneOf/1/properties/kind/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema122.oneOf[1].properties.kind,data:data13};
+const err14 = {instancePath:instancePath+"/patches/" + i0+"/kind",schemaPath:"#/$defs/patch/oneOf/1/properties/kind/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema123.oneOf[1].properties.kind,data:data13};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -6657,7 +6744,7 @@ errors++;
 }
 }
 else {
-const err15 = {instancePath:instancePath+"/patches/" + i0+"/kind",schemaPath:"#/$defs/patch/oneOf/1/properties/kind/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema122.oneOf[1].properties.kind.type,parentSchema:schema122.oneOf[1].properties.kind,data:data13};
+const err15 = {instancePath:instancePath+"/patches/" + i0+"/kind",schemaPath:"#/$defs/patch/oneOf/1/properties/kind/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema123.oneOf[1].properties.kind.type,parentSchema:schema123.oneOf[1].properties.kind,data:data13};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -6671,7 +6758,7 @@ if(data12.metadata !== undefined){
 let data14 = data12.metadata;
 if(data14 && typeof data14 == "object" && !Array.isArray(data14)){
 if(data14.name === undefined){
-const err16 = {instancePath:instancePath+"/patches/" + i0+"/metadata",schemaPath:"#/$defs/patch/oneOf/1/properties/metadata/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema122.oneOf[1].properties.metadata.required,parentSchema:schema122.oneOf[1].properties.metadata,data:data14};
+const err16 = {instancePath:instancePath+"/patches/" + i0+"/metadata",schemaPath:"#/$defs/patch/oneOf/1/properties/metadata/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema123.oneOf[1].properties.metadata.required,parentSchema:schema123.oneOf[1].properties.metadata,data:data14};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -6684,7 +6771,7 @@ if(data14.name !== undefined){
 let data15 = data14.name;
 if(typeof data15 === "string"){
 if(func1(data15) < 1){
-const err17 = {instancePath:instancePath+"/patches/" + i0+"/metadata/name",schemaPath:"#/$defs/patch/oneOf/1/properties/metadata/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema122.oneOf[1].properties.metadata.properties.name,data:data15};
+const err17 = {instancePath:instancePath+"/patches/" + i0+"/metadata/name",schemaPath:"#/$defs/patch/oneOf/1/properties/metadata/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema123.oneOf[1].properties.metadata.properties.name,data:data15};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -6695,7 +6782,7 @@ errors++;
 }
 }
 else {
-const err18 = {instancePath:instancePath+"/patches/" + i0+"/metadata/name",schemaPath:"#/$defs/patch/oneOf/1/properties/metadata/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema122.oneOf[1].properties.metadata.properties.name.type,parentSchema:schema122.oneOf[1].properties.metadata.properties.name,data:data15};
+const err18 = {instancePath:instancePath+"/patches/" + i0+"/metadata/name",schemaPath:"#/$defs/patch/oneOf/1/properties/metadata/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema123.oneOf[1].properties.metadata.properties.name.type,parentSchema:schema123.oneOf[1].properties.metadata.properties.name,data:data15};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -6707,7 +6794,7 @@ errors++;
 }
 }
 else {
-const err19 = {instancePath:instancePath+"/patches/" + i0+"/metadata",schemaPath:"#/$defs/patch/oneOf/1/properties/metadata/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema122.oneOf[1].properties.metadata.type,parentSchema:schema122.oneOf[1].properties.metadata,data:data14};
+const err19 = {instancePath:instancePath+"/patches/" + i0+"/metadata",schemaPath:"#/$defs/patch/oneOf/1/properties/metadata/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema123.oneOf[1].properties.metadata.type,parentSchema:schema123.oneOf[1].properties.metadata,data:data14};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -6720,7 +6807,7 @@ errors++;
 if(data12.$patch !== undefined){
 let data16 = data12.$patch;
 if(!((data16 === "merge") || (data16 === "delete"))){
-const err20 = {instancePath:instancePath+"/patches/" + i0+"/$patch",schemaPath:"#/$defs/patch/oneOf/1/properties/%24patch/enum",keyword:"enum",params:{allowedValues: schema122.oneOf[1].properties.$patch.enum},message:"must be equal to one of the allowed values",schema:schema122.oneOf[1].properties.$patch.enum,parentSchema:schema122.oneOf[1].properties.$patch,data:data16};
+const err20 = {instancePath:instancePath+"/patches/" + i0+"/$patch",schemaPath:"#/$defs/patch/oneOf/1/properties/%24patch/enum",keyword:"enum",params:{allowedValues: schema123.oneOf[1].properties.$patch.enum},message:"must be equal to one of the allowed values",schema:schema123.oneOf[1].properties.$patch.enum,parentSchema:schema123.oneOf[1].properties.$patch,data:data16};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -6732,7 +6819,7 @@ errors++;
 }
 }
 else {
-const err21 = {instancePath:instancePath+"/patches/" + i0,schemaPath:"#/$defs/patch/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema122.oneOf[1].type,parentSchema:schema122.oneOf[1],data:data12};
+const err21 = {instancePath:instancePath+"/patches/" + i0,schemaPath:"#/$defs/patch/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema123.oneOf[1].type,parentSchema:schema123.oneOf[1],data:data12};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -6757,7 +6844,7 @@ props2.$patch = true;
 }
 }
 if(!valid10){
-const err22 = {instancePath:instancePath+"/patches/" + i0,schemaPath:"#/$defs/patch/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema122.oneOf,parentSchema:schema122,data:data12};
+const err22 = {instancePath:instancePath+"/patches/" + i0,schemaPath:"#/$defs/patch/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema123.oneOf,parentSchema:schema123,data:data12};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -6798,7 +6885,7 @@ let passing1 = null;
 const _errs58 = errors;
 if(data17 && typeof data17 == "object" && !Array.isArray(data17)){
 if(data17.branch === undefined){
-const err24 = {instancePath:instancePath+"/track",schemaPath:"#/$defs/track/oneOf/0/required",keyword:"required",params:{missingProperty: "branch"},message:"must have required property '"+"branch"+"'",schema:schema123.oneOf[0].required,parentSchema:schema123.oneOf[0],data:data17};
+const err24 = {instancePath:instancePath+"/track",schemaPath:"#/$defs/track/oneOf/0/required",keyword:"required",params:{missingProperty: "branch"},message:"must have required property '"+"branch"+"'",schema:schema124.oneOf[0].required,parentSchema:schema124.oneOf[0],data:data17};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -6809,7 +6896,7 @@ errors++;
 }
 for(const key3 in data17){
 if(!(key3 === "branch")){
-const err25 = {instancePath:instancePath+"/track",schemaPath:"#/$defs/track/oneOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema123.oneOf[0],data:data17};
+const err25 = {instancePath:instancePath+"/track",schemaPath:"#/$defs/track/oneOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema124.oneOf[0],data:data17};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -6823,7 +6910,7 @@ if(data17.branch !== undefined){
 let data18 = data17.branch;
 if(typeof data18 === "string"){
 if(func1(data18) > 200){
-const err26 = {instancePath:instancePath+"/track/branch",schemaPath:"#/$defs/track/oneOf/0/properties/branch/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema123.oneOf[0].properties.branch,data:data18};
+const err26 = {instancePath:instancePath+"/track/branch",schemaPath:"#/$defs/track/oneOf/0/properties/branch/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema124.oneOf[0].properties.branch,data:data18};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -6833,7 +6920,7 @@ vErrors.push(err26);
 errors++;
 }
 if(func1(data18) < 1){
-const err27 = {instancePath:instancePath+"/track/branch",schemaPath:"#/$defs/track/oneOf/0/properties/branch/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema123.oneOf[0].properties.branch,data:data18};
+const err27 = {instancePath:instancePath+"/track/branch",schemaPath:"#/$defs/track/oneOf/0/properties/branch/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema124.oneOf[0].properties.branch,data:data18};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -6842,8 +6929,8 @@ vErrors.push(err27);
 }
 errors++;
 }
-if(!pattern68.test(data18)){
-const err28 = {instancePath:instancePath+"/track/branch",schemaPath:"#/$defs/track/oneOf/0/properties/branch/pattern",keyword:"pattern",params:{pattern: "^(?![-/.])[A-Za-z0-9._/-]+$"},message:"must match pattern \""+"^(?![-/.])[A-Za-z0-9._/-]+$"+"\"",schema:"^(?![-/.])[A-Za-z0-9._/-]+$",parentSchema:schema123.oneOf[0].properties.branch,data:data18};
+if(!pattern69.test(data18)){
+const err28 = {instancePath:instancePath+"/track/branch",schemaPath:"#/$defs/track/oneOf/0/properties/branch/pattern",keyword:"pattern",params:{pattern: "^(?![-/.])[A-Za-z0-9._/-]+$"},message:"must match pattern \""+"^(?![-/.])[A-Za-z0-9._/-]+$"+"\"",schema:"^(?![-/.])[A-Za-z0-9._/-]+$",parentSchema:schema124.oneOf[0].properties.branch,data:data18};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -6854,7 +6941,7 @@ errors++;
 }
 }
 else {
-const err29 = {instancePath:instancePath+"/track/branch",schemaPath:"#/$defs/track/oneOf/0/properties/branch/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema123.oneOf[0].properties.branch.type,parentSchema:schema123.oneOf[0].properties.branch,data:data18};
+const err29 = {instancePath:instancePath+"/track/branch",schemaPath:"#/$defs/track/oneOf/0/properties/branch/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema124.oneOf[0].properties.branch.type,parentSchema:schema124.oneOf[0].properties.branch,data:data18};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -6866,7 +6953,7 @@ errors++;
 }
 }
 else {
-const err30 = {instancePath:instancePath+"/track",schemaPath:"#/$defs/track/oneOf/0/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema123.oneOf[0].type,parentSchema:schema123.oneOf[0],data:data17};
+const err30 = {instancePath:instancePath+"/track",schemaPath:"#/$defs/track/oneOf/0/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema124.oneOf[0].type,parentSchema:schema124.oneOf[0],data:data17};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -6884,7 +6971,7 @@ var props3 = true;
 const _errs64 = errors;
 if(data17 && typeof data17 == "object" && !Array.isArray(data17)){
 if(data17.tag === undefined){
-const err31 = {instancePath:instancePath+"/track",schemaPath:"#/$defs/track/oneOf/1/required",keyword:"required",params:{missingProperty: "tag"},message:"must have required property '"+"tag"+"'",schema:schema123.oneOf[1].required,parentSchema:schema123.oneOf[1],data:data17};
+const err31 = {instancePath:instancePath+"/track",schemaPath:"#/$defs/track/oneOf/1/required",keyword:"required",params:{missingProperty: "tag"},message:"must have required property '"+"tag"+"'",schema:schema124.oneOf[1].required,parentSchema:schema124.oneOf[1],data:data17};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -6895,7 +6982,7 @@ errors++;
 }
 for(const key4 in data17){
 if(!(key4 === "tag")){
-const err32 = {instancePath:instancePath+"/track",schemaPath:"#/$defs/track/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema123.oneOf[1],data:data17};
+const err32 = {instancePath:instancePath+"/track",schemaPath:"#/$defs/track/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema124.oneOf[1],data:data17};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -6909,7 +6996,7 @@ if(data17.tag !== undefined){
 let data19 = data17.tag;
 if(typeof data19 === "string"){
 if(func1(data19) > 200){
-const err33 = {instancePath:instancePath+"/track/tag",schemaPath:"#/$defs/track/oneOf/1/properties/tag/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema123.oneOf[1].properties.tag,data:data19};
+const err33 = {instancePath:instancePath+"/track/tag",schemaPath:"#/$defs/track/oneOf/1/properties/tag/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema124.oneOf[1].properties.tag,data:data19};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -6919,7 +7006,7 @@ vErrors.push(err33);
 errors++;
 }
 if(func1(data19) < 1){
-const err34 = {instancePath:instancePath+"/track/tag",schemaPath:"#/$defs/track/oneOf/1/properties/tag/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema123.oneOf[1].properties.tag,data:data19};
+const err34 = {instancePath:instancePath+"/track/tag",schemaPath:"#/$defs/track/oneOf/1/properties/tag/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema124.oneOf[1].properties.tag,data:data19};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -6928,8 +7015,8 @@ vErrors.push(err34);
 }
 errors++;
 }
-if(!pattern69.test(data19)){
-const err35 = {instancePath:instancePath+"/track/tag",schemaPath:"#/$defs/track/oneOf/1/properties/tag/pattern",keyword:"pattern",params:{pattern: "^(?![-/.])[A-Za-z0-9._/*?+-]+$"},message:"must match pattern \""+"^(?![-/.])[A-Za-z0-9._/*?+-]+$"+"\"",schema:"^(?![-/.])[A-Za-z0-9._/*?+-]+$",parentSchema:schema123.oneOf[1].properties.tag,data:data19};
+if(!pattern70.test(data19)){
+const err35 = {instancePath:instancePath+"/track/tag",schemaPath:"#/$defs/track/oneOf/1/properties/tag/pattern",keyword:"pattern",params:{pattern: "^(?![-/.])[A-Za-z0-9._/*?+-]+$"},message:"must match pattern \""+"^(?![-/.])[A-Za-z0-9._/*?+-]+$"+"\"",schema:"^(?![-/.])[A-Za-z0-9._/*?+-]+$",parentSchema:schema124.oneOf[1].properties.tag,data:data19};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -6940,7 +7027,7 @@ errors++;
 }
 }
 else {
-const err36 = {instancePath:instancePath+"/track/tag",schemaPath:"#/$defs/track/oneOf/1/properties/tag/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema123.oneOf[1].properties.tag.type,parentSchema:schema123.oneOf[1].properties.tag,data:data19};
+const err36 = {instancePath:instancePath+"/track/tag",schemaPath:"#/$defs/track/oneOf/1/properties/tag/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema124.oneOf[1].properties.tag.type,parentSchema:schema124.oneOf[1].properties.tag,data:data19};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -6952,7 +7039,7 @@ errors++;
 }
 }
 else {
-const err37 = {instancePath:instancePath+"/track",schemaPath:"#/$defs/track/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema123.oneOf[1].type,parentSchema:schema123.oneOf[1],data:data17};
+const err37 = {instancePath:instancePath+"/track",schemaPath:"#/$defs/track/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema124.oneOf[1].type,parentSchema:schema124.oneOf[1],data:data17};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -6977,7 +7064,7 @@ props3 = true;
 const _errs70 = errors;
 if(data17 && typeof data17 == "object" && !Array.isArray(data17)){
 if(data17.promotedFrom === undefined){
-const err38 = {instancePath:instancePath+"/track",schemaPath:"#/$defs/track/oneOf/2/required",keyword:"required",params:{missingProperty: "promotedFrom"},message:"must have required property '"+"promotedFrom"+"'",schema:schema123.oneOf[2].required,parentSchema:schema123.oneOf[2],data:data17};
+const err38 = {instancePath:instancePath+"/track",schemaPath:"#/$defs/track/oneOf/2/required",keyword:"required",params:{missingProperty: "promotedFrom"},message:"must have required property '"+"promotedFrom"+"'",schema:schema124.oneOf[2].required,parentSchema:schema124.oneOf[2],data:data17};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -6988,7 +7075,7 @@ errors++;
 }
 for(const key5 in data17){
 if(!(key5 === "promotedFrom")){
-const err39 = {instancePath:instancePath+"/track",schemaPath:"#/$defs/track/oneOf/2/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema123.oneOf[2],data:data17};
+const err39 = {instancePath:instancePath+"/track",schemaPath:"#/$defs/track/oneOf/2/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema124.oneOf[2],data:data17};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -7002,7 +7089,7 @@ if(data17.promotedFrom !== undefined){
 let data20 = data17.promotedFrom;
 if(typeof data20 === "string"){
 if(!pattern30.test(data20)){
-const err40 = {instancePath:instancePath+"/track/promotedFrom",schemaPath:"#/$defs/track/oneOf/2/properties/promotedFrom/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9-]{0,39}$"},message:"must match pattern \""+"^[a-z][a-z0-9-]{0,39}$"+"\"",schema:"^[a-z][a-z0-9-]{0,39}$",parentSchema:schema123.oneOf[2].properties.promotedFrom,data:data20};
+const err40 = {instancePath:instancePath+"/track/promotedFrom",schemaPath:"#/$defs/track/oneOf/2/properties/promotedFrom/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9-]{0,39}$"},message:"must match pattern \""+"^[a-z][a-z0-9-]{0,39}$"+"\"",schema:"^[a-z][a-z0-9-]{0,39}$",parentSchema:schema124.oneOf[2].properties.promotedFrom,data:data20};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -7013,7 +7100,7 @@ errors++;
 }
 }
 else {
-const err41 = {instancePath:instancePath+"/track/promotedFrom",schemaPath:"#/$defs/track/oneOf/2/properties/promotedFrom/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema123.oneOf[2].properties.promotedFrom.type,parentSchema:schema123.oneOf[2].properties.promotedFrom,data:data20};
+const err41 = {instancePath:instancePath+"/track/promotedFrom",schemaPath:"#/$defs/track/oneOf/2/properties/promotedFrom/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema124.oneOf[2].properties.promotedFrom.type,parentSchema:schema124.oneOf[2].properties.promotedFrom,data:data20};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -7025,7 +7112,7 @@ errors++;
 }
 }
 else {
-const err42 = {instancePath:instancePath+"/track",schemaPath:"#/$defs/track/oneOf/2/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema123.oneOf[2].type,parentSchema:schema123.oneOf[2],data:data17};
+const err42 = {instancePath:instancePath+"/track",schemaPath:"#/$defs/track/oneOf/2/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema124.oneOf[2].type,parentSchema:schema124.oneOf[2],data:data17};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -7050,7 +7137,7 @@ props3 = true;
 }
 }
 if(!valid14){
-const err43 = {instancePath:instancePath+"/track",schemaPath:"#/$defs/track/oneOf",keyword:"oneOf",params:{passingSchemas: passing1},message:"must match exactly one schema in oneOf",schema:schema123.oneOf,parentSchema:schema123,data:data17};
+const err43 = {instancePath:instancePath+"/track",schemaPath:"#/$defs/track/oneOf",keyword:"oneOf",params:{passingSchemas: passing1},message:"must match exactly one schema in oneOf",schema:schema124.oneOf,parentSchema:schema124,data:data17};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -9331,7 +9418,7 @@ vErrors.push(err153);
 errors++;
 }
 for(const key21 in data61){
-if(!((((key21 === "backend") || (key21 === "urlEnv")) || (key21 === "schema")) || (key21 === "lease"))){
+if(!(((((key21 === "backend") || (key21 === "urlEnv")) || (key21 === "schema")) || (key21 === "lease")) || (key21 === "pool"))){
 const err154 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf/2/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key21},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.state.oneOf[2],data:data61};
 if(vErrors === null){
 vErrors = [err154];
@@ -9482,14 +9569,101 @@ vErrors.push(err165);
 errors++;
 }
 }
-}
-else {
-const err166 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf/2/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.state.oneOf[2].type,parentSchema:schema56.properties.state.oneOf[2],data:data61};
+if(data61.pool !== undefined){
+let data73 = data61.pool;
+if(data73 && typeof data73 == "object" && !Array.isArray(data73)){
+for(const key23 in data73){
+if(!((key23 === "size") || (key23 === "acquireTimeout"))){
+const err166 = {instancePath:instancePath+"/state/pool",schemaPath:"#/properties/state/oneOf/2/properties/pool/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key23},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.state.oneOf[2].properties.pool,data:data73};
 if(vErrors === null){
 vErrors = [err166];
 }
 else {
 vErrors.push(err166);
+}
+errors++;
+}
+}
+if(data73.size !== undefined){
+let data74 = data73.size;
+if(!(((typeof data74 == "number") && (!(data74 % 1) && !isNaN(data74))) && (isFinite(data74)))){
+const err167 = {instancePath:instancePath+"/state/pool/size",schemaPath:"#/properties/state/oneOf/2/properties/pool/properties/size/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.state.oneOf[2].properties.pool.properties.size.type,parentSchema:schema56.properties.state.oneOf[2].properties.pool.properties.size,data:data74};
+if(vErrors === null){
+vErrors = [err167];
+}
+else {
+vErrors.push(err167);
+}
+errors++;
+}
+if((typeof data74 == "number") && (isFinite(data74))){
+if(data74 > 100 || isNaN(data74)){
+const err168 = {instancePath:instancePath+"/state/pool/size",schemaPath:"#/properties/state/oneOf/2/properties/pool/properties/size/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100",schema:100,parentSchema:schema56.properties.state.oneOf[2].properties.pool.properties.size,data:data74};
+if(vErrors === null){
+vErrors = [err168];
+}
+else {
+vErrors.push(err168);
+}
+errors++;
+}
+if(data74 < 2 || isNaN(data74)){
+const err169 = {instancePath:instancePath+"/state/pool/size",schemaPath:"#/properties/state/oneOf/2/properties/pool/properties/size/minimum",keyword:"minimum",params:{comparison: ">=", limit: 2},message:"must be >= 2",schema:2,parentSchema:schema56.properties.state.oneOf[2].properties.pool.properties.size,data:data74};
+if(vErrors === null){
+vErrors = [err169];
+}
+else {
+vErrors.push(err169);
+}
+errors++;
+}
+}
+}
+if(data73.acquireTimeout !== undefined){
+let data75 = data73.acquireTimeout;
+if(typeof data75 === "string"){
+if(!pattern45.test(data75)){
+const err170 = {instancePath:instancePath+"/state/pool/acquireTimeout",schemaPath:"#/$defs/duration/pattern",keyword:"pattern",params:{pattern: "^[0-9]+(ms|s|m|h|d)$"},message:"must match pattern \""+"^[0-9]+(ms|s|m|h|d)$"+"\"",schema:"^[0-9]+(ms|s|m|h|d)$",parentSchema:schema97,data:data75};
+if(vErrors === null){
+vErrors = [err170];
+}
+else {
+vErrors.push(err170);
+}
+errors++;
+}
+}
+else {
+const err171 = {instancePath:instancePath+"/state/pool/acquireTimeout",schemaPath:"#/$defs/duration/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema97.type,parentSchema:schema97,data:data75};
+if(vErrors === null){
+vErrors = [err171];
+}
+else {
+vErrors.push(err171);
+}
+errors++;
+}
+}
+}
+else {
+const err172 = {instancePath:instancePath+"/state/pool",schemaPath:"#/properties/state/oneOf/2/properties/pool/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.state.oneOf[2].properties.pool.type,parentSchema:schema56.properties.state.oneOf[2].properties.pool,data:data73};
+if(vErrors === null){
+vErrors = [err172];
+}
+else {
+vErrors.push(err172);
+}
+errors++;
+}
+}
+}
+else {
+const err173 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf/2/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.state.oneOf[2].type,parentSchema:schema56.properties.state.oneOf[2],data:data61};
+if(vErrors === null){
+vErrors = [err173];
+}
+else {
+vErrors.push(err173);
 }
 errors++;
 }
@@ -9509,12 +9683,12 @@ props1 = true;
 }
 }
 if(!valid43){
-const err167 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf",keyword:"oneOf",params:{passingSchemas: passing1},message:"must match exactly one schema in oneOf",schema:schema56.properties.state.oneOf,parentSchema:schema56.properties.state,data:data61};
+const err174 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf",keyword:"oneOf",params:{passingSchemas: passing1},message:"must match exactly one schema in oneOf",schema:schema56.properties.state.oneOf,parentSchema:schema56.properties.state,data:data61};
 if(vErrors === null){
-vErrors = [err167];
+vErrors = [err174];
 }
 else {
-vErrors.push(err167);
+vErrors.push(err174);
 }
 errors++;
 }
@@ -9531,98 +9705,11 @@ vErrors = null;
 }
 }
 if(data.history !== undefined){
-let data73 = data.history;
-if(data73 && typeof data73 == "object" && !Array.isArray(data73)){
-for(const key23 in data73){
-if(!((key23 === "keep") || (key23 === "maxAge"))){
-const err168 = {instancePath:instancePath+"/history",schemaPath:"#/properties/history/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key23},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.history,data:data73};
-if(vErrors === null){
-vErrors = [err168];
-}
-else {
-vErrors.push(err168);
-}
-errors++;
-}
-}
-if(data73.keep !== undefined){
-let data74 = data73.keep;
-if(!(((typeof data74 == "number") && (!(data74 % 1) && !isNaN(data74))) && (isFinite(data74)))){
-const err169 = {instancePath:instancePath+"/history/keep",schemaPath:"#/properties/history/properties/keep/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.history.properties.keep.type,parentSchema:schema56.properties.history.properties.keep,data:data74};
-if(vErrors === null){
-vErrors = [err169];
-}
-else {
-vErrors.push(err169);
-}
-errors++;
-}
-if((typeof data74 == "number") && (isFinite(data74))){
-if(data74 > 100000 || isNaN(data74)){
-const err170 = {instancePath:instancePath+"/history/keep",schemaPath:"#/properties/history/properties/keep/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000",schema:100000,parentSchema:schema56.properties.history.properties.keep,data:data74};
-if(vErrors === null){
-vErrors = [err170];
-}
-else {
-vErrors.push(err170);
-}
-errors++;
-}
-if(data74 < 1 || isNaN(data74)){
-const err171 = {instancePath:instancePath+"/history/keep",schemaPath:"#/properties/history/properties/keep/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.history.properties.keep,data:data74};
-if(vErrors === null){
-vErrors = [err171];
-}
-else {
-vErrors.push(err171);
-}
-errors++;
-}
-}
-}
-if(data73.maxAge !== undefined){
-let data75 = data73.maxAge;
-if(typeof data75 === "string"){
-if(!pattern45.test(data75)){
-const err172 = {instancePath:instancePath+"/history/maxAge",schemaPath:"#/$defs/duration/pattern",keyword:"pattern",params:{pattern: "^[0-9]+(ms|s|m|h|d)$"},message:"must match pattern \""+"^[0-9]+(ms|s|m|h|d)$"+"\"",schema:"^[0-9]+(ms|s|m|h|d)$",parentSchema:schema97,data:data75};
-if(vErrors === null){
-vErrors = [err172];
-}
-else {
-vErrors.push(err172);
-}
-errors++;
-}
-}
-else {
-const err173 = {instancePath:instancePath+"/history/maxAge",schemaPath:"#/$defs/duration/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema97.type,parentSchema:schema97,data:data75};
-if(vErrors === null){
-vErrors = [err173];
-}
-else {
-vErrors.push(err173);
-}
-errors++;
-}
-}
-}
-else {
-const err174 = {instancePath:instancePath+"/history",schemaPath:"#/properties/history/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.history.type,parentSchema:schema56.properties.history,data:data73};
-if(vErrors === null){
-vErrors = [err174];
-}
-else {
-vErrors.push(err174);
-}
-errors++;
-}
-}
-if(data.schedule !== undefined){
-let data76 = data.schedule;
+let data76 = data.history;
 if(data76 && typeof data76 == "object" && !Array.isArray(data76)){
 for(const key24 in data76){
-if(!(((key24 === "interval") || (key24 === "jitter")) || (key24 === "reassertInterval"))){
-const err175 = {instancePath:instancePath+"/schedule",schemaPath:"#/properties/schedule/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key24},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.schedule,data:data76};
+if(!((key24 === "keep") || (key24 === "maxAge"))){
+const err175 = {instancePath:instancePath+"/history",schemaPath:"#/properties/history/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key24},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.history,data:data76};
 if(vErrors === null){
 vErrors = [err175];
 }
@@ -9632,11 +9719,10 @@ vErrors.push(err175);
 errors++;
 }
 }
-if(data76.interval !== undefined){
-let data77 = data76.interval;
-if(typeof data77 === "string"){
-if(!pattern45.test(data77)){
-const err176 = {instancePath:instancePath+"/schedule/interval",schemaPath:"#/$defs/duration/pattern",keyword:"pattern",params:{pattern: "^[0-9]+(ms|s|m|h|d)$"},message:"must match pattern \""+"^[0-9]+(ms|s|m|h|d)$"+"\"",schema:"^[0-9]+(ms|s|m|h|d)$",parentSchema:schema97,data:data77};
+if(data76.keep !== undefined){
+let data77 = data76.keep;
+if(!(((typeof data77 == "number") && (!(data77 % 1) && !isNaN(data77))) && (isFinite(data77)))){
+const err176 = {instancePath:instancePath+"/history/keep",schemaPath:"#/properties/history/properties/keep/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.history.properties.keep.type,parentSchema:schema56.properties.history.properties.keep,data:data77};
 if(vErrors === null){
 vErrors = [err176];
 }
@@ -9645,9 +9731,9 @@ vErrors.push(err176);
 }
 errors++;
 }
-}
-else {
-const err177 = {instancePath:instancePath+"/schedule/interval",schemaPath:"#/$defs/duration/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema97.type,parentSchema:schema97,data:data77};
+if((typeof data77 == "number") && (isFinite(data77))){
+if(data77 > 100000 || isNaN(data77)){
+const err177 = {instancePath:instancePath+"/history/keep",schemaPath:"#/properties/history/properties/keep/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000",schema:100000,parentSchema:schema56.properties.history.properties.keep,data:data77};
 if(vErrors === null){
 vErrors = [err177];
 }
@@ -9656,12 +9742,8 @@ vErrors.push(err177);
 }
 errors++;
 }
-}
-if(data76.jitter !== undefined){
-let data78 = data76.jitter;
-if((typeof data78 == "number") && (isFinite(data78))){
-if(data78 > 1 || isNaN(data78)){
-const err178 = {instancePath:instancePath+"/schedule/jitter",schemaPath:"#/properties/schedule/properties/jitter/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1",schema:1,parentSchema:schema56.properties.schedule.properties.jitter,data:data78};
+if(data77 < 1 || isNaN(data77)){
+const err178 = {instancePath:instancePath+"/history/keep",schemaPath:"#/properties/history/properties/keep/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.history.properties.keep,data:data77};
 if(vErrors === null){
 vErrors = [err178];
 }
@@ -9670,8 +9752,13 @@ vErrors.push(err178);
 }
 errors++;
 }
-if(data78 < 0 || isNaN(data78)){
-const err179 = {instancePath:instancePath+"/schedule/jitter",schemaPath:"#/properties/schedule/properties/jitter/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema56.properties.schedule.properties.jitter,data:data78};
+}
+}
+if(data76.maxAge !== undefined){
+let data78 = data76.maxAge;
+if(typeof data78 === "string"){
+if(!pattern45.test(data78)){
+const err179 = {instancePath:instancePath+"/history/maxAge",schemaPath:"#/$defs/duration/pattern",keyword:"pattern",params:{pattern: "^[0-9]+(ms|s|m|h|d)$"},message:"must match pattern \""+"^[0-9]+(ms|s|m|h|d)$"+"\"",schema:"^[0-9]+(ms|s|m|h|d)$",parentSchema:schema97,data:data78};
 if(vErrors === null){
 vErrors = [err179];
 }
@@ -9682,7 +9769,7 @@ errors++;
 }
 }
 else {
-const err180 = {instancePath:instancePath+"/schedule/jitter",schemaPath:"#/properties/schedule/properties/jitter/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema56.properties.schedule.properties.jitter.type,parentSchema:schema56.properties.schedule.properties.jitter,data:data78};
+const err180 = {instancePath:instancePath+"/history/maxAge",schemaPath:"#/$defs/duration/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema97.type,parentSchema:schema97,data:data78};
 if(vErrors === null){
 vErrors = [err180];
 }
@@ -9692,11 +9779,9 @@ vErrors.push(err180);
 errors++;
 }
 }
-if(data76.reassertInterval !== undefined){
-let data79 = data76.reassertInterval;
-if(typeof data79 === "string"){
-if(!pattern45.test(data79)){
-const err181 = {instancePath:instancePath+"/schedule/reassertInterval",schemaPath:"#/$defs/duration/pattern",keyword:"pattern",params:{pattern: "^[0-9]+(ms|s|m|h|d)$"},message:"must match pattern \""+"^[0-9]+(ms|s|m|h|d)$"+"\"",schema:"^[0-9]+(ms|s|m|h|d)$",parentSchema:schema97,data:data79};
+}
+else {
+const err181 = {instancePath:instancePath+"/history",schemaPath:"#/properties/history/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.history.type,parentSchema:schema56.properties.history,data:data76};
 if(vErrors === null){
 vErrors = [err181];
 }
@@ -9706,8 +9791,12 @@ vErrors.push(err181);
 errors++;
 }
 }
-else {
-const err182 = {instancePath:instancePath+"/schedule/reassertInterval",schemaPath:"#/$defs/duration/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema97.type,parentSchema:schema97,data:data79};
+if(data.schedule !== undefined){
+let data79 = data.schedule;
+if(data79 && typeof data79 == "object" && !Array.isArray(data79)){
+for(const key25 in data79){
+if(!(((key25 === "interval") || (key25 === "jitter")) || (key25 === "reassertInterval"))){
+const err182 = {instancePath:instancePath+"/schedule",schemaPath:"#/properties/schedule/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key25},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.schedule,data:data79};
 if(vErrors === null){
 vErrors = [err182];
 }
@@ -9717,9 +9806,11 @@ vErrors.push(err182);
 errors++;
 }
 }
-}
-else {
-const err183 = {instancePath:instancePath+"/schedule",schemaPath:"#/properties/schedule/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.schedule.type,parentSchema:schema56.properties.schedule,data:data76};
+if(data79.interval !== undefined){
+let data80 = data79.interval;
+if(typeof data80 === "string"){
+if(!pattern45.test(data80)){
+const err183 = {instancePath:instancePath+"/schedule/interval",schemaPath:"#/$defs/duration/pattern",keyword:"pattern",params:{pattern: "^[0-9]+(ms|s|m|h|d)$"},message:"must match pattern \""+"^[0-9]+(ms|s|m|h|d)$"+"\"",schema:"^[0-9]+(ms|s|m|h|d)$",parentSchema:schema97,data:data80};
 if(vErrors === null){
 vErrors = [err183];
 }
@@ -9729,10 +9820,8 @@ vErrors.push(err183);
 errors++;
 }
 }
-if(data.orphans !== undefined){
-let data80 = data.orphans;
-if(!((data80 === "report") || (data80 === "deactivate"))){
-const err184 = {instancePath:instancePath+"/orphans",schemaPath:"#/properties/orphans/enum",keyword:"enum",params:{allowedValues: schema56.properties.orphans.enum},message:"must be equal to one of the allowed values",schema:schema56.properties.orphans.enum,parentSchema:schema56.properties.orphans,data:data80};
+else {
+const err184 = {instancePath:instancePath+"/schedule/interval",schemaPath:"#/$defs/duration/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema97.type,parentSchema:schema97,data:data80};
 if(vErrors === null){
 vErrors = [err184];
 }
@@ -9742,11 +9831,11 @@ vErrors.push(err184);
 errors++;
 }
 }
-if(data.owner !== undefined){
-let data81 = data.owner;
-if(typeof data81 === "string"){
-if(!pattern62.test(data81)){
-const err185 = {instancePath:instancePath+"/owner",schemaPath:"#/properties/owner/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9._-]{0,62}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9._-]{0,62}$"+"\"",schema:"^[a-z0-9][a-z0-9._-]{0,62}$",parentSchema:schema56.properties.owner,data:data81};
+if(data79.jitter !== undefined){
+let data81 = data79.jitter;
+if((typeof data81 == "number") && (isFinite(data81))){
+if(data81 > 1 || isNaN(data81)){
+const err185 = {instancePath:instancePath+"/schedule/jitter",schemaPath:"#/properties/schedule/properties/jitter/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1",schema:1,parentSchema:schema56.properties.schedule.properties.jitter,data:data81};
 if(vErrors === null){
 vErrors = [err185];
 }
@@ -9755,9 +9844,8 @@ vErrors.push(err185);
 }
 errors++;
 }
-}
-else {
-const err186 = {instancePath:instancePath+"/owner",schemaPath:"#/properties/owner/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.owner.type,parentSchema:schema56.properties.owner,data:data81};
+if(data81 < 0 || isNaN(data81)){
+const err186 = {instancePath:instancePath+"/schedule/jitter",schemaPath:"#/properties/schedule/properties/jitter/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema56.properties.schedule.properties.jitter,data:data81};
 if(vErrors === null){
 vErrors = [err186];
 }
@@ -9767,12 +9855,8 @@ vErrors.push(err186);
 errors++;
 }
 }
-if(data.deactivationGuard !== undefined){
-let data82 = data.deactivationGuard;
-if(data82 && typeof data82 == "object" && !Array.isArray(data82)){
-for(const key25 in data82){
-if(!(((key25 === "maxShare") || (key25 === "allowCommit")) || (key25 === "allow"))){
-const err187 = {instancePath:instancePath+"/deactivationGuard",schemaPath:"#/properties/deactivationGuard/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key25},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.deactivationGuard,data:data82};
+else {
+const err187 = {instancePath:instancePath+"/schedule/jitter",schemaPath:"#/properties/schedule/properties/jitter/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema56.properties.schedule.properties.jitter.type,parentSchema:schema56.properties.schedule.properties.jitter,data:data81};
 if(vErrors === null){
 vErrors = [err187];
 }
@@ -9782,11 +9866,11 @@ vErrors.push(err187);
 errors++;
 }
 }
-if(data82.maxShare !== undefined){
-let data83 = data82.maxShare;
-if((typeof data83 == "number") && (isFinite(data83))){
-if(data83 > 1 || isNaN(data83)){
-const err188 = {instancePath:instancePath+"/deactivationGuard/maxShare",schemaPath:"#/properties/deactivationGuard/properties/maxShare/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1",schema:1,parentSchema:schema56.properties.deactivationGuard.properties.maxShare,data:data83};
+if(data79.reassertInterval !== undefined){
+let data82 = data79.reassertInterval;
+if(typeof data82 === "string"){
+if(!pattern45.test(data82)){
+const err188 = {instancePath:instancePath+"/schedule/reassertInterval",schemaPath:"#/$defs/duration/pattern",keyword:"pattern",params:{pattern: "^[0-9]+(ms|s|m|h|d)$"},message:"must match pattern \""+"^[0-9]+(ms|s|m|h|d)$"+"\"",schema:"^[0-9]+(ms|s|m|h|d)$",parentSchema:schema97,data:data82};
 if(vErrors === null){
 vErrors = [err188];
 }
@@ -9795,8 +9879,9 @@ vErrors.push(err188);
 }
 errors++;
 }
-if(data83 < 0 || isNaN(data83)){
-const err189 = {instancePath:instancePath+"/deactivationGuard/maxShare",schemaPath:"#/properties/deactivationGuard/properties/maxShare/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema56.properties.deactivationGuard.properties.maxShare,data:data83};
+}
+else {
+const err189 = {instancePath:instancePath+"/schedule/reassertInterval",schemaPath:"#/$defs/duration/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema97.type,parentSchema:schema97,data:data82};
 if(vErrors === null){
 vErrors = [err189];
 }
@@ -9806,8 +9891,9 @@ vErrors.push(err189);
 errors++;
 }
 }
+}
 else {
-const err190 = {instancePath:instancePath+"/deactivationGuard/maxShare",schemaPath:"#/properties/deactivationGuard/properties/maxShare/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema56.properties.deactivationGuard.properties.maxShare.type,parentSchema:schema56.properties.deactivationGuard.properties.maxShare,data:data83};
+const err190 = {instancePath:instancePath+"/schedule",schemaPath:"#/properties/schedule/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.schedule.type,parentSchema:schema56.properties.schedule,data:data79};
 if(vErrors === null){
 vErrors = [err190];
 }
@@ -9817,11 +9903,10 @@ vErrors.push(err190);
 errors++;
 }
 }
-if(data82.allowCommit !== undefined){
-let data84 = data82.allowCommit;
-if(typeof data84 === "string"){
-if(!pattern15.test(data84)){
-const err191 = {instancePath:instancePath+"/deactivationGuard/allowCommit",schemaPath:"#/properties/deactivationGuard/properties/allowCommit/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{7,40}$"},message:"must match pattern \""+"^[0-9a-f]{7,40}$"+"\"",schema:"^[0-9a-f]{7,40}$",parentSchema:schema56.properties.deactivationGuard.properties.allowCommit,data:data84};
+if(data.orphans !== undefined){
+let data83 = data.orphans;
+if(!((data83 === "report") || (data83 === "deactivate"))){
+const err191 = {instancePath:instancePath+"/orphans",schemaPath:"#/properties/orphans/enum",keyword:"enum",params:{allowedValues: schema56.properties.orphans.enum},message:"must be equal to one of the allowed values",schema:schema56.properties.orphans.enum,parentSchema:schema56.properties.orphans,data:data83};
 if(vErrors === null){
 vErrors = [err191];
 }
@@ -9831,8 +9916,11 @@ vErrors.push(err191);
 errors++;
 }
 }
-else {
-const err192 = {instancePath:instancePath+"/deactivationGuard/allowCommit",schemaPath:"#/properties/deactivationGuard/properties/allowCommit/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.deactivationGuard.properties.allowCommit.type,parentSchema:schema56.properties.deactivationGuard.properties.allowCommit,data:data84};
+if(data.owner !== undefined){
+let data84 = data.owner;
+if(typeof data84 === "string"){
+if(!pattern62.test(data84)){
+const err192 = {instancePath:instancePath+"/owner",schemaPath:"#/properties/owner/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9._-]{0,62}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9._-]{0,62}$"+"\"",schema:"^[a-z0-9][a-z0-9._-]{0,62}$",parentSchema:schema56.properties.owner,data:data84};
 if(vErrors === null){
 vErrors = [err192];
 }
@@ -9842,10 +9930,8 @@ vErrors.push(err192);
 errors++;
 }
 }
-if(data82.allow !== undefined){
-let data85 = data82.allow;
-if(typeof data85 !== "boolean"){
-const err193 = {instancePath:instancePath+"/deactivationGuard/allow",schemaPath:"#/properties/deactivationGuard/properties/allow/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema56.properties.deactivationGuard.properties.allow.type,parentSchema:schema56.properties.deactivationGuard.properties.allow,data:data85};
+else {
+const err193 = {instancePath:instancePath+"/owner",schemaPath:"#/properties/owner/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.owner.type,parentSchema:schema56.properties.owner,data:data84};
 if(vErrors === null){
 vErrors = [err193];
 }
@@ -9855,9 +9941,12 @@ vErrors.push(err193);
 errors++;
 }
 }
-}
-else {
-const err194 = {instancePath:instancePath+"/deactivationGuard",schemaPath:"#/properties/deactivationGuard/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.deactivationGuard.type,parentSchema:schema56.properties.deactivationGuard,data:data82};
+if(data.deactivationGuard !== undefined){
+let data85 = data.deactivationGuard;
+if(data85 && typeof data85 == "object" && !Array.isArray(data85)){
+for(const key26 in data85){
+if(!(((key26 === "maxShare") || (key26 === "allowCommit")) || (key26 === "allow"))){
+const err194 = {instancePath:instancePath+"/deactivationGuard",schemaPath:"#/properties/deactivationGuard/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key26},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.deactivationGuard,data:data85};
 if(vErrors === null){
 vErrors = [err194];
 }
@@ -9867,12 +9956,11 @@ vErrors.push(err194);
 errors++;
 }
 }
-if(data.telemetry !== undefined){
-let data86 = data.telemetry;
-if(data86 && typeof data86 == "object" && !Array.isArray(data86)){
-for(const key26 in data86){
-if(!(key26 === "traces")){
-const err195 = {instancePath:instancePath+"/telemetry",schemaPath:"#/properties/telemetry/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key26},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.telemetry,data:data86};
+if(data85.maxShare !== undefined){
+let data86 = data85.maxShare;
+if((typeof data86 == "number") && (isFinite(data86))){
+if(data86 > 1 || isNaN(data86)){
+const err195 = {instancePath:instancePath+"/deactivationGuard/maxShare",schemaPath:"#/properties/deactivationGuard/properties/maxShare/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1",schema:1,parentSchema:schema56.properties.deactivationGuard.properties.maxShare,data:data86};
 if(vErrors === null){
 vErrors = [err195];
 }
@@ -9881,13 +9969,8 @@ vErrors.push(err195);
 }
 errors++;
 }
-}
-if(data86.traces !== undefined){
-let data87 = data86.traces;
-if(data87 && typeof data87 == "object" && !Array.isArray(data87)){
-for(const key27 in data87){
-if(!(((((((key27 === "exporter") || (key27 === "endpoint")) || (key27 === "headersEnv")) || (key27 === "serviceName")) || (key27 === "sampler")) || (key27 === "samplerArg")) || (key27 === "resourceAttributes"))){
-const err196 = {instancePath:instancePath+"/telemetry/traces",schemaPath:"#/properties/telemetry/properties/traces/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key27},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.telemetry.properties.traces,data:data87};
+if(data86 < 0 || isNaN(data86)){
+const err196 = {instancePath:instancePath+"/deactivationGuard/maxShare",schemaPath:"#/properties/deactivationGuard/properties/maxShare/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema56.properties.deactivationGuard.properties.maxShare,data:data86};
 if(vErrors === null){
 vErrors = [err196];
 }
@@ -9897,10 +9980,8 @@ vErrors.push(err196);
 errors++;
 }
 }
-if(data87.exporter !== undefined){
-let data88 = data87.exporter;
-if(!((data88 === "otlp") || (data88 === "none"))){
-const err197 = {instancePath:instancePath+"/telemetry/traces/exporter",schemaPath:"#/properties/telemetry/properties/traces/properties/exporter/enum",keyword:"enum",params:{allowedValues: schema56.properties.telemetry.properties.traces.properties.exporter.enum},message:"must be equal to one of the allowed values",schema:schema56.properties.telemetry.properties.traces.properties.exporter.enum,parentSchema:schema56.properties.telemetry.properties.traces.properties.exporter,data:data88};
+else {
+const err197 = {instancePath:instancePath+"/deactivationGuard/maxShare",schemaPath:"#/properties/deactivationGuard/properties/maxShare/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema56.properties.deactivationGuard.properties.maxShare.type,parentSchema:schema56.properties.deactivationGuard.properties.maxShare,data:data86};
 if(vErrors === null){
 vErrors = [err197];
 }
@@ -9910,11 +9991,11 @@ vErrors.push(err197);
 errors++;
 }
 }
-if(data87.endpoint !== undefined){
-let data89 = data87.endpoint;
-if(typeof data89 === "string"){
-if(!pattern17.test(data89)){
-const err198 = {instancePath:instancePath+"/telemetry/traces/endpoint",schemaPath:"#/properties/telemetry/properties/traces/properties/endpoint/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema56.properties.telemetry.properties.traces.properties.endpoint,data:data89};
+if(data85.allowCommit !== undefined){
+let data87 = data85.allowCommit;
+if(typeof data87 === "string"){
+if(!pattern15.test(data87)){
+const err198 = {instancePath:instancePath+"/deactivationGuard/allowCommit",schemaPath:"#/properties/deactivationGuard/properties/allowCommit/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{7,40}$"},message:"must match pattern \""+"^[0-9a-f]{7,40}$"+"\"",schema:"^[0-9a-f]{7,40}$",parentSchema:schema56.properties.deactivationGuard.properties.allowCommit,data:data87};
 if(vErrors === null){
 vErrors = [err198];
 }
@@ -9925,7 +10006,7 @@ errors++;
 }
 }
 else {
-const err199 = {instancePath:instancePath+"/telemetry/traces/endpoint",schemaPath:"#/properties/telemetry/properties/traces/properties/endpoint/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.telemetry.properties.traces.properties.endpoint.type,parentSchema:schema56.properties.telemetry.properties.traces.properties.endpoint,data:data89};
+const err199 = {instancePath:instancePath+"/deactivationGuard/allowCommit",schemaPath:"#/properties/deactivationGuard/properties/allowCommit/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.deactivationGuard.properties.allowCommit.type,parentSchema:schema56.properties.deactivationGuard.properties.allowCommit,data:data87};
 if(vErrors === null){
 vErrors = [err199];
 }
@@ -9935,11 +10016,10 @@ vErrors.push(err199);
 errors++;
 }
 }
-if(data87.headersEnv !== undefined){
-let data90 = data87.headersEnv;
-if(typeof data90 === "string"){
-if(!pattern16.test(data90)){
-const err200 = {instancePath:instancePath+"/telemetry/traces/headersEnv",schemaPath:"#/properties/telemetry/properties/traces/properties/headersEnv/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema56.properties.telemetry.properties.traces.properties.headersEnv,data:data90};
+if(data85.allow !== undefined){
+let data88 = data85.allow;
+if(typeof data88 !== "boolean"){
+const err200 = {instancePath:instancePath+"/deactivationGuard/allow",schemaPath:"#/properties/deactivationGuard/properties/allow/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema56.properties.deactivationGuard.properties.allow.type,parentSchema:schema56.properties.deactivationGuard.properties.allow,data:data88};
 if(vErrors === null){
 vErrors = [err200];
 }
@@ -9949,8 +10029,9 @@ vErrors.push(err200);
 errors++;
 }
 }
+}
 else {
-const err201 = {instancePath:instancePath+"/telemetry/traces/headersEnv",schemaPath:"#/properties/telemetry/properties/traces/properties/headersEnv/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.telemetry.properties.traces.properties.headersEnv.type,parentSchema:schema56.properties.telemetry.properties.traces.properties.headersEnv,data:data90};
+const err201 = {instancePath:instancePath+"/deactivationGuard",schemaPath:"#/properties/deactivationGuard/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.deactivationGuard.type,parentSchema:schema56.properties.deactivationGuard,data:data85};
 if(vErrors === null){
 vErrors = [err201];
 }
@@ -9960,11 +10041,12 @@ vErrors.push(err201);
 errors++;
 }
 }
-if(data87.serviceName !== undefined){
-let data91 = data87.serviceName;
-if(typeof data91 === "string"){
-if(func1(data91) < 1){
-const err202 = {instancePath:instancePath+"/telemetry/traces/serviceName",schemaPath:"#/properties/telemetry/properties/traces/properties/serviceName/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.telemetry.properties.traces.properties.serviceName,data:data91};
+if(data.telemetry !== undefined){
+let data89 = data.telemetry;
+if(data89 && typeof data89 == "object" && !Array.isArray(data89)){
+for(const key27 in data89){
+if(!(key27 === "traces")){
+const err202 = {instancePath:instancePath+"/telemetry",schemaPath:"#/properties/telemetry/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key27},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.telemetry,data:data89};
 if(vErrors === null){
 vErrors = [err202];
 }
@@ -9974,8 +10056,12 @@ vErrors.push(err202);
 errors++;
 }
 }
-else {
-const err203 = {instancePath:instancePath+"/telemetry/traces/serviceName",schemaPath:"#/properties/telemetry/properties/traces/properties/serviceName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.telemetry.properties.traces.properties.serviceName.type,parentSchema:schema56.properties.telemetry.properties.traces.properties.serviceName,data:data91};
+if(data89.traces !== undefined){
+let data90 = data89.traces;
+if(data90 && typeof data90 == "object" && !Array.isArray(data90)){
+for(const key28 in data90){
+if(!(((((((key28 === "exporter") || (key28 === "endpoint")) || (key28 === "headersEnv")) || (key28 === "serviceName")) || (key28 === "sampler")) || (key28 === "samplerArg")) || (key28 === "resourceAttributes"))){
+const err203 = {instancePath:instancePath+"/telemetry/traces",schemaPath:"#/properties/telemetry/properties/traces/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key28},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.telemetry.properties.traces,data:data90};
 if(vErrors === null){
 vErrors = [err203];
 }
@@ -9985,10 +10071,10 @@ vErrors.push(err203);
 errors++;
 }
 }
-if(data87.sampler !== undefined){
-let data92 = data87.sampler;
-if(!((((((data92 === "always_on") || (data92 === "always_off")) || (data92 === "traceidratio")) || (data92 === "parentbased_always_on")) || (data92 === "parentbased_always_off")) || (data92 === "parentbased_traceidratio"))){
-const err204 = {instancePath:instancePath+"/telemetry/traces/sampler",schemaPath:"#/properties/telemetry/properties/traces/properties/sampler/enum",keyword:"enum",params:{allowedValues: schema56.properties.telemetry.properties.traces.properties.sampler.enum},message:"must be equal to one of the allowed values",schema:schema56.properties.telemetry.properties.traces.properties.sampler.enum,parentSchema:schema56.properties.telemetry.properties.traces.properties.sampler,data:data92};
+if(data90.exporter !== undefined){
+let data91 = data90.exporter;
+if(!((data91 === "otlp") || (data91 === "none"))){
+const err204 = {instancePath:instancePath+"/telemetry/traces/exporter",schemaPath:"#/properties/telemetry/properties/traces/properties/exporter/enum",keyword:"enum",params:{allowedValues: schema56.properties.telemetry.properties.traces.properties.exporter.enum},message:"must be equal to one of the allowed values",schema:schema56.properties.telemetry.properties.traces.properties.exporter.enum,parentSchema:schema56.properties.telemetry.properties.traces.properties.exporter,data:data91};
 if(vErrors === null){
 vErrors = [err204];
 }
@@ -9998,11 +10084,11 @@ vErrors.push(err204);
 errors++;
 }
 }
-if(data87.samplerArg !== undefined){
-let data93 = data87.samplerArg;
-if((typeof data93 == "number") && (isFinite(data93))){
-if(data93 > 1 || isNaN(data93)){
-const err205 = {instancePath:instancePath+"/telemetry/traces/samplerArg",schemaPath:"#/properties/telemetry/properties/traces/properties/samplerArg/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1",schema:1,parentSchema:schema56.properties.telemetry.properties.traces.properties.samplerArg,data:data93};
+if(data90.endpoint !== undefined){
+let data92 = data90.endpoint;
+if(typeof data92 === "string"){
+if(!pattern17.test(data92)){
+const err205 = {instancePath:instancePath+"/telemetry/traces/endpoint",schemaPath:"#/properties/telemetry/properties/traces/properties/endpoint/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema56.properties.telemetry.properties.traces.properties.endpoint,data:data92};
 if(vErrors === null){
 vErrors = [err205];
 }
@@ -10011,8 +10097,9 @@ vErrors.push(err205);
 }
 errors++;
 }
-if(data93 < 0 || isNaN(data93)){
-const err206 = {instancePath:instancePath+"/telemetry/traces/samplerArg",schemaPath:"#/properties/telemetry/properties/traces/properties/samplerArg/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema56.properties.telemetry.properties.traces.properties.samplerArg,data:data93};
+}
+else {
+const err206 = {instancePath:instancePath+"/telemetry/traces/endpoint",schemaPath:"#/properties/telemetry/properties/traces/properties/endpoint/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.telemetry.properties.traces.properties.endpoint.type,parentSchema:schema56.properties.telemetry.properties.traces.properties.endpoint,data:data92};
 if(vErrors === null){
 vErrors = [err206];
 }
@@ -10022,8 +10109,11 @@ vErrors.push(err206);
 errors++;
 }
 }
-else {
-const err207 = {instancePath:instancePath+"/telemetry/traces/samplerArg",schemaPath:"#/properties/telemetry/properties/traces/properties/samplerArg/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema56.properties.telemetry.properties.traces.properties.samplerArg.type,parentSchema:schema56.properties.telemetry.properties.traces.properties.samplerArg,data:data93};
+if(data90.headersEnv !== undefined){
+let data93 = data90.headersEnv;
+if(typeof data93 === "string"){
+if(!pattern16.test(data93)){
+const err207 = {instancePath:instancePath+"/telemetry/traces/headersEnv",schemaPath:"#/properties/telemetry/properties/traces/properties/headersEnv/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema56.properties.telemetry.properties.traces.properties.headersEnv,data:data93};
 if(vErrors === null){
 vErrors = [err207];
 }
@@ -10033,13 +10123,8 @@ vErrors.push(err207);
 errors++;
 }
 }
-if(data87.resourceAttributes !== undefined){
-let data94 = data87.resourceAttributes;
-if(data94 && typeof data94 == "object" && !Array.isArray(data94)){
-for(const key28 in data94){
-let data95 = data94[key28];
-if(typeof data95 !== "string"){
-const err208 = {instancePath:instancePath+"/telemetry/traces/resourceAttributes/" + key28.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/telemetry/properties/traces/properties/resourceAttributes/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.telemetry.properties.traces.properties.resourceAttributes.additionalProperties.type,parentSchema:schema56.properties.telemetry.properties.traces.properties.resourceAttributes.additionalProperties,data:data95};
+else {
+const err208 = {instancePath:instancePath+"/telemetry/traces/headersEnv",schemaPath:"#/properties/telemetry/properties/traces/properties/headersEnv/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.telemetry.properties.traces.properties.headersEnv.type,parentSchema:schema56.properties.telemetry.properties.traces.properties.headersEnv,data:data93};
 if(vErrors === null){
 vErrors = [err208];
 }
@@ -10049,9 +10134,11 @@ vErrors.push(err208);
 errors++;
 }
 }
-}
-else {
-const err209 = {instancePath:instancePath+"/telemetry/traces/resourceAttributes",schemaPath:"#/properties/telemetry/properties/traces/properties/resourceAttributes/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.telemetry.properties.traces.properties.resourceAttributes.type,parentSchema:schema56.properties.telemetry.properties.traces.properties.resourceAttributes,data:data94};
+if(data90.serviceName !== undefined){
+let data94 = data90.serviceName;
+if(typeof data94 === "string"){
+if(func1(data94) < 1){
+const err209 = {instancePath:instancePath+"/telemetry/traces/serviceName",schemaPath:"#/properties/telemetry/properties/traces/properties/serviceName/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.telemetry.properties.traces.properties.serviceName,data:data94};
 if(vErrors === null){
 vErrors = [err209];
 }
@@ -10061,9 +10148,8 @@ vErrors.push(err209);
 errors++;
 }
 }
-}
 else {
-const err210 = {instancePath:instancePath+"/telemetry/traces",schemaPath:"#/properties/telemetry/properties/traces/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.telemetry.properties.traces.type,parentSchema:schema56.properties.telemetry.properties.traces,data:data87};
+const err210 = {instancePath:instancePath+"/telemetry/traces/serviceName",schemaPath:"#/properties/telemetry/properties/traces/properties/serviceName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.telemetry.properties.traces.properties.serviceName.type,parentSchema:schema56.properties.telemetry.properties.traces.properties.serviceName,data:data94};
 if(vErrors === null){
 vErrors = [err210];
 }
@@ -10073,9 +10159,10 @@ vErrors.push(err210);
 errors++;
 }
 }
-}
-else {
-const err211 = {instancePath:instancePath+"/telemetry",schemaPath:"#/properties/telemetry/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.telemetry.type,parentSchema:schema56.properties.telemetry,data:data86};
+if(data90.sampler !== undefined){
+let data95 = data90.sampler;
+if(!((((((data95 === "always_on") || (data95 === "always_off")) || (data95 === "traceidratio")) || (data95 === "parentbased_always_on")) || (data95 === "parentbased_always_off")) || (data95 === "parentbased_traceidratio"))){
+const err211 = {instancePath:instancePath+"/telemetry/traces/sampler",schemaPath:"#/properties/telemetry/properties/traces/properties/sampler/enum",keyword:"enum",params:{allowedValues: schema56.properties.telemetry.properties.traces.properties.sampler.enum},message:"must be equal to one of the allowed values",schema:schema56.properties.telemetry.properties.traces.properties.sampler.enum,parentSchema:schema56.properties.telemetry.properties.traces.properties.sampler,data:data95};
 if(vErrors === null){
 vErrors = [err211];
 }
@@ -10085,12 +10172,11 @@ vErrors.push(err211);
 errors++;
 }
 }
-if(data.notifications !== undefined){
-let data96 = data.notifications;
-if(data96 && typeof data96 == "object" && !Array.isArray(data96)){
-for(const key29 in data96){
-if(!(((key29 === "statusUrl") || (key29 === "receivers")) || (key29 === "delivery"))){
-const err212 = {instancePath:instancePath+"/notifications",schemaPath:"#/properties/notifications/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key29},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications,data:data96};
+if(data90.samplerArg !== undefined){
+let data96 = data90.samplerArg;
+if((typeof data96 == "number") && (isFinite(data96))){
+if(data96 > 1 || isNaN(data96)){
+const err212 = {instancePath:instancePath+"/telemetry/traces/samplerArg",schemaPath:"#/properties/telemetry/properties/traces/properties/samplerArg/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1",schema:1,parentSchema:schema56.properties.telemetry.properties.traces.properties.samplerArg,data:data96};
 if(vErrors === null){
 vErrors = [err212];
 }
@@ -10099,12 +10185,8 @@ vErrors.push(err212);
 }
 errors++;
 }
-}
-if(data96.statusUrl !== undefined){
-let data97 = data96.statusUrl;
-if(typeof data97 === "string"){
-if(!pattern17.test(data97)){
-const err213 = {instancePath:instancePath+"/notifications/statusUrl",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data97};
+if(data96 < 0 || isNaN(data96)){
+const err213 = {instancePath:instancePath+"/telemetry/traces/samplerArg",schemaPath:"#/properties/telemetry/properties/traces/properties/samplerArg/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema56.properties.telemetry.properties.traces.properties.samplerArg,data:data96};
 if(vErrors === null){
 vErrors = [err213];
 }
@@ -10115,7 +10197,7 @@ errors++;
 }
 }
 else {
-const err214 = {instancePath:instancePath+"/notifications/statusUrl",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data97};
+const err214 = {instancePath:instancePath+"/telemetry/traces/samplerArg",schemaPath:"#/properties/telemetry/properties/traces/properties/samplerArg/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema56.properties.telemetry.properties.traces.properties.samplerArg.type,parentSchema:schema56.properties.telemetry.properties.traces.properties.samplerArg,data:data96};
 if(vErrors === null){
 vErrors = [err214];
 }
@@ -10125,23 +10207,13 @@ vErrors.push(err214);
 errors++;
 }
 }
-if(data96.receivers !== undefined){
-let data98 = data96.receivers;
-if(Array.isArray(data98)){
-const len1 = data98.length;
-for(let i2=0; i2<len1; i2++){
-let data99 = data98[i2];
-const _errs302 = errors;
-let valid65 = false;
-let passing2 = null;
-const _errs303 = errors;
-const _errs304 = errors;
-let valid66 = false;
-let passing3 = null;
-const _errs305 = errors;
-if(data99 && typeof data99 == "object" && !Array.isArray(data99)){
-if(data99.url === undefined){
-const err215 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/oneOf/0/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].oneOf[0].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0].oneOf[0],data:data99};
+if(data90.resourceAttributes !== undefined){
+let data97 = data90.resourceAttributes;
+if(data97 && typeof data97 == "object" && !Array.isArray(data97)){
+for(const key29 in data97){
+let data98 = data97[key29];
+if(typeof data98 !== "string"){
+const err215 = {instancePath:instancePath+"/telemetry/traces/resourceAttributes/" + key29.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/telemetry/properties/traces/properties/resourceAttributes/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.telemetry.properties.traces.properties.resourceAttributes.additionalProperties.type,parentSchema:schema56.properties.telemetry.properties.traces.properties.resourceAttributes.additionalProperties,data:data98};
 if(vErrors === null){
 vErrors = [err215];
 }
@@ -10151,15 +10223,9 @@ vErrors.push(err215);
 errors++;
 }
 }
-var _valid4 = _errs305 === errors;
-if(_valid4){
-valid66 = true;
-passing3 = 0;
 }
-const _errs306 = errors;
-if(data99 && typeof data99 == "object" && !Array.isArray(data99)){
-if(data99.urlEnv === undefined){
-const err216 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/oneOf/1/required",keyword:"required",params:{missingProperty: "urlEnv"},message:"must have required property '"+"urlEnv"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].oneOf[1].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0].oneOf[1],data:data99};
+else {
+const err216 = {instancePath:instancePath+"/telemetry/traces/resourceAttributes",schemaPath:"#/properties/telemetry/properties/traces/properties/resourceAttributes/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.telemetry.properties.traces.properties.resourceAttributes.type,parentSchema:schema56.properties.telemetry.properties.traces.properties.resourceAttributes,data:data97};
 if(vErrors === null){
 vErrors = [err216];
 }
@@ -10169,19 +10235,9 @@ vErrors.push(err216);
 errors++;
 }
 }
-var _valid4 = _errs306 === errors;
-if(_valid4 && valid66){
-valid66 = false;
-passing3 = [passing3, 1];
 }
 else {
-if(_valid4){
-valid66 = true;
-passing3 = 1;
-}
-}
-if(!valid66){
-const err217 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/oneOf",keyword:"oneOf",params:{passingSchemas: passing3},message:"must match exactly one schema in oneOf",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].oneOf,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0],data:data99};
+const err217 = {instancePath:instancePath+"/telemetry/traces",schemaPath:"#/properties/telemetry/properties/traces/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.telemetry.properties.traces.type,parentSchema:schema56.properties.telemetry.properties.traces,data:data90};
 if(vErrors === null){
 vErrors = [err217];
 }
@@ -10190,20 +10246,10 @@ vErrors.push(err217);
 }
 errors++;
 }
-else {
-errors = _errs304;
-if(vErrors !== null){
-if(_errs304){
-vErrors.length = _errs304;
+}
 }
 else {
-vErrors = null;
-}
-}
-}
-if(data99 && typeof data99 == "object" && !Array.isArray(data99)){
-if(data99.type === undefined){
-const err218 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0],data:data99};
+const err218 = {instancePath:instancePath+"/telemetry",schemaPath:"#/properties/telemetry/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.telemetry.type,parentSchema:schema56.properties.telemetry,data:data89};
 if(vErrors === null){
 vErrors = [err218];
 }
@@ -10212,8 +10258,13 @@ vErrors.push(err218);
 }
 errors++;
 }
-if(data99.secretEnv === undefined){
-const err219 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/required",keyword:"required",params:{missingProperty: "secretEnv"},message:"must have required property '"+"secretEnv"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0],data:data99};
+}
+if(data.notifications !== undefined){
+let data99 = data.notifications;
+if(data99 && typeof data99 == "object" && !Array.isArray(data99)){
+for(const key30 in data99){
+if(!(((key30 === "statusUrl") || (key30 === "receivers")) || (key30 === "delivery"))){
+const err219 = {instancePath:instancePath+"/notifications",schemaPath:"#/properties/notifications/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key30},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications,data:data99};
 if(vErrors === null){
 vErrors = [err219];
 }
@@ -10222,9 +10273,12 @@ vErrors.push(err219);
 }
 errors++;
 }
-for(const key30 in data99){
-if(!((((((key30 === "type") || (key30 === "name")) || (key30 === "url")) || (key30 === "urlEnv")) || (key30 === "secretEnv")) || (key30 === "events"))){
-const err220 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key30},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0],data:data99};
+}
+if(data99.statusUrl !== undefined){
+let data100 = data99.statusUrl;
+if(typeof data100 === "string"){
+if(!pattern17.test(data100)){
+const err220 = {instancePath:instancePath+"/notifications/statusUrl",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data100};
 if(vErrors === null){
 vErrors = [err220];
 }
@@ -10234,10 +10288,8 @@ vErrors.push(err220);
 errors++;
 }
 }
-if(data99.type !== undefined){
-let data100 = data99.type;
-if("webhook" !== data100){
-const err221 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/type",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/properties/type/const",keyword:"const",params:{allowedValue: "webhook"},message:"must be equal to constant",schema:"webhook",parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0].properties.type,data:data100};
+else {
+const err221 = {instancePath:instancePath+"/notifications/statusUrl",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data100};
 if(vErrors === null){
 vErrors = [err221];
 }
@@ -10247,11 +10299,23 @@ vErrors.push(err221);
 errors++;
 }
 }
-if(data99.name !== undefined){
-let data101 = data99.name;
-if(typeof data101 === "string"){
-if(func1(data101) < 1){
-const err222 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0].properties.name,data:data101};
+if(data99.receivers !== undefined){
+let data101 = data99.receivers;
+if(Array.isArray(data101)){
+const len1 = data101.length;
+for(let i2=0; i2<len1; i2++){
+let data102 = data101[i2];
+const _errs311 = errors;
+let valid67 = false;
+let passing2 = null;
+const _errs312 = errors;
+const _errs313 = errors;
+let valid68 = false;
+let passing3 = null;
+const _errs314 = errors;
+if(data102 && typeof data102 == "object" && !Array.isArray(data102)){
+if(data102.url === undefined){
+const err222 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/oneOf/0/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].oneOf[0].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0].oneOf[0],data:data102};
 if(vErrors === null){
 vErrors = [err222];
 }
@@ -10261,8 +10325,15 @@ vErrors.push(err222);
 errors++;
 }
 }
-else {
-const err223 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].properties.name.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0].properties.name,data:data101};
+var _valid4 = _errs314 === errors;
+if(_valid4){
+valid68 = true;
+passing3 = 0;
+}
+const _errs315 = errors;
+if(data102 && typeof data102 == "object" && !Array.isArray(data102)){
+if(data102.urlEnv === undefined){
+const err223 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/oneOf/1/required",keyword:"required",params:{missingProperty: "urlEnv"},message:"must have required property '"+"urlEnv"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].oneOf[1].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0].oneOf[1],data:data102};
 if(vErrors === null){
 vErrors = [err223];
 }
@@ -10272,11 +10343,19 @@ vErrors.push(err223);
 errors++;
 }
 }
-if(data99.url !== undefined){
-let data102 = data99.url;
-if(typeof data102 === "string"){
-if(!pattern17.test(data102)){
-const err224 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/url",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data102};
+var _valid4 = _errs315 === errors;
+if(_valid4 && valid68){
+valid68 = false;
+passing3 = [passing3, 1];
+}
+else {
+if(_valid4){
+valid68 = true;
+passing3 = 1;
+}
+}
+if(!valid68){
+const err224 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/oneOf",keyword:"oneOf",params:{passingSchemas: passing3},message:"must match exactly one schema in oneOf",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].oneOf,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0],data:data102};
 if(vErrors === null){
 vErrors = [err224];
 }
@@ -10285,9 +10364,20 @@ vErrors.push(err224);
 }
 errors++;
 }
+else {
+errors = _errs313;
+if(vErrors !== null){
+if(_errs313){
+vErrors.length = _errs313;
 }
 else {
-const err225 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/url",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data102};
+vErrors = null;
+}
+}
+}
+if(data102 && typeof data102 == "object" && !Array.isArray(data102)){
+if(data102.type === undefined){
+const err225 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0],data:data102};
 if(vErrors === null){
 vErrors = [err225];
 }
@@ -10296,12 +10386,8 @@ vErrors.push(err225);
 }
 errors++;
 }
-}
-if(data99.urlEnv !== undefined){
-let data103 = data99.urlEnv;
-if(typeof data103 === "string"){
-if(!pattern16.test(data103)){
-const err226 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/urlEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data103};
+if(data102.secretEnv === undefined){
+const err226 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/required",keyword:"required",params:{missingProperty: "secretEnv"},message:"must have required property '"+"secretEnv"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0],data:data102};
 if(vErrors === null){
 vErrors = [err226];
 }
@@ -10310,9 +10396,9 @@ vErrors.push(err226);
 }
 errors++;
 }
-}
-else {
-const err227 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/urlEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data103};
+for(const key31 in data102){
+if(!((((((key31 === "type") || (key31 === "name")) || (key31 === "url")) || (key31 === "urlEnv")) || (key31 === "secretEnv")) || (key31 === "events"))){
+const err227 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key31},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0],data:data102};
 if(vErrors === null){
 vErrors = [err227];
 }
@@ -10322,11 +10408,10 @@ vErrors.push(err227);
 errors++;
 }
 }
-if(data99.secretEnv !== undefined){
-let data104 = data99.secretEnv;
-if(typeof data104 === "string"){
-if(!pattern16.test(data104)){
-const err228 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/secretEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data104};
+if(data102.type !== undefined){
+let data103 = data102.type;
+if("webhook" !== data103){
+const err228 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/type",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/properties/type/const",keyword:"const",params:{allowedValue: "webhook"},message:"must be equal to constant",schema:"webhook",parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0].properties.type,data:data103};
 if(vErrors === null){
 vErrors = [err228];
 }
@@ -10336,8 +10421,11 @@ vErrors.push(err228);
 errors++;
 }
 }
-else {
-const err229 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/secretEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data104};
+if(data102.name !== undefined){
+let data104 = data102.name;
+if(typeof data104 === "string"){
+if(func1(data104) < 1){
+const err229 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0].properties.name,data:data104};
 if(vErrors === null){
 vErrors = [err229];
 }
@@ -10347,14 +10435,8 @@ vErrors.push(err229);
 errors++;
 }
 }
-if(data99.events !== undefined){
-let data105 = data99.events;
-if(Array.isArray(data105)){
-const len2 = data105.length;
-for(let i3=0; i3<len2; i3++){
-let data106 = data105[i3];
-if(!(((((((data106 === "run-failed") || (data106 === "in-doubt")) || (data106 === "commit-refused")) || (data106 === "recovered")) || (data106 === "leader-changed")) || (data106 === "promoted")) || (data106 === "frozen"))){
-const err230 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events/" + i3,schemaPath:"#/$defs/notificationEvents/items/enum",keyword:"enum",params:{allowedValues: schema106.items.enum},message:"must be equal to one of the allowed values",schema:schema106.items.enum,parentSchema:schema106.items,data:data106};
+else {
+const err230 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].properties.name.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0].properties.name,data:data104};
 if(vErrors === null){
 vErrors = [err230];
 }
@@ -10364,14 +10446,11 @@ vErrors.push(err230);
 errors++;
 }
 }
-let i4 = data105.length;
-let j1;
-if(i4 > 1){
-outer0:
-for(;i4--;){
-for(j1 = i4; j1--;){
-if(func0(data105[i4], data105[j1])){
-const err231 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events",schemaPath:"#/$defs/notificationEvents/uniqueItems",keyword:"uniqueItems",params:{i: i4, j: j1},message:"must NOT have duplicate items (items ## "+j1+" and "+i4+" are identical)",schema:true,parentSchema:schema106,data:data105};
+if(data102.url !== undefined){
+let data105 = data102.url;
+if(typeof data105 === "string"){
+if(!pattern17.test(data105)){
+const err231 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/url",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data105};
 if(vErrors === null){
 vErrors = [err231];
 }
@@ -10379,14 +10458,10 @@ else {
 vErrors.push(err231);
 }
 errors++;
-break outer0;
-}
-}
-}
 }
 }
 else {
-const err232 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events",schemaPath:"#/$defs/notificationEvents/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema106.type,parentSchema:schema106,data:data105};
+const err232 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/url",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data105};
 if(vErrors === null){
 vErrors = [err232];
 }
@@ -10396,17 +10471,11 @@ vErrors.push(err232);
 errors++;
 }
 }
-}
-var _valid3 = _errs303 === errors;
-if(_valid3){
-valid65 = true;
-passing2 = 0;
-var props2 = true;
-}
-const _errs327 = errors;
-if(data99 && typeof data99 == "object" && !Array.isArray(data99)){
-if(data99.type === undefined){
-const err233 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[1].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1],data:data99};
+if(data102.urlEnv !== undefined){
+let data106 = data102.urlEnv;
+if(typeof data106 === "string"){
+if(!pattern16.test(data106)){
+const err233 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/urlEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data106};
 if(vErrors === null){
 vErrors = [err233];
 }
@@ -10415,8 +10484,9 @@ vErrors.push(err233);
 }
 errors++;
 }
-if(data99.urlEnv === undefined){
-const err234 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/required",keyword:"required",params:{missingProperty: "urlEnv"},message:"must have required property '"+"urlEnv"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[1].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1],data:data99};
+}
+else {
+const err234 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/urlEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data106};
 if(vErrors === null){
 vErrors = [err234];
 }
@@ -10425,9 +10495,12 @@ vErrors.push(err234);
 }
 errors++;
 }
-for(const key31 in data99){
-if(!((((key31 === "type") || (key31 === "name")) || (key31 === "urlEnv")) || (key31 === "events"))){
-const err235 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key31},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1],data:data99};
+}
+if(data102.secretEnv !== undefined){
+let data107 = data102.secretEnv;
+if(typeof data107 === "string"){
+if(!pattern16.test(data107)){
+const err235 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/secretEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data107};
 if(vErrors === null){
 vErrors = [err235];
 }
@@ -10437,10 +10510,8 @@ vErrors.push(err235);
 errors++;
 }
 }
-if(data99.type !== undefined){
-let data107 = data99.type;
-if("slack" !== data107){
-const err236 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/type",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/properties/type/const",keyword:"const",params:{allowedValue: "slack"},message:"must be equal to constant",schema:"slack",parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1].properties.type,data:data107};
+else {
+const err236 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/secretEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data107};
 if(vErrors === null){
 vErrors = [err236];
 }
@@ -10450,11 +10521,14 @@ vErrors.push(err236);
 errors++;
 }
 }
-if(data99.name !== undefined){
-let data108 = data99.name;
-if(typeof data108 === "string"){
-if(func1(data108) < 1){
-const err237 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1].properties.name,data:data108};
+if(data102.events !== undefined){
+let data108 = data102.events;
+if(Array.isArray(data108)){
+const len2 = data108.length;
+for(let i3=0; i3<len2; i3++){
+let data109 = data108[i3];
+if(!(((((((data109 === "run-failed") || (data109 === "in-doubt")) || (data109 === "commit-refused")) || (data109 === "recovered")) || (data109 === "leader-changed")) || (data109 === "promoted")) || (data109 === "frozen"))){
+const err237 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events/" + i3,schemaPath:"#/$defs/notificationEvents/items/enum",keyword:"enum",params:{allowedValues: schema106.items.enum},message:"must be equal to one of the allowed values",schema:schema106.items.enum,parentSchema:schema106.items,data:data109};
 if(vErrors === null){
 vErrors = [err237];
 }
@@ -10464,8 +10538,14 @@ vErrors.push(err237);
 errors++;
 }
 }
-else {
-const err238 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[1].properties.name.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1].properties.name,data:data108};
+let i4 = data108.length;
+let j1;
+if(i4 > 1){
+outer0:
+for(;i4--;){
+for(j1 = i4; j1--;){
+if(func0(data108[i4], data108[j1])){
+const err238 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events",schemaPath:"#/$defs/notificationEvents/uniqueItems",keyword:"uniqueItems",params:{i: i4, j: j1},message:"must NOT have duplicate items (items ## "+j1+" and "+i4+" are identical)",schema:true,parentSchema:schema106,data:data108};
 if(vErrors === null){
 vErrors = [err238];
 }
@@ -10473,13 +10553,14 @@ else {
 vErrors.push(err238);
 }
 errors++;
+break outer0;
 }
 }
-if(data99.urlEnv !== undefined){
-let data109 = data99.urlEnv;
-if(typeof data109 === "string"){
-if(!pattern16.test(data109)){
-const err239 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/urlEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data109};
+}
+}
+}
+else {
+const err239 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events",schemaPath:"#/$defs/notificationEvents/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema106.type,parentSchema:schema106,data:data108};
 if(vErrors === null){
 vErrors = [err239];
 }
@@ -10489,8 +10570,17 @@ vErrors.push(err239);
 errors++;
 }
 }
-else {
-const err240 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/urlEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data109};
+}
+var _valid3 = _errs312 === errors;
+if(_valid3){
+valid67 = true;
+passing2 = 0;
+var props2 = true;
+}
+const _errs336 = errors;
+if(data102 && typeof data102 == "object" && !Array.isArray(data102)){
+if(data102.type === undefined){
+const err240 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[1].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1],data:data102};
 if(vErrors === null){
 vErrors = [err240];
 }
@@ -10499,15 +10589,8 @@ vErrors.push(err240);
 }
 errors++;
 }
-}
-if(data99.events !== undefined){
-let data110 = data99.events;
-if(Array.isArray(data110)){
-const len3 = data110.length;
-for(let i5=0; i5<len3; i5++){
-let data111 = data110[i5];
-if(!(((((((data111 === "run-failed") || (data111 === "in-doubt")) || (data111 === "commit-refused")) || (data111 === "recovered")) || (data111 === "leader-changed")) || (data111 === "promoted")) || (data111 === "frozen"))){
-const err241 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events/" + i5,schemaPath:"#/$defs/notificationEvents/items/enum",keyword:"enum",params:{allowedValues: schema106.items.enum},message:"must be equal to one of the allowed values",schema:schema106.items.enum,parentSchema:schema106.items,data:data111};
+if(data102.urlEnv === undefined){
+const err241 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/required",keyword:"required",params:{missingProperty: "urlEnv"},message:"must have required property '"+"urlEnv"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[1].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1],data:data102};
 if(vErrors === null){
 vErrors = [err241];
 }
@@ -10516,15 +10599,9 @@ vErrors.push(err241);
 }
 errors++;
 }
-}
-let i6 = data110.length;
-let j2;
-if(i6 > 1){
-outer1:
-for(;i6--;){
-for(j2 = i6; j2--;){
-if(func0(data110[i6], data110[j2])){
-const err242 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events",schemaPath:"#/$defs/notificationEvents/uniqueItems",keyword:"uniqueItems",params:{i: i6, j: j2},message:"must NOT have duplicate items (items ## "+j2+" and "+i6+" are identical)",schema:true,parentSchema:schema106,data:data110};
+for(const key32 in data102){
+if(!((((key32 === "type") || (key32 === "name")) || (key32 === "urlEnv")) || (key32 === "events"))){
+const err242 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key32},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1],data:data102};
 if(vErrors === null){
 vErrors = [err242];
 }
@@ -10532,14 +10609,12 @@ else {
 vErrors.push(err242);
 }
 errors++;
-break outer1;
 }
 }
-}
-}
-}
-else {
-const err243 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events",schemaPath:"#/$defs/notificationEvents/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema106.type,parentSchema:schema106,data:data110};
+if(data102.type !== undefined){
+let data110 = data102.type;
+if("slack" !== data110){
+const err243 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/type",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/properties/type/const",keyword:"const",params:{allowedValue: "slack"},message:"must be equal to constant",schema:"slack",parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1].properties.type,data:data110};
 if(vErrors === null){
 vErrors = [err243];
 }
@@ -10549,24 +10624,11 @@ vErrors.push(err243);
 errors++;
 }
 }
-}
-var _valid3 = _errs327 === errors;
-if(_valid3 && valid65){
-valid65 = false;
-passing2 = [passing2, 1];
-}
-else {
-if(_valid3){
-valid65 = true;
-passing2 = 1;
-if(props2 !== true){
-props2 = true;
-}
-}
-const _errs340 = errors;
-if(data99 && typeof data99 == "object" && !Array.isArray(data99)){
-if(data99.type === undefined){
-const err244 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2],data:data99};
+if(data102.name !== undefined){
+let data111 = data102.name;
+if(typeof data111 === "string"){
+if(func1(data111) < 1){
+const err244 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1].properties.name,data:data111};
 if(vErrors === null){
 vErrors = [err244];
 }
@@ -10575,8 +10637,9 @@ vErrors.push(err244);
 }
 errors++;
 }
-if(data99.repository === undefined){
-const err245 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/required",keyword:"required",params:{missingProperty: "repository"},message:"must have required property '"+"repository"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2],data:data99};
+}
+else {
+const err245 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[1].properties.name.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1].properties.name,data:data111};
 if(vErrors === null){
 vErrors = [err245];
 }
@@ -10585,8 +10648,12 @@ vErrors.push(err245);
 }
 errors++;
 }
-if(data99.tokenEnv === undefined){
-const err246 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/required",keyword:"required",params:{missingProperty: "tokenEnv"},message:"must have required property '"+"tokenEnv"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2],data:data99};
+}
+if(data102.urlEnv !== undefined){
+let data112 = data102.urlEnv;
+if(typeof data112 === "string"){
+if(!pattern16.test(data112)){
+const err246 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/urlEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data112};
 if(vErrors === null){
 vErrors = [err246];
 }
@@ -10595,9 +10662,9 @@ vErrors.push(err246);
 }
 errors++;
 }
-for(const key32 in data99){
-if(!((((((key32 === "type") || (key32 === "name")) || (key32 === "apiUrl")) || (key32 === "repository")) || (key32 === "tokenEnv")) || (key32 === "context"))){
-const err247 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key32},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2],data:data99};
+}
+else {
+const err247 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/urlEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data112};
 if(vErrors === null){
 vErrors = [err247];
 }
@@ -10607,10 +10674,14 @@ vErrors.push(err247);
 errors++;
 }
 }
-if(data99.type !== undefined){
-let data112 = data99.type;
-if("github" !== data112){
-const err248 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/type",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/type/const",keyword:"const",params:{allowedValue: "github"},message:"must be equal to constant",schema:"github",parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.type,data:data112};
+if(data102.events !== undefined){
+let data113 = data102.events;
+if(Array.isArray(data113)){
+const len3 = data113.length;
+for(let i5=0; i5<len3; i5++){
+let data114 = data113[i5];
+if(!(((((((data114 === "run-failed") || (data114 === "in-doubt")) || (data114 === "commit-refused")) || (data114 === "recovered")) || (data114 === "leader-changed")) || (data114 === "promoted")) || (data114 === "frozen"))){
+const err248 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events/" + i5,schemaPath:"#/$defs/notificationEvents/items/enum",keyword:"enum",params:{allowedValues: schema106.items.enum},message:"must be equal to one of the allowed values",schema:schema106.items.enum,parentSchema:schema106.items,data:data114};
 if(vErrors === null){
 vErrors = [err248];
 }
@@ -10620,11 +10691,14 @@ vErrors.push(err248);
 errors++;
 }
 }
-if(data99.name !== undefined){
-let data113 = data99.name;
-if(typeof data113 === "string"){
-if(func1(data113) < 1){
-const err249 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.name,data:data113};
+let i6 = data113.length;
+let j2;
+if(i6 > 1){
+outer1:
+for(;i6--;){
+for(j2 = i6; j2--;){
+if(func0(data113[i6], data113[j2])){
+const err249 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events",schemaPath:"#/$defs/notificationEvents/uniqueItems",keyword:"uniqueItems",params:{i: i6, j: j2},message:"must NOT have duplicate items (items ## "+j2+" and "+i6+" are identical)",schema:true,parentSchema:schema106,data:data113};
 if(vErrors === null){
 vErrors = [err249];
 }
@@ -10632,10 +10706,14 @@ else {
 vErrors.push(err249);
 }
 errors++;
+break outer1;
+}
+}
+}
 }
 }
 else {
-const err250 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.name.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.name,data:data113};
+const err250 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events",schemaPath:"#/$defs/notificationEvents/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema106.type,parentSchema:schema106,data:data113};
 if(vErrors === null){
 vErrors = [err250];
 }
@@ -10645,11 +10723,24 @@ vErrors.push(err250);
 errors++;
 }
 }
-if(data99.apiUrl !== undefined){
-let data114 = data99.apiUrl;
-if(typeof data114 === "string"){
-if(!pattern17.test(data114)){
-const err251 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/apiUrl",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data114};
+}
+var _valid3 = _errs336 === errors;
+if(_valid3 && valid67){
+valid67 = false;
+passing2 = [passing2, 1];
+}
+else {
+if(_valid3){
+valid67 = true;
+passing2 = 1;
+if(props2 !== true){
+props2 = true;
+}
+}
+const _errs349 = errors;
+if(data102 && typeof data102 == "object" && !Array.isArray(data102)){
+if(data102.type === undefined){
+const err251 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2],data:data102};
 if(vErrors === null){
 vErrors = [err251];
 }
@@ -10658,9 +10749,8 @@ vErrors.push(err251);
 }
 errors++;
 }
-}
-else {
-const err252 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/apiUrl",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data114};
+if(data102.repository === undefined){
+const err252 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/required",keyword:"required",params:{missingProperty: "repository"},message:"must have required property '"+"repository"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2],data:data102};
 if(vErrors === null){
 vErrors = [err252];
 }
@@ -10669,12 +10759,8 @@ vErrors.push(err252);
 }
 errors++;
 }
-}
-if(data99.repository !== undefined){
-let data115 = data99.repository;
-if(typeof data115 === "string"){
-if(!pattern56.test(data115)){
-const err253 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/repository",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/repository/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"},message:"must match pattern \""+"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"+"\"",schema:"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$",parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.repository,data:data115};
+if(data102.tokenEnv === undefined){
+const err253 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/required",keyword:"required",params:{missingProperty: "tokenEnv"},message:"must have required property '"+"tokenEnv"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2],data:data102};
 if(vErrors === null){
 vErrors = [err253];
 }
@@ -10683,9 +10769,9 @@ vErrors.push(err253);
 }
 errors++;
 }
-}
-else {
-const err254 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/repository",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/repository/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.repository.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.repository,data:data115};
+for(const key33 in data102){
+if(!((((((key33 === "type") || (key33 === "name")) || (key33 === "apiUrl")) || (key33 === "repository")) || (key33 === "tokenEnv")) || (key33 === "context"))){
+const err254 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key33},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2],data:data102};
 if(vErrors === null){
 vErrors = [err254];
 }
@@ -10695,11 +10781,10 @@ vErrors.push(err254);
 errors++;
 }
 }
-if(data99.tokenEnv !== undefined){
-let data116 = data99.tokenEnv;
-if(typeof data116 === "string"){
-if(!pattern16.test(data116)){
-const err255 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/tokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data116};
+if(data102.type !== undefined){
+let data115 = data102.type;
+if("github" !== data115){
+const err255 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/type",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/type/const",keyword:"const",params:{allowedValue: "github"},message:"must be equal to constant",schema:"github",parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.type,data:data115};
 if(vErrors === null){
 vErrors = [err255];
 }
@@ -10709,8 +10794,11 @@ vErrors.push(err255);
 errors++;
 }
 }
-else {
-const err256 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/tokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data116};
+if(data102.name !== undefined){
+let data116 = data102.name;
+if(typeof data116 === "string"){
+if(func1(data116) < 1){
+const err256 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.name,data:data116};
 if(vErrors === null){
 vErrors = [err256];
 }
@@ -10720,11 +10808,8 @@ vErrors.push(err256);
 errors++;
 }
 }
-if(data99.context !== undefined){
-let data117 = data99.context;
-if(typeof data117 === "string"){
-if(func1(data117) < 1){
-const err257 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/context",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/context/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.context,data:data117};
+else {
+const err257 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.name.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.name,data:data116};
 if(vErrors === null){
 vErrors = [err257];
 }
@@ -10734,8 +10819,11 @@ vErrors.push(err257);
 errors++;
 }
 }
-else {
-const err258 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/context",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/context/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.context.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.context,data:data117};
+if(data102.apiUrl !== undefined){
+let data117 = data102.apiUrl;
+if(typeof data117 === "string"){
+if(!pattern17.test(data117)){
+const err258 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/apiUrl",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data117};
 if(vErrors === null){
 vErrors = [err258];
 }
@@ -10745,24 +10833,8 @@ vErrors.push(err258);
 errors++;
 }
 }
-}
-var _valid3 = _errs340 === errors;
-if(_valid3 && valid65){
-valid65 = false;
-passing2 = [passing2, 2];
-}
 else {
-if(_valid3){
-valid65 = true;
-passing2 = 2;
-if(props2 !== true){
-props2 = true;
-}
-}
-const _errs357 = errors;
-if(data99 && typeof data99 == "object" && !Array.isArray(data99)){
-if(data99.type === undefined){
-const err259 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3],data:data99};
+const err259 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/apiUrl",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data117};
 if(vErrors === null){
 vErrors = [err259];
 }
@@ -10771,8 +10843,12 @@ vErrors.push(err259);
 }
 errors++;
 }
-if(data99.project === undefined){
-const err260 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/required",keyword:"required",params:{missingProperty: "project"},message:"must have required property '"+"project"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3],data:data99};
+}
+if(data102.repository !== undefined){
+let data118 = data102.repository;
+if(typeof data118 === "string"){
+if(!pattern56.test(data118)){
+const err260 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/repository",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/repository/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"},message:"must match pattern \""+"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"+"\"",schema:"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$",parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.repository,data:data118};
 if(vErrors === null){
 vErrors = [err260];
 }
@@ -10781,8 +10857,9 @@ vErrors.push(err260);
 }
 errors++;
 }
-if(data99.tokenEnv === undefined){
-const err261 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/required",keyword:"required",params:{missingProperty: "tokenEnv"},message:"must have required property '"+"tokenEnv"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3],data:data99};
+}
+else {
+const err261 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/repository",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/repository/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.repository.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.repository,data:data118};
 if(vErrors === null){
 vErrors = [err261];
 }
@@ -10791,9 +10868,12 @@ vErrors.push(err261);
 }
 errors++;
 }
-for(const key33 in data99){
-if(!((((((key33 === "type") || (key33 === "name")) || (key33 === "apiUrl")) || (key33 === "project")) || (key33 === "tokenEnv")) || (key33 === "context"))){
-const err262 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key33},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3],data:data99};
+}
+if(data102.tokenEnv !== undefined){
+let data119 = data102.tokenEnv;
+if(typeof data119 === "string"){
+if(!pattern16.test(data119)){
+const err262 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/tokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data119};
 if(vErrors === null){
 vErrors = [err262];
 }
@@ -10803,10 +10883,8 @@ vErrors.push(err262);
 errors++;
 }
 }
-if(data99.type !== undefined){
-let data118 = data99.type;
-if("gitlab" !== data118){
-const err263 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/type",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/type/const",keyword:"const",params:{allowedValue: "gitlab"},message:"must be equal to constant",schema:"gitlab",parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.type,data:data118};
+else {
+const err263 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/tokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data119};
 if(vErrors === null){
 vErrors = [err263];
 }
@@ -10816,11 +10894,11 @@ vErrors.push(err263);
 errors++;
 }
 }
-if(data99.name !== undefined){
-let data119 = data99.name;
-if(typeof data119 === "string"){
-if(func1(data119) < 1){
-const err264 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.name,data:data119};
+if(data102.context !== undefined){
+let data120 = data102.context;
+if(typeof data120 === "string"){
+if(func1(data120) < 1){
+const err264 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/context",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/context/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.context,data:data120};
 if(vErrors === null){
 vErrors = [err264];
 }
@@ -10831,7 +10909,7 @@ errors++;
 }
 }
 else {
-const err265 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.name.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.name,data:data119};
+const err265 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/context",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/context/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.context.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.context,data:data120};
 if(vErrors === null){
 vErrors = [err265];
 }
@@ -10841,11 +10919,24 @@ vErrors.push(err265);
 errors++;
 }
 }
-if(data99.apiUrl !== undefined){
-let data120 = data99.apiUrl;
-if(typeof data120 === "string"){
-if(!pattern17.test(data120)){
-const err266 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/apiUrl",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data120};
+}
+var _valid3 = _errs349 === errors;
+if(_valid3 && valid67){
+valid67 = false;
+passing2 = [passing2, 2];
+}
+else {
+if(_valid3){
+valid67 = true;
+passing2 = 2;
+if(props2 !== true){
+props2 = true;
+}
+}
+const _errs366 = errors;
+if(data102 && typeof data102 == "object" && !Array.isArray(data102)){
+if(data102.type === undefined){
+const err266 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3],data:data102};
 if(vErrors === null){
 vErrors = [err266];
 }
@@ -10854,9 +10945,8 @@ vErrors.push(err266);
 }
 errors++;
 }
-}
-else {
-const err267 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/apiUrl",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data120};
+if(data102.project === undefined){
+const err267 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/required",keyword:"required",params:{missingProperty: "project"},message:"must have required property '"+"project"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3],data:data102};
 if(vErrors === null){
 vErrors = [err267];
 }
@@ -10865,12 +10955,8 @@ vErrors.push(err267);
 }
 errors++;
 }
-}
-if(data99.project !== undefined){
-let data121 = data99.project;
-if(typeof data121 === "string"){
-if(func1(data121) < 1){
-const err268 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/project",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/project/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.project,data:data121};
+if(data102.tokenEnv === undefined){
+const err268 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/required",keyword:"required",params:{missingProperty: "tokenEnv"},message:"must have required property '"+"tokenEnv"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3],data:data102};
 if(vErrors === null){
 vErrors = [err268];
 }
@@ -10879,9 +10965,9 @@ vErrors.push(err268);
 }
 errors++;
 }
-}
-else {
-const err269 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/project",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/project/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.project.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.project,data:data121};
+for(const key34 in data102){
+if(!((((((key34 === "type") || (key34 === "name")) || (key34 === "apiUrl")) || (key34 === "project")) || (key34 === "tokenEnv")) || (key34 === "context"))){
+const err269 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key34},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3],data:data102};
 if(vErrors === null){
 vErrors = [err269];
 }
@@ -10891,11 +10977,10 @@ vErrors.push(err269);
 errors++;
 }
 }
-if(data99.tokenEnv !== undefined){
-let data122 = data99.tokenEnv;
-if(typeof data122 === "string"){
-if(!pattern16.test(data122)){
-const err270 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/tokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data122};
+if(data102.type !== undefined){
+let data121 = data102.type;
+if("gitlab" !== data121){
+const err270 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/type",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/type/const",keyword:"const",params:{allowedValue: "gitlab"},message:"must be equal to constant",schema:"gitlab",parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.type,data:data121};
 if(vErrors === null){
 vErrors = [err270];
 }
@@ -10905,8 +10990,11 @@ vErrors.push(err270);
 errors++;
 }
 }
-else {
-const err271 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/tokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data122};
+if(data102.name !== undefined){
+let data122 = data102.name;
+if(typeof data122 === "string"){
+if(func1(data122) < 1){
+const err271 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.name,data:data122};
 if(vErrors === null){
 vErrors = [err271];
 }
@@ -10916,11 +11004,8 @@ vErrors.push(err271);
 errors++;
 }
 }
-if(data99.context !== undefined){
-let data123 = data99.context;
-if(typeof data123 === "string"){
-if(func1(data123) < 1){
-const err272 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/context",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/context/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.context,data:data123};
+else {
+const err272 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.name.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.name,data:data122};
 if(vErrors === null){
 vErrors = [err272];
 }
@@ -10930,8 +11015,11 @@ vErrors.push(err272);
 errors++;
 }
 }
-else {
-const err273 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/context",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/context/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.context.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.context,data:data123};
+if(data102.apiUrl !== undefined){
+let data123 = data102.apiUrl;
+if(typeof data123 === "string"){
+if(!pattern17.test(data123)){
+const err273 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/apiUrl",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data123};
 if(vErrors === null){
 vErrors = [err273];
 }
@@ -10941,25 +11029,8 @@ vErrors.push(err273);
 errors++;
 }
 }
-}
-var _valid3 = _errs357 === errors;
-if(_valid3 && valid65){
-valid65 = false;
-passing2 = [passing2, 3];
-}
 else {
-if(_valid3){
-valid65 = true;
-passing2 = 3;
-if(props2 !== true){
-props2 = true;
-}
-}
-}
-}
-}
-if(!valid65){
-const err274 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf",keyword:"oneOf",params:{passingSchemas: passing2},message:"must match exactly one schema in oneOf",schema:schema56.properties.notifications.properties.receivers.items.oneOf,parentSchema:schema56.properties.notifications.properties.receivers.items,data:data99};
+const err274 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/apiUrl",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data123};
 if(vErrors === null){
 vErrors = [err274];
 }
@@ -10968,20 +11039,12 @@ vErrors.push(err274);
 }
 errors++;
 }
-else {
-errors = _errs302;
-if(vErrors !== null){
-if(_errs302){
-vErrors.length = _errs302;
 }
-else {
-vErrors = null;
-}
-}
-}
-if(data99 && typeof data99 == "object" && !Array.isArray(data99)){
-if(data99.type === undefined){
-const err275 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema56.properties.notifications.properties.receivers.items.required,parentSchema:schema56.properties.notifications.properties.receivers.items,data:data99};
+if(data102.project !== undefined){
+let data124 = data102.project;
+if(typeof data124 === "string"){
+if(func1(data124) < 1){
+const err275 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/project",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/project/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.project,data:data124};
 if(vErrors === null){
 vErrors = [err275];
 }
@@ -10990,14 +11053,9 @@ vErrors.push(err275);
 }
 errors++;
 }
-if(props2 !== true){
-props2 = props2 || {};
-props2.type = true;
 }
-if(data99.type !== undefined){
-let data124 = data99.type;
-if(!((((data124 === "webhook") || (data124 === "slack")) || (data124 === "github")) || (data124 === "gitlab"))){
-const err276 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/type",schemaPath:"#/properties/notifications/properties/receivers/items/properties/type/enum",keyword:"enum",params:{allowedValues: schema56.properties.notifications.properties.receivers.items.properties.type.enum},message:"must be equal to one of the allowed values",schema:schema56.properties.notifications.properties.receivers.items.properties.type.enum,parentSchema:schema56.properties.notifications.properties.receivers.items.properties.type,data:data124};
+else {
+const err276 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/project",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/project/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.project.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.project,data:data124};
 if(vErrors === null){
 vErrors = [err276];
 }
@@ -11007,9 +11065,11 @@ vErrors.push(err276);
 errors++;
 }
 }
-}
-else {
-const err277 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.notifications.properties.receivers.items.type,parentSchema:schema56.properties.notifications.properties.receivers.items,data:data99};
+if(data102.tokenEnv !== undefined){
+let data125 = data102.tokenEnv;
+if(typeof data125 === "string"){
+if(!pattern16.test(data125)){
+const err277 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/tokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data125};
 if(vErrors === null){
 vErrors = [err277];
 }
@@ -11019,9 +11079,8 @@ vErrors.push(err277);
 errors++;
 }
 }
-}
 else {
-const err278 = {instancePath:instancePath+"/notifications/receivers",schemaPath:"#/properties/notifications/properties/receivers/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema56.properties.notifications.properties.receivers.type,parentSchema:schema56.properties.notifications.properties.receivers,data:data98};
+const err278 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/tokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data125};
 if(vErrors === null){
 vErrors = [err278];
 }
@@ -11031,12 +11090,11 @@ vErrors.push(err278);
 errors++;
 }
 }
-if(data96.delivery !== undefined){
-let data125 = data96.delivery;
-if(data125 && typeof data125 == "object" && !Array.isArray(data125)){
-for(const key34 in data125){
-if(!(((((key34 === "attempts") || (key34 === "baseDelayMs")) || (key34 === "maxDelayMs")) || (key34 === "timeoutMs")) || (key34 === "queueLimit"))){
-const err279 = {instancePath:instancePath+"/notifications/delivery",schemaPath:"#/properties/notifications/properties/delivery/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key34},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications.properties.delivery,data:data125};
+if(data102.context !== undefined){
+let data126 = data102.context;
+if(typeof data126 === "string"){
+if(func1(data126) < 1){
+const err279 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/context",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/context/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.context,data:data126};
 if(vErrors === null){
 vErrors = [err279];
 }
@@ -11046,10 +11104,8 @@ vErrors.push(err279);
 errors++;
 }
 }
-if(data125.attempts !== undefined){
-let data126 = data125.attempts;
-if(!(((typeof data126 == "number") && (!(data126 % 1) && !isNaN(data126))) && (isFinite(data126)))){
-const err280 = {instancePath:instancePath+"/notifications/delivery/attempts",schemaPath:"#/properties/notifications/properties/delivery/properties/attempts/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.notifications.properties.delivery.properties.attempts.type,parentSchema:schema56.properties.notifications.properties.delivery.properties.attempts,data:data126};
+else {
+const err280 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/context",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/context/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.context.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.context,data:data126};
 if(vErrors === null){
 vErrors = [err280];
 }
@@ -11058,9 +11114,26 @@ vErrors.push(err280);
 }
 errors++;
 }
-if((typeof data126 == "number") && (isFinite(data126))){
-if(data126 > 20 || isNaN(data126)){
-const err281 = {instancePath:instancePath+"/notifications/delivery/attempts",schemaPath:"#/properties/notifications/properties/delivery/properties/attempts/maximum",keyword:"maximum",params:{comparison: "<=", limit: 20},message:"must be <= 20",schema:20,parentSchema:schema56.properties.notifications.properties.delivery.properties.attempts,data:data126};
+}
+}
+var _valid3 = _errs366 === errors;
+if(_valid3 && valid67){
+valid67 = false;
+passing2 = [passing2, 3];
+}
+else {
+if(_valid3){
+valid67 = true;
+passing2 = 3;
+if(props2 !== true){
+props2 = true;
+}
+}
+}
+}
+}
+if(!valid67){
+const err281 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf",keyword:"oneOf",params:{passingSchemas: passing2},message:"must match exactly one schema in oneOf",schema:schema56.properties.notifications.properties.receivers.items.oneOf,parentSchema:schema56.properties.notifications.properties.receivers.items,data:data102};
 if(vErrors === null){
 vErrors = [err281];
 }
@@ -11069,8 +11142,20 @@ vErrors.push(err281);
 }
 errors++;
 }
-if(data126 < 1 || isNaN(data126)){
-const err282 = {instancePath:instancePath+"/notifications/delivery/attempts",schemaPath:"#/properties/notifications/properties/delivery/properties/attempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.notifications.properties.delivery.properties.attempts,data:data126};
+else {
+errors = _errs311;
+if(vErrors !== null){
+if(_errs311){
+vErrors.length = _errs311;
+}
+else {
+vErrors = null;
+}
+}
+}
+if(data102 && typeof data102 == "object" && !Array.isArray(data102)){
+if(data102.type === undefined){
+const err282 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema56.properties.notifications.properties.receivers.items.required,parentSchema:schema56.properties.notifications.properties.receivers.items,data:data102};
 if(vErrors === null){
 vErrors = [err282];
 }
@@ -11079,12 +11164,14 @@ vErrors.push(err282);
 }
 errors++;
 }
+if(props2 !== true){
+props2 = props2 || {};
+props2.type = true;
 }
-}
-if(data125.baseDelayMs !== undefined){
-let data127 = data125.baseDelayMs;
-if(!(((typeof data127 == "number") && (!(data127 % 1) && !isNaN(data127))) && (isFinite(data127)))){
-const err283 = {instancePath:instancePath+"/notifications/delivery/baseDelayMs",schemaPath:"#/properties/notifications/properties/delivery/properties/baseDelayMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.notifications.properties.delivery.properties.baseDelayMs.type,parentSchema:schema56.properties.notifications.properties.delivery.properties.baseDelayMs,data:data127};
+if(data102.type !== undefined){
+let data127 = data102.type;
+if(!((((data127 === "webhook") || (data127 === "slack")) || (data127 === "github")) || (data127 === "gitlab"))){
+const err283 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/type",schemaPath:"#/properties/notifications/properties/receivers/items/properties/type/enum",keyword:"enum",params:{allowedValues: schema56.properties.notifications.properties.receivers.items.properties.type.enum},message:"must be equal to one of the allowed values",schema:schema56.properties.notifications.properties.receivers.items.properties.type.enum,parentSchema:schema56.properties.notifications.properties.receivers.items.properties.type,data:data127};
 if(vErrors === null){
 vErrors = [err283];
 }
@@ -11093,9 +11180,10 @@ vErrors.push(err283);
 }
 errors++;
 }
-if((typeof data127 == "number") && (isFinite(data127))){
-if(data127 < 1 || isNaN(data127)){
-const err284 = {instancePath:instancePath+"/notifications/delivery/baseDelayMs",schemaPath:"#/properties/notifications/properties/delivery/properties/baseDelayMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.notifications.properties.delivery.properties.baseDelayMs,data:data127};
+}
+}
+else {
+const err284 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.notifications.properties.receivers.items.type,parentSchema:schema56.properties.notifications.properties.receivers.items,data:data102};
 if(vErrors === null){
 vErrors = [err284];
 }
@@ -11106,10 +11194,8 @@ errors++;
 }
 }
 }
-if(data125.maxDelayMs !== undefined){
-let data128 = data125.maxDelayMs;
-if(!(((typeof data128 == "number") && (!(data128 % 1) && !isNaN(data128))) && (isFinite(data128)))){
-const err285 = {instancePath:instancePath+"/notifications/delivery/maxDelayMs",schemaPath:"#/properties/notifications/properties/delivery/properties/maxDelayMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.notifications.properties.delivery.properties.maxDelayMs.type,parentSchema:schema56.properties.notifications.properties.delivery.properties.maxDelayMs,data:data128};
+else {
+const err285 = {instancePath:instancePath+"/notifications/receivers",schemaPath:"#/properties/notifications/properties/receivers/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema56.properties.notifications.properties.receivers.type,parentSchema:schema56.properties.notifications.properties.receivers,data:data101};
 if(vErrors === null){
 vErrors = [err285];
 }
@@ -11118,9 +11204,13 @@ vErrors.push(err285);
 }
 errors++;
 }
-if((typeof data128 == "number") && (isFinite(data128))){
-if(data128 < 1 || isNaN(data128)){
-const err286 = {instancePath:instancePath+"/notifications/delivery/maxDelayMs",schemaPath:"#/properties/notifications/properties/delivery/properties/maxDelayMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.notifications.properties.delivery.properties.maxDelayMs,data:data128};
+}
+if(data99.delivery !== undefined){
+let data128 = data99.delivery;
+if(data128 && typeof data128 == "object" && !Array.isArray(data128)){
+for(const key35 in data128){
+if(!(((((key35 === "attempts") || (key35 === "baseDelayMs")) || (key35 === "maxDelayMs")) || (key35 === "timeoutMs")) || (key35 === "queueLimit"))){
+const err286 = {instancePath:instancePath+"/notifications/delivery",schemaPath:"#/properties/notifications/properties/delivery/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key35},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications.properties.delivery,data:data128};
 if(vErrors === null){
 vErrors = [err286];
 }
@@ -11130,11 +11220,10 @@ vErrors.push(err286);
 errors++;
 }
 }
-}
-if(data125.timeoutMs !== undefined){
-let data129 = data125.timeoutMs;
+if(data128.attempts !== undefined){
+let data129 = data128.attempts;
 if(!(((typeof data129 == "number") && (!(data129 % 1) && !isNaN(data129))) && (isFinite(data129)))){
-const err287 = {instancePath:instancePath+"/notifications/delivery/timeoutMs",schemaPath:"#/properties/notifications/properties/delivery/properties/timeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.notifications.properties.delivery.properties.timeoutMs.type,parentSchema:schema56.properties.notifications.properties.delivery.properties.timeoutMs,data:data129};
+const err287 = {instancePath:instancePath+"/notifications/delivery/attempts",schemaPath:"#/properties/notifications/properties/delivery/properties/attempts/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.notifications.properties.delivery.properties.attempts.type,parentSchema:schema56.properties.notifications.properties.delivery.properties.attempts,data:data129};
 if(vErrors === null){
 vErrors = [err287];
 }
@@ -11144,8 +11233,8 @@ vErrors.push(err287);
 errors++;
 }
 if((typeof data129 == "number") && (isFinite(data129))){
-if(data129 < 100 || isNaN(data129)){
-const err288 = {instancePath:instancePath+"/notifications/delivery/timeoutMs",schemaPath:"#/properties/notifications/properties/delivery/properties/timeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100",schema:100,parentSchema:schema56.properties.notifications.properties.delivery.properties.timeoutMs,data:data129};
+if(data129 > 20 || isNaN(data129)){
+const err288 = {instancePath:instancePath+"/notifications/delivery/attempts",schemaPath:"#/properties/notifications/properties/delivery/properties/attempts/maximum",keyword:"maximum",params:{comparison: "<=", limit: 20},message:"must be <= 20",schema:20,parentSchema:schema56.properties.notifications.properties.delivery.properties.attempts,data:data129};
 if(vErrors === null){
 vErrors = [err288];
 }
@@ -11154,12 +11243,8 @@ vErrors.push(err288);
 }
 errors++;
 }
-}
-}
-if(data125.queueLimit !== undefined){
-let data130 = data125.queueLimit;
-if(!(((typeof data130 == "number") && (!(data130 % 1) && !isNaN(data130))) && (isFinite(data130)))){
-const err289 = {instancePath:instancePath+"/notifications/delivery/queueLimit",schemaPath:"#/properties/notifications/properties/delivery/properties/queueLimit/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.notifications.properties.delivery.properties.queueLimit.type,parentSchema:schema56.properties.notifications.properties.delivery.properties.queueLimit,data:data130};
+if(data129 < 1 || isNaN(data129)){
+const err289 = {instancePath:instancePath+"/notifications/delivery/attempts",schemaPath:"#/properties/notifications/properties/delivery/properties/attempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.notifications.properties.delivery.properties.attempts,data:data129};
 if(vErrors === null){
 vErrors = [err289];
 }
@@ -11168,9 +11253,12 @@ vErrors.push(err289);
 }
 errors++;
 }
-if((typeof data130 == "number") && (isFinite(data130))){
-if(data130 > 10000 || isNaN(data130)){
-const err290 = {instancePath:instancePath+"/notifications/delivery/queueLimit",schemaPath:"#/properties/notifications/properties/delivery/properties/queueLimit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000},message:"must be <= 10000",schema:10000,parentSchema:schema56.properties.notifications.properties.delivery.properties.queueLimit,data:data130};
+}
+}
+if(data128.baseDelayMs !== undefined){
+let data130 = data128.baseDelayMs;
+if(!(((typeof data130 == "number") && (!(data130 % 1) && !isNaN(data130))) && (isFinite(data130)))){
+const err290 = {instancePath:instancePath+"/notifications/delivery/baseDelayMs",schemaPath:"#/properties/notifications/properties/delivery/properties/baseDelayMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.notifications.properties.delivery.properties.baseDelayMs.type,parentSchema:schema56.properties.notifications.properties.delivery.properties.baseDelayMs,data:data130};
 if(vErrors === null){
 vErrors = [err290];
 }
@@ -11179,8 +11267,9 @@ vErrors.push(err290);
 }
 errors++;
 }
+if((typeof data130 == "number") && (isFinite(data130))){
 if(data130 < 1 || isNaN(data130)){
-const err291 = {instancePath:instancePath+"/notifications/delivery/queueLimit",schemaPath:"#/properties/notifications/properties/delivery/properties/queueLimit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.notifications.properties.delivery.properties.queueLimit,data:data130};
+const err291 = {instancePath:instancePath+"/notifications/delivery/baseDelayMs",schemaPath:"#/properties/notifications/properties/delivery/properties/baseDelayMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.notifications.properties.delivery.properties.baseDelayMs,data:data130};
 if(vErrors === null){
 vErrors = [err291];
 }
@@ -11191,9 +11280,10 @@ errors++;
 }
 }
 }
-}
-else {
-const err292 = {instancePath:instancePath+"/notifications/delivery",schemaPath:"#/properties/notifications/properties/delivery/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.notifications.properties.delivery.type,parentSchema:schema56.properties.notifications.properties.delivery,data:data125};
+if(data128.maxDelayMs !== undefined){
+let data131 = data128.maxDelayMs;
+if(!(((typeof data131 == "number") && (!(data131 % 1) && !isNaN(data131))) && (isFinite(data131)))){
+const err292 = {instancePath:instancePath+"/notifications/delivery/maxDelayMs",schemaPath:"#/properties/notifications/properties/delivery/properties/maxDelayMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.notifications.properties.delivery.properties.maxDelayMs.type,parentSchema:schema56.properties.notifications.properties.delivery.properties.maxDelayMs,data:data131};
 if(vErrors === null){
 vErrors = [err292];
 }
@@ -11202,10 +11292,9 @@ vErrors.push(err292);
 }
 errors++;
 }
-}
-}
-else {
-const err293 = {instancePath:instancePath+"/notifications",schemaPath:"#/properties/notifications/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.notifications.type,parentSchema:schema56.properties.notifications,data:data96};
+if((typeof data131 == "number") && (isFinite(data131))){
+if(data131 < 1 || isNaN(data131)){
+const err293 = {instancePath:instancePath+"/notifications/delivery/maxDelayMs",schemaPath:"#/properties/notifications/properties/delivery/properties/maxDelayMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.notifications.properties.delivery.properties.maxDelayMs,data:data131};
 if(vErrors === null){
 vErrors = [err293];
 }
@@ -11215,11 +11304,11 @@ vErrors.push(err293);
 errors++;
 }
 }
-if(data.selector !== undefined){
-let data131 = data.selector;
-if(typeof data131 === "string"){
-if(func1(data131) < 1){
-const err294 = {instancePath:instancePath+"/selector",schemaPath:"#/properties/selector/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.selector,data:data131};
+}
+if(data128.timeoutMs !== undefined){
+let data132 = data128.timeoutMs;
+if(!(((typeof data132 == "number") && (!(data132 % 1) && !isNaN(data132))) && (isFinite(data132)))){
+const err294 = {instancePath:instancePath+"/notifications/delivery/timeoutMs",schemaPath:"#/properties/notifications/properties/delivery/properties/timeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.notifications.properties.delivery.properties.timeoutMs.type,parentSchema:schema56.properties.notifications.properties.delivery.properties.timeoutMs,data:data132};
 if(vErrors === null){
 vErrors = [err294];
 }
@@ -11228,9 +11317,9 @@ vErrors.push(err294);
 }
 errors++;
 }
-}
-else {
-const err295 = {instancePath:instancePath+"/selector",schemaPath:"#/properties/selector/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.selector.type,parentSchema:schema56.properties.selector,data:data131};
+if((typeof data132 == "number") && (isFinite(data132))){
+if(data132 < 100 || isNaN(data132)){
+const err295 = {instancePath:instancePath+"/notifications/delivery/timeoutMs",schemaPath:"#/properties/notifications/properties/delivery/properties/timeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100",schema:100,parentSchema:schema56.properties.notifications.properties.delivery.properties.timeoutMs,data:data132};
 if(vErrors === null){
 vErrors = [err295];
 }
@@ -11240,11 +11329,11 @@ vErrors.push(err295);
 errors++;
 }
 }
-if(data.rules !== undefined){
-let data132 = data.rules;
-if(data132 && typeof data132 == "object" && !Array.isArray(data132)){
-if(Object.keys(data132).length < 1){
-const err296 = {instancePath:instancePath+"/rules",schemaPath:"#/properties/rules/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema56.properties.rules,data:data132};
+}
+if(data128.queueLimit !== undefined){
+let data133 = data128.queueLimit;
+if(!(((typeof data133 == "number") && (!(data133 % 1) && !isNaN(data133))) && (isFinite(data133)))){
+const err296 = {instancePath:instancePath+"/notifications/delivery/queueLimit",schemaPath:"#/properties/notifications/properties/delivery/properties/queueLimit/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.notifications.properties.delivery.properties.queueLimit.type,parentSchema:schema56.properties.notifications.properties.delivery.properties.queueLimit,data:data133};
 if(vErrors === null){
 vErrors = [err296];
 }
@@ -11253,9 +11342,9 @@ vErrors.push(err296);
 }
 errors++;
 }
-for(const key35 in data132){
-if(!(((((key35 === "openapi") || (key35 === "resources")) || (key35 === "documentTimeout")) || (key35 === "runTimeout")) || (key35 === "allowCustomFunctions"))){
-const err297 = {instancePath:instancePath+"/rules",schemaPath:"#/properties/rules/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key35},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.rules,data:data132};
+if((typeof data133 == "number") && (isFinite(data133))){
+if(data133 > 10000 || isNaN(data133)){
+const err297 = {instancePath:instancePath+"/notifications/delivery/queueLimit",schemaPath:"#/properties/notifications/properties/delivery/properties/queueLimit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000},message:"must be <= 10000",schema:10000,parentSchema:schema56.properties.notifications.properties.delivery.properties.queueLimit,data:data133};
 if(vErrors === null){
 vErrors = [err297];
 }
@@ -11264,12 +11353,8 @@ vErrors.push(err297);
 }
 errors++;
 }
-}
-if(data132.openapi !== undefined){
-let data133 = data132.openapi;
-if(typeof data133 === "string"){
-if(func1(data133) < 1){
-const err298 = {instancePath:instancePath+"/rules/openapi",schemaPath:"#/properties/rules/properties/openapi/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.rules.properties.openapi,data:data133};
+if(data133 < 1 || isNaN(data133)){
+const err298 = {instancePath:instancePath+"/notifications/delivery/queueLimit",schemaPath:"#/properties/notifications/properties/delivery/properties/queueLimit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.notifications.properties.delivery.properties.queueLimit,data:data133};
 if(vErrors === null){
 vErrors = [err298];
 }
@@ -11279,8 +11364,10 @@ vErrors.push(err298);
 errors++;
 }
 }
+}
+}
 else {
-const err299 = {instancePath:instancePath+"/rules/openapi",schemaPath:"#/properties/rules/properties/openapi/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.rules.properties.openapi.type,parentSchema:schema56.properties.rules.properties.openapi,data:data133};
+const err299 = {instancePath:instancePath+"/notifications/delivery",schemaPath:"#/properties/notifications/properties/delivery/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.notifications.properties.delivery.type,parentSchema:schema56.properties.notifications.properties.delivery,data:data128};
 if(vErrors === null){
 vErrors = [err299];
 }
@@ -11290,11 +11377,9 @@ vErrors.push(err299);
 errors++;
 }
 }
-if(data132.resources !== undefined){
-let data134 = data132.resources;
-if(typeof data134 === "string"){
-if(func1(data134) < 1){
-const err300 = {instancePath:instancePath+"/rules/resources",schemaPath:"#/properties/rules/properties/resources/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.rules.properties.resources,data:data134};
+}
+else {
+const err300 = {instancePath:instancePath+"/notifications",schemaPath:"#/properties/notifications/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.notifications.type,parentSchema:schema56.properties.notifications,data:data99};
 if(vErrors === null){
 vErrors = [err300];
 }
@@ -11304,8 +11389,11 @@ vErrors.push(err300);
 errors++;
 }
 }
-else {
-const err301 = {instancePath:instancePath+"/rules/resources",schemaPath:"#/properties/rules/properties/resources/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.rules.properties.resources.type,parentSchema:schema56.properties.rules.properties.resources,data:data134};
+if(data.selector !== undefined){
+let data134 = data.selector;
+if(typeof data134 === "string"){
+if(func1(data134) < 1){
+const err301 = {instancePath:instancePath+"/selector",schemaPath:"#/properties/selector/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.selector,data:data134};
 if(vErrors === null){
 vErrors = [err301];
 }
@@ -11315,11 +11403,8 @@ vErrors.push(err301);
 errors++;
 }
 }
-if(data132.documentTimeout !== undefined){
-let data135 = data132.documentTimeout;
-if(typeof data135 === "string"){
-if(!pattern45.test(data135)){
-const err302 = {instancePath:instancePath+"/rules/documentTimeout",schemaPath:"#/$defs/duration/pattern",keyword:"pattern",params:{pattern: "^[0-9]+(ms|s|m|h|d)$"},message:"must match pattern \""+"^[0-9]+(ms|s|m|h|d)$"+"\"",schema:"^[0-9]+(ms|s|m|h|d)$",parentSchema:schema97,data:data135};
+else {
+const err302 = {instancePath:instancePath+"/selector",schemaPath:"#/properties/selector/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.selector.type,parentSchema:schema56.properties.selector,data:data134};
 if(vErrors === null){
 vErrors = [err302];
 }
@@ -11329,8 +11414,11 @@ vErrors.push(err302);
 errors++;
 }
 }
-else {
-const err303 = {instancePath:instancePath+"/rules/documentTimeout",schemaPath:"#/$defs/duration/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema97.type,parentSchema:schema97,data:data135};
+if(data.rules !== undefined){
+let data135 = data.rules;
+if(data135 && typeof data135 == "object" && !Array.isArray(data135)){
+if(Object.keys(data135).length < 1){
+const err303 = {instancePath:instancePath+"/rules",schemaPath:"#/properties/rules/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema56.properties.rules,data:data135};
 if(vErrors === null){
 vErrors = [err303];
 }
@@ -11339,12 +11427,9 @@ vErrors.push(err303);
 }
 errors++;
 }
-}
-if(data132.runTimeout !== undefined){
-let data136 = data132.runTimeout;
-if(typeof data136 === "string"){
-if(!pattern45.test(data136)){
-const err304 = {instancePath:instancePath+"/rules/runTimeout",schemaPath:"#/$defs/duration/pattern",keyword:"pattern",params:{pattern: "^[0-9]+(ms|s|m|h|d)$"},message:"must match pattern \""+"^[0-9]+(ms|s|m|h|d)$"+"\"",schema:"^[0-9]+(ms|s|m|h|d)$",parentSchema:schema97,data:data136};
+for(const key36 in data135){
+if(!(((((key36 === "openapi") || (key36 === "resources")) || (key36 === "documentTimeout")) || (key36 === "runTimeout")) || (key36 === "allowCustomFunctions"))){
+const err304 = {instancePath:instancePath+"/rules",schemaPath:"#/properties/rules/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key36},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.rules,data:data135};
 if(vErrors === null){
 vErrors = [err304];
 }
@@ -11354,8 +11439,11 @@ vErrors.push(err304);
 errors++;
 }
 }
-else {
-const err305 = {instancePath:instancePath+"/rules/runTimeout",schemaPath:"#/$defs/duration/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema97.type,parentSchema:schema97,data:data136};
+if(data135.openapi !== undefined){
+let data136 = data135.openapi;
+if(typeof data136 === "string"){
+if(func1(data136) < 1){
+const err305 = {instancePath:instancePath+"/rules/openapi",schemaPath:"#/properties/rules/properties/openapi/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.rules.properties.openapi,data:data136};
 if(vErrors === null){
 vErrors = [err305];
 }
@@ -11365,10 +11453,8 @@ vErrors.push(err305);
 errors++;
 }
 }
-if(data132.allowCustomFunctions !== undefined){
-let data137 = data132.allowCustomFunctions;
-if(typeof data137 !== "boolean"){
-const err306 = {instancePath:instancePath+"/rules/allowCustomFunctions",schemaPath:"#/properties/rules/properties/allowCustomFunctions/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema56.properties.rules.properties.allowCustomFunctions.type,parentSchema:schema56.properties.rules.properties.allowCustomFunctions,data:data137};
+else {
+const err306 = {instancePath:instancePath+"/rules/openapi",schemaPath:"#/properties/rules/properties/openapi/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.rules.properties.openapi.type,parentSchema:schema56.properties.rules.properties.openapi,data:data136};
 if(vErrors === null){
 vErrors = [err306];
 }
@@ -11378,9 +11464,11 @@ vErrors.push(err306);
 errors++;
 }
 }
-}
-else {
-const err307 = {instancePath:instancePath+"/rules",schemaPath:"#/properties/rules/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.rules.type,parentSchema:schema56.properties.rules,data:data132};
+if(data135.resources !== undefined){
+let data137 = data135.resources;
+if(typeof data137 === "string"){
+if(func1(data137) < 1){
+const err307 = {instancePath:instancePath+"/rules/resources",schemaPath:"#/properties/rules/properties/resources/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.rules.properties.resources,data:data137};
 if(vErrors === null){
 vErrors = [err307];
 }
@@ -11390,12 +11478,8 @@ vErrors.push(err307);
 errors++;
 }
 }
-if(data.server !== undefined){
-let data138 = data.server;
-if(data138 && typeof data138 == "object" && !Array.isArray(data138)){
-for(const key36 in data138){
-if(!((((((key36 === "listen") || (key36 === "webhookSecretEnv")) || (key36 === "syncTokenEnv")) || (key36 === "stateTokenEnv")) || (key36 === "pagesTokenEnv")) || (key36 === "promoteTokenEnv"))){
-const err308 = {instancePath:instancePath+"/server",schemaPath:"#/properties/server/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key36},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.server,data:data138};
+else {
+const err308 = {instancePath:instancePath+"/rules/resources",schemaPath:"#/properties/rules/properties/resources/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.rules.properties.resources.type,parentSchema:schema56.properties.rules.properties.resources,data:data137};
 if(vErrors === null){
 vErrors = [err308];
 }
@@ -11405,11 +11489,11 @@ vErrors.push(err308);
 errors++;
 }
 }
-if(data138.listen !== undefined){
-let data139 = data138.listen;
-if(typeof data139 === "string"){
-if(!pattern98.test(data139)){
-const err309 = {instancePath:instancePath+"/server/listen",schemaPath:"#/properties/server/properties/listen/pattern",keyword:"pattern",params:{pattern: "^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$"},message:"must match pattern \""+"^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$"+"\"",schema:"^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$",parentSchema:schema56.properties.server.properties.listen,data:data139};
+if(data135.documentTimeout !== undefined){
+let data138 = data135.documentTimeout;
+if(typeof data138 === "string"){
+if(!pattern45.test(data138)){
+const err309 = {instancePath:instancePath+"/rules/documentTimeout",schemaPath:"#/$defs/duration/pattern",keyword:"pattern",params:{pattern: "^[0-9]+(ms|s|m|h|d)$"},message:"must match pattern \""+"^[0-9]+(ms|s|m|h|d)$"+"\"",schema:"^[0-9]+(ms|s|m|h|d)$",parentSchema:schema97,data:data138};
 if(vErrors === null){
 vErrors = [err309];
 }
@@ -11420,7 +11504,7 @@ errors++;
 }
 }
 else {
-const err310 = {instancePath:instancePath+"/server/listen",schemaPath:"#/properties/server/properties/listen/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.server.properties.listen.type,parentSchema:schema56.properties.server.properties.listen,data:data139};
+const err310 = {instancePath:instancePath+"/rules/documentTimeout",schemaPath:"#/$defs/duration/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema97.type,parentSchema:schema97,data:data138};
 if(vErrors === null){
 vErrors = [err310];
 }
@@ -11430,11 +11514,11 @@ vErrors.push(err310);
 errors++;
 }
 }
-if(data138.webhookSecretEnv !== undefined){
-let data140 = data138.webhookSecretEnv;
-if(typeof data140 === "string"){
-if(!pattern16.test(data140)){
-const err311 = {instancePath:instancePath+"/server/webhookSecretEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data140};
+if(data135.runTimeout !== undefined){
+let data139 = data135.runTimeout;
+if(typeof data139 === "string"){
+if(!pattern45.test(data139)){
+const err311 = {instancePath:instancePath+"/rules/runTimeout",schemaPath:"#/$defs/duration/pattern",keyword:"pattern",params:{pattern: "^[0-9]+(ms|s|m|h|d)$"},message:"must match pattern \""+"^[0-9]+(ms|s|m|h|d)$"+"\"",schema:"^[0-9]+(ms|s|m|h|d)$",parentSchema:schema97,data:data139};
 if(vErrors === null){
 vErrors = [err311];
 }
@@ -11445,7 +11529,7 @@ errors++;
 }
 }
 else {
-const err312 = {instancePath:instancePath+"/server/webhookSecretEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data140};
+const err312 = {instancePath:instancePath+"/rules/runTimeout",schemaPath:"#/$defs/duration/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema97.type,parentSchema:schema97,data:data139};
 if(vErrors === null){
 vErrors = [err312];
 }
@@ -11455,11 +11539,10 @@ vErrors.push(err312);
 errors++;
 }
 }
-if(data138.syncTokenEnv !== undefined){
-let data141 = data138.syncTokenEnv;
-if(typeof data141 === "string"){
-if(!pattern16.test(data141)){
-const err313 = {instancePath:instancePath+"/server/syncTokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data141};
+if(data135.allowCustomFunctions !== undefined){
+let data140 = data135.allowCustomFunctions;
+if(typeof data140 !== "boolean"){
+const err313 = {instancePath:instancePath+"/rules/allowCustomFunctions",schemaPath:"#/properties/rules/properties/allowCustomFunctions/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema56.properties.rules.properties.allowCustomFunctions.type,parentSchema:schema56.properties.rules.properties.allowCustomFunctions,data:data140};
 if(vErrors === null){
 vErrors = [err313];
 }
@@ -11469,8 +11552,9 @@ vErrors.push(err313);
 errors++;
 }
 }
+}
 else {
-const err314 = {instancePath:instancePath+"/server/syncTokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data141};
+const err314 = {instancePath:instancePath+"/rules",schemaPath:"#/properties/rules/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.rules.type,parentSchema:schema56.properties.rules,data:data135};
 if(vErrors === null){
 vErrors = [err314];
 }
@@ -11480,11 +11564,12 @@ vErrors.push(err314);
 errors++;
 }
 }
-if(data138.stateTokenEnv !== undefined){
-let data142 = data138.stateTokenEnv;
-if(typeof data142 === "string"){
-if(!pattern16.test(data142)){
-const err315 = {instancePath:instancePath+"/server/stateTokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data142};
+if(data.server !== undefined){
+let data141 = data.server;
+if(data141 && typeof data141 == "object" && !Array.isArray(data141)){
+for(const key37 in data141){
+if(!((((((key37 === "listen") || (key37 === "webhookSecretEnv")) || (key37 === "syncTokenEnv")) || (key37 === "stateTokenEnv")) || (key37 === "pagesTokenEnv")) || (key37 === "promoteTokenEnv"))){
+const err315 = {instancePath:instancePath+"/server",schemaPath:"#/properties/server/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key37},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.server,data:data141};
 if(vErrors === null){
 vErrors = [err315];
 }
@@ -11494,8 +11579,11 @@ vErrors.push(err315);
 errors++;
 }
 }
-else {
-const err316 = {instancePath:instancePath+"/server/stateTokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data142};
+if(data141.listen !== undefined){
+let data142 = data141.listen;
+if(typeof data142 === "string"){
+if(!pattern100.test(data142)){
+const err316 = {instancePath:instancePath+"/server/listen",schemaPath:"#/properties/server/properties/listen/pattern",keyword:"pattern",params:{pattern: "^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$"},message:"must match pattern \""+"^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$"+"\"",schema:"^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$",parentSchema:schema56.properties.server.properties.listen,data:data142};
 if(vErrors === null){
 vErrors = [err316];
 }
@@ -11505,11 +11593,8 @@ vErrors.push(err316);
 errors++;
 }
 }
-if(data138.pagesTokenEnv !== undefined){
-let data143 = data138.pagesTokenEnv;
-if(typeof data143 === "string"){
-if(!pattern16.test(data143)){
-const err317 = {instancePath:instancePath+"/server/pagesTokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data143};
+else {
+const err317 = {instancePath:instancePath+"/server/listen",schemaPath:"#/properties/server/properties/listen/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.server.properties.listen.type,parentSchema:schema56.properties.server.properties.listen,data:data142};
 if(vErrors === null){
 vErrors = [err317];
 }
@@ -11519,8 +11604,11 @@ vErrors.push(err317);
 errors++;
 }
 }
-else {
-const err318 = {instancePath:instancePath+"/server/pagesTokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data143};
+if(data141.webhookSecretEnv !== undefined){
+let data143 = data141.webhookSecretEnv;
+if(typeof data143 === "string"){
+if(!pattern16.test(data143)){
+const err318 = {instancePath:instancePath+"/server/webhookSecretEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data143};
 if(vErrors === null){
 vErrors = [err318];
 }
@@ -11530,11 +11618,8 @@ vErrors.push(err318);
 errors++;
 }
 }
-if(data138.promoteTokenEnv !== undefined){
-let data144 = data138.promoteTokenEnv;
-if(typeof data144 === "string"){
-if(!pattern16.test(data144)){
-const err319 = {instancePath:instancePath+"/server/promoteTokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data144};
+else {
+const err319 = {instancePath:instancePath+"/server/webhookSecretEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data143};
 if(vErrors === null){
 vErrors = [err319];
 }
@@ -11544,8 +11629,11 @@ vErrors.push(err319);
 errors++;
 }
 }
-else {
-const err320 = {instancePath:instancePath+"/server/promoteTokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data144};
+if(data141.syncTokenEnv !== undefined){
+let data144 = data141.syncTokenEnv;
+if(typeof data144 === "string"){
+if(!pattern16.test(data144)){
+const err320 = {instancePath:instancePath+"/server/syncTokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data144};
 if(vErrors === null){
 vErrors = [err320];
 }
@@ -11555,9 +11643,8 @@ vErrors.push(err320);
 errors++;
 }
 }
-}
 else {
-const err321 = {instancePath:instancePath+"/server",schemaPath:"#/properties/server/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.server.type,parentSchema:schema56.properties.server,data:data138};
+const err321 = {instancePath:instancePath+"/server/syncTokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data144};
 if(vErrors === null){
 vErrors = [err321];
 }
@@ -11567,12 +11654,11 @@ vErrors.push(err321);
 errors++;
 }
 }
-if(data.secrets !== undefined){
-let data145 = data.secrets;
-if(data145 && typeof data145 == "object" && !Array.isArray(data145)){
-for(const key37 in data145){
-if(!((((((key37 === "fileRoot") || (key37 === "fromDaemonDisk")) || (key37 === "env")) || (key37 === "envPrefix")) || (key37 === "sopsAgeKeyEnv")) || (key37 === "sopsAgeKeyFile"))){
-const err322 = {instancePath:instancePath+"/secrets",schemaPath:"#/properties/secrets/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key37},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.secrets,data:data145};
+if(data141.stateTokenEnv !== undefined){
+let data145 = data141.stateTokenEnv;
+if(typeof data145 === "string"){
+if(!pattern16.test(data145)){
+const err322 = {instancePath:instancePath+"/server/stateTokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data145};
 if(vErrors === null){
 vErrors = [err322];
 }
@@ -11582,10 +11668,8 @@ vErrors.push(err322);
 errors++;
 }
 }
-if(data145.fileRoot !== undefined){
-let data146 = data145.fileRoot;
-if(typeof data146 !== "string"){
-const err323 = {instancePath:instancePath+"/secrets/fileRoot",schemaPath:"#/properties/secrets/properties/fileRoot/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.secrets.properties.fileRoot.type,parentSchema:schema56.properties.secrets.properties.fileRoot,data:data146};
+else {
+const err323 = {instancePath:instancePath+"/server/stateTokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data145};
 if(vErrors === null){
 vErrors = [err323];
 }
@@ -11595,14 +11679,11 @@ vErrors.push(err323);
 errors++;
 }
 }
-if(data145.fromDaemonDisk !== undefined){
-let data147 = data145.fromDaemonDisk;
-if(Array.isArray(data147)){
-const len4 = data147.length;
-for(let i7=0; i7<len4; i7++){
-let data148 = data147[i7];
-if(!((data148 === "file") || (data148 === "sops"))){
-const err324 = {instancePath:instancePath+"/secrets/fromDaemonDisk/" + i7,schemaPath:"#/properties/secrets/properties/fromDaemonDisk/items/enum",keyword:"enum",params:{allowedValues: schema56.properties.secrets.properties.fromDaemonDisk.items.enum},message:"must be equal to one of the allowed values",schema:schema56.properties.secrets.properties.fromDaemonDisk.items.enum,parentSchema:schema56.properties.secrets.properties.fromDaemonDisk.items,data:data148};
+if(data141.pagesTokenEnv !== undefined){
+let data146 = data141.pagesTokenEnv;
+if(typeof data146 === "string"){
+if(!pattern16.test(data146)){
+const err324 = {instancePath:instancePath+"/server/pagesTokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data146};
 if(vErrors === null){
 vErrors = [err324];
 }
@@ -11612,14 +11693,8 @@ vErrors.push(err324);
 errors++;
 }
 }
-let i8 = data147.length;
-let j3;
-if(i8 > 1){
-outer2:
-for(;i8--;){
-for(j3 = i8; j3--;){
-if(func0(data147[i8], data147[j3])){
-const err325 = {instancePath:instancePath+"/secrets/fromDaemonDisk",schemaPath:"#/properties/secrets/properties/fromDaemonDisk/uniqueItems",keyword:"uniqueItems",params:{i: i8, j: j3},message:"must NOT have duplicate items (items ## "+j3+" and "+i8+" are identical)",schema:true,parentSchema:schema56.properties.secrets.properties.fromDaemonDisk,data:data147};
+else {
+const err325 = {instancePath:instancePath+"/server/pagesTokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data146};
 if(vErrors === null){
 vErrors = [err325];
 }
@@ -11627,14 +11702,13 @@ else {
 vErrors.push(err325);
 }
 errors++;
-break outer2;
 }
 }
-}
-}
-}
-else {
-const err326 = {instancePath:instancePath+"/secrets/fromDaemonDisk",schemaPath:"#/properties/secrets/properties/fromDaemonDisk/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema56.properties.secrets.properties.fromDaemonDisk.type,parentSchema:schema56.properties.secrets.properties.fromDaemonDisk,data:data147};
+if(data141.promoteTokenEnv !== undefined){
+let data147 = data141.promoteTokenEnv;
+if(typeof data147 === "string"){
+if(!pattern16.test(data147)){
+const err326 = {instancePath:instancePath+"/server/promoteTokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data147};
 if(vErrors === null){
 vErrors = [err326];
 }
@@ -11644,15 +11718,8 @@ vErrors.push(err326);
 errors++;
 }
 }
-if(data145.env !== undefined){
-let data149 = data145.env;
-if(Array.isArray(data149)){
-const len5 = data149.length;
-for(let i9=0; i9<len5; i9++){
-let data150 = data149[i9];
-if(typeof data150 === "string"){
-if(!pattern16.test(data150)){
-const err327 = {instancePath:instancePath+"/secrets/env/" + i9,schemaPath:"#/properties/secrets/properties/env/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema56.properties.secrets.properties.env.items,data:data150};
+else {
+const err327 = {instancePath:instancePath+"/server/promoteTokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data147};
 if(vErrors === null){
 vErrors = [err327];
 }
@@ -11662,8 +11729,9 @@ vErrors.push(err327);
 errors++;
 }
 }
+}
 else {
-const err328 = {instancePath:instancePath+"/secrets/env/" + i9,schemaPath:"#/properties/secrets/properties/env/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.secrets.properties.env.items.type,parentSchema:schema56.properties.secrets.properties.env.items,data:data150};
+const err328 = {instancePath:instancePath+"/server",schemaPath:"#/properties/server/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.server.type,parentSchema:schema56.properties.server,data:data141};
 if(vErrors === null){
 vErrors = [err328];
 }
@@ -11673,18 +11741,12 @@ vErrors.push(err328);
 errors++;
 }
 }
-let i10 = data149.length;
-let j4;
-if(i10 > 1){
-const indices1 = {};
-for(;i10--;){
-let item1 = data149[i10];
-if(typeof item1 !== "string"){
-continue;
-}
-if(typeof indices1[item1] == "number"){
-j4 = indices1[item1];
-const err329 = {instancePath:instancePath+"/secrets/env",schemaPath:"#/properties/secrets/properties/env/uniqueItems",keyword:"uniqueItems",params:{i: i10, j: j4},message:"must NOT have duplicate items (items ## "+j4+" and "+i10+" are identical)",schema:true,parentSchema:schema56.properties.secrets.properties.env,data:data149};
+if(data.secrets !== undefined){
+let data148 = data.secrets;
+if(data148 && typeof data148 == "object" && !Array.isArray(data148)){
+for(const key38 in data148){
+if(!((((((key38 === "fileRoot") || (key38 === "fromDaemonDisk")) || (key38 === "env")) || (key38 === "envPrefix")) || (key38 === "sopsAgeKeyEnv")) || (key38 === "sopsAgeKeyFile"))){
+const err329 = {instancePath:instancePath+"/secrets",schemaPath:"#/properties/secrets/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key38},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.secrets,data:data148};
 if(vErrors === null){
 vErrors = [err329];
 }
@@ -11692,14 +11754,12 @@ else {
 vErrors.push(err329);
 }
 errors++;
-break;
-}
-indices1[item1] = i10;
 }
 }
-}
-else {
-const err330 = {instancePath:instancePath+"/secrets/env",schemaPath:"#/properties/secrets/properties/env/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema56.properties.secrets.properties.env.type,parentSchema:schema56.properties.secrets.properties.env,data:data149};
+if(data148.fileRoot !== undefined){
+let data149 = data148.fileRoot;
+if(typeof data149 !== "string"){
+const err330 = {instancePath:instancePath+"/secrets/fileRoot",schemaPath:"#/properties/secrets/properties/fileRoot/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.secrets.properties.fileRoot.type,parentSchema:schema56.properties.secrets.properties.fileRoot,data:data149};
 if(vErrors === null){
 vErrors = [err330];
 }
@@ -11709,11 +11769,14 @@ vErrors.push(err330);
 errors++;
 }
 }
-if(data145.envPrefix !== undefined){
-let data151 = data145.envPrefix;
-if(typeof data151 === "string"){
-if(!pattern16.test(data151)){
-const err331 = {instancePath:instancePath+"/secrets/envPrefix",schemaPath:"#/properties/secrets/properties/envPrefix/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema56.properties.secrets.properties.envPrefix,data:data151};
+if(data148.fromDaemonDisk !== undefined){
+let data150 = data148.fromDaemonDisk;
+if(Array.isArray(data150)){
+const len4 = data150.length;
+for(let i7=0; i7<len4; i7++){
+let data151 = data150[i7];
+if(!((data151 === "file") || (data151 === "sops"))){
+const err331 = {instancePath:instancePath+"/secrets/fromDaemonDisk/" + i7,schemaPath:"#/properties/secrets/properties/fromDaemonDisk/items/enum",keyword:"enum",params:{allowedValues: schema56.properties.secrets.properties.fromDaemonDisk.items.enum},message:"must be equal to one of the allowed values",schema:schema56.properties.secrets.properties.fromDaemonDisk.items.enum,parentSchema:schema56.properties.secrets.properties.fromDaemonDisk.items,data:data151};
 if(vErrors === null){
 vErrors = [err331];
 }
@@ -11723,8 +11786,14 @@ vErrors.push(err331);
 errors++;
 }
 }
-else {
-const err332 = {instancePath:instancePath+"/secrets/envPrefix",schemaPath:"#/properties/secrets/properties/envPrefix/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.secrets.properties.envPrefix.type,parentSchema:schema56.properties.secrets.properties.envPrefix,data:data151};
+let i8 = data150.length;
+let j3;
+if(i8 > 1){
+outer2:
+for(;i8--;){
+for(j3 = i8; j3--;){
+if(func0(data150[i8], data150[j3])){
+const err332 = {instancePath:instancePath+"/secrets/fromDaemonDisk",schemaPath:"#/properties/secrets/properties/fromDaemonDisk/uniqueItems",keyword:"uniqueItems",params:{i: i8, j: j3},message:"must NOT have duplicate items (items ## "+j3+" and "+i8+" are identical)",schema:true,parentSchema:schema56.properties.secrets.properties.fromDaemonDisk,data:data150};
 if(vErrors === null){
 vErrors = [err332];
 }
@@ -11732,13 +11801,14 @@ else {
 vErrors.push(err332);
 }
 errors++;
+break outer2;
 }
 }
-if(data145.sopsAgeKeyEnv !== undefined){
-let data152 = data145.sopsAgeKeyEnv;
-if(typeof data152 === "string"){
-if(!pattern16.test(data152)){
-const err333 = {instancePath:instancePath+"/secrets/sopsAgeKeyEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data152};
+}
+}
+}
+else {
+const err333 = {instancePath:instancePath+"/secrets/fromDaemonDisk",schemaPath:"#/properties/secrets/properties/fromDaemonDisk/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema56.properties.secrets.properties.fromDaemonDisk.type,parentSchema:schema56.properties.secrets.properties.fromDaemonDisk,data:data150};
 if(vErrors === null){
 vErrors = [err333];
 }
@@ -11748,8 +11818,15 @@ vErrors.push(err333);
 errors++;
 }
 }
-else {
-const err334 = {instancePath:instancePath+"/secrets/sopsAgeKeyEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data152};
+if(data148.env !== undefined){
+let data152 = data148.env;
+if(Array.isArray(data152)){
+const len5 = data152.length;
+for(let i9=0; i9<len5; i9++){
+let data153 = data152[i9];
+if(typeof data153 === "string"){
+if(!pattern16.test(data153)){
+const err334 = {instancePath:instancePath+"/secrets/env/" + i9,schemaPath:"#/properties/secrets/properties/env/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema56.properties.secrets.properties.env.items,data:data153};
 if(vErrors === null){
 vErrors = [err334];
 }
@@ -11759,11 +11836,8 @@ vErrors.push(err334);
 errors++;
 }
 }
-if(data145.sopsAgeKeyFile !== undefined){
-let data153 = data145.sopsAgeKeyFile;
-if(typeof data153 === "string"){
-if(func1(data153) < 1){
-const err335 = {instancePath:instancePath+"/secrets/sopsAgeKeyFile",schemaPath:"#/properties/secrets/properties/sopsAgeKeyFile/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.secrets.properties.sopsAgeKeyFile,data:data153};
+else {
+const err335 = {instancePath:instancePath+"/secrets/env/" + i9,schemaPath:"#/properties/secrets/properties/env/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.secrets.properties.env.items.type,parentSchema:schema56.properties.secrets.properties.env.items,data:data153};
 if(vErrors === null){
 vErrors = [err335];
 }
@@ -11773,8 +11847,18 @@ vErrors.push(err335);
 errors++;
 }
 }
-else {
-const err336 = {instancePath:instancePath+"/secrets/sopsAgeKeyFile",schemaPath:"#/properties/secrets/properties/sopsAgeKeyFile/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.secrets.properties.sopsAgeKeyFile.type,parentSchema:schema56.properties.secrets.properties.sopsAgeKeyFile,data:data153};
+let i10 = data152.length;
+let j4;
+if(i10 > 1){
+const indices1 = {};
+for(;i10--;){
+let item1 = data152[i10];
+if(typeof item1 !== "string"){
+continue;
+}
+if(typeof indices1[item1] == "number"){
+j4 = indices1[item1];
+const err336 = {instancePath:instancePath+"/secrets/env",schemaPath:"#/properties/secrets/properties/env/uniqueItems",keyword:"uniqueItems",params:{i: i10, j: j4},message:"must NOT have duplicate items (items ## "+j4+" and "+i10+" are identical)",schema:true,parentSchema:schema56.properties.secrets.properties.env,data:data152};
 if(vErrors === null){
 vErrors = [err336];
 }
@@ -11782,11 +11866,14 @@ else {
 vErrors.push(err336);
 }
 errors++;
+break;
+}
+indices1[item1] = i10;
 }
 }
 }
 else {
-const err337 = {instancePath:instancePath+"/secrets",schemaPath:"#/properties/secrets/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.secrets.type,parentSchema:schema56.properties.secrets,data:data145};
+const err337 = {instancePath:instancePath+"/secrets/env",schemaPath:"#/properties/secrets/properties/env/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema56.properties.secrets.properties.env.type,parentSchema:schema56.properties.secrets.properties.env,data:data152};
 if(vErrors === null){
 vErrors = [err337];
 }
@@ -11796,12 +11883,11 @@ vErrors.push(err337);
 errors++;
 }
 }
-if(data.limits !== undefined){
-let data154 = data.limits;
-if(data154 && typeof data154 == "object" && !Array.isArray(data154)){
-for(const key38 in data154){
-if(!(((((((key38 === "maxFileBytes") || (key38 === "maxFiles")) || (key38 === "maxDepth")) || (key38 === "maxResponseBytes")) || (key38 === "maxDocumentsPerFile")) || (key38 === "maxDocuments")) || (key38 === "concurrentEnvironments"))){
-const err338 = {instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key38},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.limits,data:data154};
+if(data148.envPrefix !== undefined){
+let data154 = data148.envPrefix;
+if(typeof data154 === "string"){
+if(!pattern16.test(data154)){
+const err338 = {instancePath:instancePath+"/secrets/envPrefix",schemaPath:"#/properties/secrets/properties/envPrefix/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema56.properties.secrets.properties.envPrefix,data:data154};
 if(vErrors === null){
 vErrors = [err338];
 }
@@ -11811,10 +11897,8 @@ vErrors.push(err338);
 errors++;
 }
 }
-if(data154.maxFileBytes !== undefined){
-let data155 = data154.maxFileBytes;
-if(!(((typeof data155 == "number") && (!(data155 % 1) && !isNaN(data155))) && (isFinite(data155)))){
-const err339 = {instancePath:instancePath+"/limits/maxFileBytes",schemaPath:"#/properties/limits/properties/maxFileBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxFileBytes.type,parentSchema:schema56.properties.limits.properties.maxFileBytes,data:data155};
+else {
+const err339 = {instancePath:instancePath+"/secrets/envPrefix",schemaPath:"#/properties/secrets/properties/envPrefix/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.secrets.properties.envPrefix.type,parentSchema:schema56.properties.secrets.properties.envPrefix,data:data154};
 if(vErrors === null){
 vErrors = [err339];
 }
@@ -11823,9 +11907,12 @@ vErrors.push(err339);
 }
 errors++;
 }
-if((typeof data155 == "number") && (isFinite(data155))){
-if(data155 < 1024 || isNaN(data155)){
-const err340 = {instancePath:instancePath+"/limits/maxFileBytes",schemaPath:"#/properties/limits/properties/maxFileBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024",schema:1024,parentSchema:schema56.properties.limits.properties.maxFileBytes,data:data155};
+}
+if(data148.sopsAgeKeyEnv !== undefined){
+let data155 = data148.sopsAgeKeyEnv;
+if(typeof data155 === "string"){
+if(!pattern16.test(data155)){
+const err340 = {instancePath:instancePath+"/secrets/sopsAgeKeyEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data155};
 if(vErrors === null){
 vErrors = [err340];
 }
@@ -11835,11 +11922,8 @@ vErrors.push(err340);
 errors++;
 }
 }
-}
-if(data154.maxFiles !== undefined){
-let data156 = data154.maxFiles;
-if(!(((typeof data156 == "number") && (!(data156 % 1) && !isNaN(data156))) && (isFinite(data156)))){
-const err341 = {instancePath:instancePath+"/limits/maxFiles",schemaPath:"#/properties/limits/properties/maxFiles/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxFiles.type,parentSchema:schema56.properties.limits.properties.maxFiles,data:data156};
+else {
+const err341 = {instancePath:instancePath+"/secrets/sopsAgeKeyEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data155};
 if(vErrors === null){
 vErrors = [err341];
 }
@@ -11848,9 +11932,12 @@ vErrors.push(err341);
 }
 errors++;
 }
-if((typeof data156 == "number") && (isFinite(data156))){
-if(data156 < 1 || isNaN(data156)){
-const err342 = {instancePath:instancePath+"/limits/maxFiles",schemaPath:"#/properties/limits/properties/maxFiles/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.limits.properties.maxFiles,data:data156};
+}
+if(data148.sopsAgeKeyFile !== undefined){
+let data156 = data148.sopsAgeKeyFile;
+if(typeof data156 === "string"){
+if(func1(data156) < 1){
+const err342 = {instancePath:instancePath+"/secrets/sopsAgeKeyFile",schemaPath:"#/properties/secrets/properties/sopsAgeKeyFile/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.secrets.properties.sopsAgeKeyFile,data:data156};
 if(vErrors === null){
 vErrors = [err342];
 }
@@ -11860,11 +11947,8 @@ vErrors.push(err342);
 errors++;
 }
 }
-}
-if(data154.maxDepth !== undefined){
-let data157 = data154.maxDepth;
-if(!(((typeof data157 == "number") && (!(data157 % 1) && !isNaN(data157))) && (isFinite(data157)))){
-const err343 = {instancePath:instancePath+"/limits/maxDepth",schemaPath:"#/properties/limits/properties/maxDepth/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxDepth.type,parentSchema:schema56.properties.limits.properties.maxDepth,data:data157};
+else {
+const err343 = {instancePath:instancePath+"/secrets/sopsAgeKeyFile",schemaPath:"#/properties/secrets/properties/sopsAgeKeyFile/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.secrets.properties.sopsAgeKeyFile.type,parentSchema:schema56.properties.secrets.properties.sopsAgeKeyFile,data:data156};
 if(vErrors === null){
 vErrors = [err343];
 }
@@ -11873,9 +11957,10 @@ vErrors.push(err343);
 }
 errors++;
 }
-if((typeof data157 == "number") && (isFinite(data157))){
-if(data157 > 1000 || isNaN(data157)){
-const err344 = {instancePath:instancePath+"/limits/maxDepth",schemaPath:"#/properties/limits/properties/maxDepth/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000",schema:1000,parentSchema:schema56.properties.limits.properties.maxDepth,data:data157};
+}
+}
+else {
+const err344 = {instancePath:instancePath+"/secrets",schemaPath:"#/properties/secrets/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.secrets.type,parentSchema:schema56.properties.secrets,data:data148};
 if(vErrors === null){
 vErrors = [err344];
 }
@@ -11884,8 +11969,13 @@ vErrors.push(err344);
 }
 errors++;
 }
-if(data157 < 8 || isNaN(data157)){
-const err345 = {instancePath:instancePath+"/limits/maxDepth",schemaPath:"#/properties/limits/properties/maxDepth/minimum",keyword:"minimum",params:{comparison: ">=", limit: 8},message:"must be >= 8",schema:8,parentSchema:schema56.properties.limits.properties.maxDepth,data:data157};
+}
+if(data.limits !== undefined){
+let data157 = data.limits;
+if(data157 && typeof data157 == "object" && !Array.isArray(data157)){
+for(const key39 in data157){
+if(!(((((((key39 === "maxFileBytes") || (key39 === "maxFiles")) || (key39 === "maxDepth")) || (key39 === "maxResponseBytes")) || (key39 === "maxDocumentsPerFile")) || (key39 === "maxDocuments")) || (key39 === "concurrentEnvironments"))){
+const err345 = {instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key39},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.limits,data:data157};
 if(vErrors === null){
 vErrors = [err345];
 }
@@ -11895,11 +11985,10 @@ vErrors.push(err345);
 errors++;
 }
 }
-}
-if(data154.maxResponseBytes !== undefined){
-let data158 = data154.maxResponseBytes;
+if(data157.maxFileBytes !== undefined){
+let data158 = data157.maxFileBytes;
 if(!(((typeof data158 == "number") && (!(data158 % 1) && !isNaN(data158))) && (isFinite(data158)))){
-const err346 = {instancePath:instancePath+"/limits/maxResponseBytes",schemaPath:"#/properties/limits/properties/maxResponseBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxResponseBytes.type,parentSchema:schema56.properties.limits.properties.maxResponseBytes,data:data158};
+const err346 = {instancePath:instancePath+"/limits/maxFileBytes",schemaPath:"#/properties/limits/properties/maxFileBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxFileBytes.type,parentSchema:schema56.properties.limits.properties.maxFileBytes,data:data158};
 if(vErrors === null){
 vErrors = [err346];
 }
@@ -11910,7 +11999,7 @@ errors++;
 }
 if((typeof data158 == "number") && (isFinite(data158))){
 if(data158 < 1024 || isNaN(data158)){
-const err347 = {instancePath:instancePath+"/limits/maxResponseBytes",schemaPath:"#/properties/limits/properties/maxResponseBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024",schema:1024,parentSchema:schema56.properties.limits.properties.maxResponseBytes,data:data158};
+const err347 = {instancePath:instancePath+"/limits/maxFileBytes",schemaPath:"#/properties/limits/properties/maxFileBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024",schema:1024,parentSchema:schema56.properties.limits.properties.maxFileBytes,data:data158};
 if(vErrors === null){
 vErrors = [err347];
 }
@@ -11921,10 +12010,10 @@ errors++;
 }
 }
 }
-if(data154.maxDocumentsPerFile !== undefined){
-let data159 = data154.maxDocumentsPerFile;
+if(data157.maxFiles !== undefined){
+let data159 = data157.maxFiles;
 if(!(((typeof data159 == "number") && (!(data159 % 1) && !isNaN(data159))) && (isFinite(data159)))){
-const err348 = {instancePath:instancePath+"/limits/maxDocumentsPerFile",schemaPath:"#/properties/limits/properties/maxDocumentsPerFile/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxDocumentsPerFile.type,parentSchema:schema56.properties.limits.properties.maxDocumentsPerFile,data:data159};
+const err348 = {instancePath:instancePath+"/limits/maxFiles",schemaPath:"#/properties/limits/properties/maxFiles/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxFiles.type,parentSchema:schema56.properties.limits.properties.maxFiles,data:data159};
 if(vErrors === null){
 vErrors = [err348];
 }
@@ -11935,7 +12024,7 @@ errors++;
 }
 if((typeof data159 == "number") && (isFinite(data159))){
 if(data159 < 1 || isNaN(data159)){
-const err349 = {instancePath:instancePath+"/limits/maxDocumentsPerFile",schemaPath:"#/properties/limits/properties/maxDocumentsPerFile/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.limits.properties.maxDocumentsPerFile,data:data159};
+const err349 = {instancePath:instancePath+"/limits/maxFiles",schemaPath:"#/properties/limits/properties/maxFiles/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.limits.properties.maxFiles,data:data159};
 if(vErrors === null){
 vErrors = [err349];
 }
@@ -11946,10 +12035,10 @@ errors++;
 }
 }
 }
-if(data154.maxDocuments !== undefined){
-let data160 = data154.maxDocuments;
+if(data157.maxDepth !== undefined){
+let data160 = data157.maxDepth;
 if(!(((typeof data160 == "number") && (!(data160 % 1) && !isNaN(data160))) && (isFinite(data160)))){
-const err350 = {instancePath:instancePath+"/limits/maxDocuments",schemaPath:"#/properties/limits/properties/maxDocuments/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxDocuments.type,parentSchema:schema56.properties.limits.properties.maxDocuments,data:data160};
+const err350 = {instancePath:instancePath+"/limits/maxDepth",schemaPath:"#/properties/limits/properties/maxDepth/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxDepth.type,parentSchema:schema56.properties.limits.properties.maxDepth,data:data160};
 if(vErrors === null){
 vErrors = [err350];
 }
@@ -11959,8 +12048,8 @@ vErrors.push(err350);
 errors++;
 }
 if((typeof data160 == "number") && (isFinite(data160))){
-if(data160 < 1 || isNaN(data160)){
-const err351 = {instancePath:instancePath+"/limits/maxDocuments",schemaPath:"#/properties/limits/properties/maxDocuments/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.limits.properties.maxDocuments,data:data160};
+if(data160 > 1000 || isNaN(data160)){
+const err351 = {instancePath:instancePath+"/limits/maxDepth",schemaPath:"#/properties/limits/properties/maxDepth/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000",schema:1000,parentSchema:schema56.properties.limits.properties.maxDepth,data:data160};
 if(vErrors === null){
 vErrors = [err351];
 }
@@ -11969,12 +12058,8 @@ vErrors.push(err351);
 }
 errors++;
 }
-}
-}
-if(data154.concurrentEnvironments !== undefined){
-let data161 = data154.concurrentEnvironments;
-if(!(((typeof data161 == "number") && (!(data161 % 1) && !isNaN(data161))) && (isFinite(data161)))){
-const err352 = {instancePath:instancePath+"/limits/concurrentEnvironments",schemaPath:"#/properties/limits/properties/concurrentEnvironments/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.concurrentEnvironments.type,parentSchema:schema56.properties.limits.properties.concurrentEnvironments,data:data161};
+if(data160 < 8 || isNaN(data160)){
+const err352 = {instancePath:instancePath+"/limits/maxDepth",schemaPath:"#/properties/limits/properties/maxDepth/minimum",keyword:"minimum",params:{comparison: ">=", limit: 8},message:"must be >= 8",schema:8,parentSchema:schema56.properties.limits.properties.maxDepth,data:data160};
 if(vErrors === null){
 vErrors = [err352];
 }
@@ -11983,9 +12068,12 @@ vErrors.push(err352);
 }
 errors++;
 }
-if((typeof data161 == "number") && (isFinite(data161))){
-if(data161 > 256 || isNaN(data161)){
-const err353 = {instancePath:instancePath+"/limits/concurrentEnvironments",schemaPath:"#/properties/limits/properties/concurrentEnvironments/maximum",keyword:"maximum",params:{comparison: "<=", limit: 256},message:"must be <= 256",schema:256,parentSchema:schema56.properties.limits.properties.concurrentEnvironments,data:data161};
+}
+}
+if(data157.maxResponseBytes !== undefined){
+let data161 = data157.maxResponseBytes;
+if(!(((typeof data161 == "number") && (!(data161 % 1) && !isNaN(data161))) && (isFinite(data161)))){
+const err353 = {instancePath:instancePath+"/limits/maxResponseBytes",schemaPath:"#/properties/limits/properties/maxResponseBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxResponseBytes.type,parentSchema:schema56.properties.limits.properties.maxResponseBytes,data:data161};
 if(vErrors === null){
 vErrors = [err353];
 }
@@ -11994,8 +12082,9 @@ vErrors.push(err353);
 }
 errors++;
 }
-if(data161 < 1 || isNaN(data161)){
-const err354 = {instancePath:instancePath+"/limits/concurrentEnvironments",schemaPath:"#/properties/limits/properties/concurrentEnvironments/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.limits.properties.concurrentEnvironments,data:data161};
+if((typeof data161 == "number") && (isFinite(data161))){
+if(data161 < 1024 || isNaN(data161)){
+const err354 = {instancePath:instancePath+"/limits/maxResponseBytes",schemaPath:"#/properties/limits/properties/maxResponseBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024",schema:1024,parentSchema:schema56.properties.limits.properties.maxResponseBytes,data:data161};
 if(vErrors === null){
 vErrors = [err354];
 }
@@ -12006,9 +12095,10 @@ errors++;
 }
 }
 }
-}
-else {
-const err355 = {instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.limits.type,parentSchema:schema56.properties.limits,data:data154};
+if(data157.maxDocumentsPerFile !== undefined){
+let data162 = data157.maxDocumentsPerFile;
+if(!(((typeof data162 == "number") && (!(data162 % 1) && !isNaN(data162))) && (isFinite(data162)))){
+const err355 = {instancePath:instancePath+"/limits/maxDocumentsPerFile",schemaPath:"#/properties/limits/properties/maxDocumentsPerFile/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxDocumentsPerFile.type,parentSchema:schema56.properties.limits.properties.maxDocumentsPerFile,data:data162};
 if(vErrors === null){
 vErrors = [err355];
 }
@@ -12017,15 +12107,99 @@ vErrors.push(err355);
 }
 errors++;
 }
-}
-}
-else {
-const err356 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.type,parentSchema:schema56,data};
+if((typeof data162 == "number") && (isFinite(data162))){
+if(data162 < 1 || isNaN(data162)){
+const err356 = {instancePath:instancePath+"/limits/maxDocumentsPerFile",schemaPath:"#/properties/limits/properties/maxDocumentsPerFile/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.limits.properties.maxDocumentsPerFile,data:data162};
 if(vErrors === null){
 vErrors = [err356];
 }
 else {
 vErrors.push(err356);
+}
+errors++;
+}
+}
+}
+if(data157.maxDocuments !== undefined){
+let data163 = data157.maxDocuments;
+if(!(((typeof data163 == "number") && (!(data163 % 1) && !isNaN(data163))) && (isFinite(data163)))){
+const err357 = {instancePath:instancePath+"/limits/maxDocuments",schemaPath:"#/properties/limits/properties/maxDocuments/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxDocuments.type,parentSchema:schema56.properties.limits.properties.maxDocuments,data:data163};
+if(vErrors === null){
+vErrors = [err357];
+}
+else {
+vErrors.push(err357);
+}
+errors++;
+}
+if((typeof data163 == "number") && (isFinite(data163))){
+if(data163 < 1 || isNaN(data163)){
+const err358 = {instancePath:instancePath+"/limits/maxDocuments",schemaPath:"#/properties/limits/properties/maxDocuments/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.limits.properties.maxDocuments,data:data163};
+if(vErrors === null){
+vErrors = [err358];
+}
+else {
+vErrors.push(err358);
+}
+errors++;
+}
+}
+}
+if(data157.concurrentEnvironments !== undefined){
+let data164 = data157.concurrentEnvironments;
+if(!(((typeof data164 == "number") && (!(data164 % 1) && !isNaN(data164))) && (isFinite(data164)))){
+const err359 = {instancePath:instancePath+"/limits/concurrentEnvironments",schemaPath:"#/properties/limits/properties/concurrentEnvironments/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.concurrentEnvironments.type,parentSchema:schema56.properties.limits.properties.concurrentEnvironments,data:data164};
+if(vErrors === null){
+vErrors = [err359];
+}
+else {
+vErrors.push(err359);
+}
+errors++;
+}
+if((typeof data164 == "number") && (isFinite(data164))){
+if(data164 > 256 || isNaN(data164)){
+const err360 = {instancePath:instancePath+"/limits/concurrentEnvironments",schemaPath:"#/properties/limits/properties/concurrentEnvironments/maximum",keyword:"maximum",params:{comparison: "<=", limit: 256},message:"must be <= 256",schema:256,parentSchema:schema56.properties.limits.properties.concurrentEnvironments,data:data164};
+if(vErrors === null){
+vErrors = [err360];
+}
+else {
+vErrors.push(err360);
+}
+errors++;
+}
+if(data164 < 1 || isNaN(data164)){
+const err361 = {instancePath:instancePath+"/limits/concurrentEnvironments",schemaPath:"#/properties/limits/properties/concurrentEnvironments/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.limits.properties.concurrentEnvironments,data:data164};
+if(vErrors === null){
+vErrors = [err361];
+}
+else {
+vErrors.push(err361);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err362 = {instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.limits.type,parentSchema:schema56.properties.limits,data:data157};
+if(vErrors === null){
+vErrors = [err362];
+}
+else {
+vErrors.push(err362);
+}
+errors++;
+}
+}
+}
+else {
+const err363 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.type,parentSchema:schema56,data};
+if(vErrors === null){
+vErrors = [err363];
+}
+else {
+vErrors.push(err363);
 }
 errors++;
 }
@@ -12035,7 +12209,7 @@ return errors === 0;
 validate35.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const v6 = validate50;
-const schema153 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/llm-settings.schema.json","title":"LlmSettings","description":"LLM settings (model parameters), created with operation 6 (POST {llm}/llm-settings). The interfaces cannot update them once created.","type":"object","required":["apiVersion","kind","metadata","spec"],"additionalProperties":false,"properties":{"apiVersion":{"$ref":"common.schema.json#/$defs/apiVersion"},"kind":{"const":"LlmSettings"},"metadata":{"$ref":"common.schema.json#/$defs/metadata"},"spec":{"type":"object","required":["attributes"],"additionalProperties":false,"properties":{"type":{"description":"The `data.type` of the request: the service answers `llm-settings` whatever is sent.","const":"llm-settings","default":"llm-settings","x-error":"must be `llm-settings` (the service ignores any other value and answers `llm-settings`)"},"attributes":{"type":"object","additionalProperties":false,"properties":{"max_length":{"type":"integer"},"max_tokens":{"type":"integer"},"min_length":{"type":"integer"},"metadata":{"type":"object"},"model_name":{"type":"string"},"repetition_penalty":{"type":"number"},"seed":{"type":"integer"},"stop_words":{"type":"array","items":{"type":"string"}},"temperature":{"type":"number"},"top_k":{"type":"integer"},"top_p":{"type":"number"},"system_prompt":{"type":"string"}}}}}}};
+const schema155 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/llm-settings.schema.json","title":"LlmSettings","description":"LLM settings (model parameters), created with operation 6 (POST {llm}/llm-settings). The interfaces cannot update them once created.","type":"object","required":["apiVersion","kind","metadata","spec"],"additionalProperties":false,"properties":{"apiVersion":{"$ref":"common.schema.json#/$defs/apiVersion"},"kind":{"const":"LlmSettings"},"metadata":{"$ref":"common.schema.json#/$defs/metadata"},"spec":{"type":"object","required":["attributes"],"additionalProperties":false,"properties":{"type":{"description":"The `data.type` of the request: the service answers `llm-settings` whatever is sent.","const":"llm-settings","default":"llm-settings","x-error":"must be `llm-settings` (the service ignores any other value and answers `llm-settings`)"},"attributes":{"type":"object","additionalProperties":false,"properties":{"max_length":{"type":"integer"},"max_tokens":{"type":"integer"},"min_length":{"type":"integer"},"metadata":{"type":"object"},"model_name":{"type":"string"},"repetition_penalty":{"type":"number"},"seed":{"type":"integer"},"stop_words":{"type":"array","items":{"type":"string"}},"temperature":{"type":"number"},"top_k":{"type":"integer"},"top_p":{"type":"number"},"system_prompt":{"type":"string"}}}}}}};
 
 function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -12201,7 +12375,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.apiVersion === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "apiVersion"},message:"must have required property '"+"apiVersion"+"'",schema:schema153.required,parentSchema:schema153,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "apiVersion"},message:"must have required property '"+"apiVersion"+"'",schema:schema155.required,parentSchema:schema155,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -12211,7 +12385,7 @@ vErrors.push(err0);
 errors++;
 }
 if(data.kind === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema153.required,parentSchema:schema153,data};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema155.required,parentSchema:schema155,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -12221,7 +12395,7 @@ vErrors.push(err1);
 errors++;
 }
 if(data.metadata === undefined){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "metadata"},message:"must have required property '"+"metadata"+"'",schema:schema153.required,parentSchema:schema153,data};
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "metadata"},message:"must have required property '"+"metadata"+"'",schema:schema155.required,parentSchema:schema155,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -12231,7 +12405,7 @@ vErrors.push(err2);
 errors++;
 }
 if(data.spec === undefined){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "spec"},message:"must have required property '"+"spec"+"'",schema:schema153.required,parentSchema:schema153,data};
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "spec"},message:"must have required property '"+"spec"+"'",schema:schema155.required,parentSchema:schema155,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -12242,7 +12416,7 @@ errors++;
 }
 for(const key0 in data){
 if(!((((key0 === "apiVersion") || (key0 === "kind")) || (key0 === "metadata")) || (key0 === "spec"))){
-const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema153,data};
+const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema155,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -12268,7 +12442,7 @@ errors++;
 if(data.kind !== undefined){
 let data1 = data.kind;
 if("LlmSettings" !== data1){
-const err6 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "LlmSettings"},message:"must be equal to constant",schema:"LlmSettings",parentSchema:schema153.properties.kind,data:data1};
+const err6 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "LlmSettings"},message:"must be equal to constant",schema:"LlmSettings",parentSchema:schema155.properties.kind,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -12288,7 +12462,7 @@ if(data.spec !== undefined){
 let data3 = data.spec;
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(data3.attributes === undefined){
-const err7 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "attributes"},message:"must have required property '"+"attributes"+"'",schema:schema153.properties.spec.required,parentSchema:schema153.properties.spec,data:data3};
+const err7 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "attributes"},message:"must have required property '"+"attributes"+"'",schema:schema155.properties.spec.required,parentSchema:schema155.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -12299,7 +12473,7 @@ errors++;
 }
 for(const key1 in data3){
 if(!((key1 === "type") || (key1 === "attributes"))){
-const err8 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema153.properties.spec,data:data3};
+const err8 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema155.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -12312,7 +12486,7 @@ errors++;
 if(data3.type !== undefined){
 let data4 = data3.type;
 if("llm-settings" !== data4){
-const err9 = {instancePath:instancePath+"/spec/type",schemaPath:"#/properties/spec/properties/type/const",keyword:"const",params:{allowedValue: "llm-settings"},message:"must be equal to constant",schema:"llm-settings",parentSchema:schema153.properties.spec.properties.type,data:data4};
+const err9 = {instancePath:instancePath+"/spec/type",schemaPath:"#/properties/spec/properties/type/const",keyword:"const",params:{allowedValue: "llm-settings"},message:"must be equal to constant",schema:"llm-settings",parentSchema:schema155.properties.spec.properties.type,data:data4};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -12326,8 +12500,8 @@ if(data3.attributes !== undefined){
 let data5 = data3.attributes;
 if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
 for(const key2 in data5){
-if(!(func7.call(schema153.properties.spec.properties.attributes.properties, key2))){
-const err10 = {instancePath:instancePath+"/spec/attributes",schemaPath:"#/properties/spec/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema153.properties.spec.properties.attributes,data:data5};
+if(!(func7.call(schema155.properties.spec.properties.attributes.properties, key2))){
+const err10 = {instancePath:instancePath+"/spec/attributes",schemaPath:"#/properties/spec/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema155.properties.spec.properties.attributes,data:data5};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -12340,7 +12514,7 @@ errors++;
 if(data5.max_length !== undefined){
 let data6 = data5.max_length;
 if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-const err11 = {instancePath:instancePath+"/spec/attributes/max_length",schemaPath:"#/properties/spec/properties/attributes/properties/max_length/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema153.properties.spec.properties.attributes.properties.max_length.type,parentSchema:schema153.properties.spec.properties.attributes.properties.max_length,data:data6};
+const err11 = {instancePath:instancePath+"/spec/attributes/max_length",schemaPath:"#/properties/spec/properties/attributes/properties/max_length/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema155.properties.spec.properties.attributes.properties.max_length.type,parentSchema:schema155.properties.spec.properties.attributes.properties.max_length,data:data6};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -12353,7 +12527,7 @@ errors++;
 if(data5.max_tokens !== undefined){
 let data7 = data5.max_tokens;
 if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
-const err12 = {instancePath:instancePath+"/spec/attributes/max_tokens",schemaPath:"#/properties/spec/properties/attributes/properties/max_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema153.properties.spec.properties.attributes.properties.max_tokens.type,parentSchema:schema153.properties.spec.properties.attributes.properties.max_tokens,data:data7};
+const err12 = {instancePath:instancePath+"/spec/attributes/max_tokens",schemaPath:"#/properties/spec/properties/attributes/properties/max_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema155.properties.spec.properties.attributes.properties.max_tokens.type,parentSchema:schema155.properties.spec.properties.attributes.properties.max_tokens,data:data7};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -12366,7 +12540,7 @@ errors++;
 if(data5.min_length !== undefined){
 let data8 = data5.min_length;
 if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-const err13 = {instancePath:instancePath+"/spec/attributes/min_length",schemaPath:"#/properties/spec/properties/attributes/properties/min_length/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema153.properties.spec.properties.attributes.properties.min_length.type,parentSchema:schema153.properties.spec.properties.attributes.properties.min_length,data:data8};
+const err13 = {instancePath:instancePath+"/spec/attributes/min_length",schemaPath:"#/properties/spec/properties/attributes/properties/min_length/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema155.properties.spec.properties.attributes.properties.min_length.type,parentSchema:schema155.properties.spec.properties.attributes.properties.min_length,data:data8};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -12379,7 +12553,7 @@ errors++;
 if(data5.metadata !== undefined){
 let data9 = data5.metadata;
 if(!(data9 && typeof data9 == "object" && !Array.isArray(data9))){
-const err14 = {instancePath:instancePath+"/spec/attributes/metadata",schemaPath:"#/properties/spec/properties/attributes/properties/metadata/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema153.properties.spec.properties.attributes.properties.metadata.type,parentSchema:schema153.properties.spec.properties.attributes.properties.metadata,data:data9};
+const err14 = {instancePath:instancePath+"/spec/attributes/metadata",schemaPath:"#/properties/spec/properties/attributes/properties/metadata/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema155.properties.spec.properties.attributes.properties.metadata.type,parentSchema:schema155.properties.spec.properties.attributes.properties.metadata,data:data9};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -12392,7 +12566,7 @@ errors++;
 if(data5.model_name !== undefined){
 let data10 = data5.model_name;
 if(typeof data10 !== "string"){
-const err15 = {instancePath:instancePath+"/spec/attributes/model_name",schemaPath:"#/properties/spec/properties/attributes/properties/model_name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema153.properties.spec.properties.attributes.properties.model_name.type,parentSchema:schema153.properties.spec.properties.attributes.properties.model_name,data:data10};
+const err15 = {instancePath:instancePath+"/spec/attributes/model_name",schemaPath:"#/properties/spec/properties/attributes/properties/model_name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema155.properties.spec.properties.attributes.properties.model_name.type,parentSchema:schema155.properties.spec.properties.attributes.properties.model_name,data:data10};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -12405,7 +12579,7 @@ errors++;
 if(data5.repetition_penalty !== undefined){
 let data11 = data5.repetition_penalty;
 if(!((typeof data11 == "number") && (isFinite(data11)))){
-const err16 = {instancePath:instancePath+"/spec/attributes/repetition_penalty",schemaPath:"#/properties/spec/properties/attributes/properties/repetition_penalty/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema153.properties.spec.properties.attributes.properties.repetition_penalty.type,parentSchema:schema153.properties.spec.properties.attributes.properties.repetition_penalty,data:data11};
+const err16 = {instancePath:instancePath+"/spec/attributes/repetition_penalty",schemaPath:"#/properties/spec/properties/attributes/properties/repetition_penalty/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema155.properties.spec.properties.attributes.properties.repetition_penalty.type,parentSchema:schema155.properties.spec.properties.attributes.properties.repetition_penalty,data:data11};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -12418,7 +12592,7 @@ errors++;
 if(data5.seed !== undefined){
 let data12 = data5.seed;
 if(!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))){
-const err17 = {instancePath:instancePath+"/spec/attributes/seed",schemaPath:"#/properties/spec/properties/attributes/properties/seed/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema153.properties.spec.properties.attributes.properties.seed.type,parentSchema:schema153.properties.spec.properties.attributes.properties.seed,data:data12};
+const err17 = {instancePath:instancePath+"/spec/attributes/seed",schemaPath:"#/properties/spec/properties/attributes/properties/seed/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema155.properties.spec.properties.attributes.properties.seed.type,parentSchema:schema155.properties.spec.properties.attributes.properties.seed,data:data12};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -12435,7 +12609,7 @@ const len0 = data13.length;
 for(let i0=0; i0<len0; i0++){
 let data14 = data13[i0];
 if(typeof data14 !== "string"){
-const err18 = {instancePath:instancePath+"/spec/attributes/stop_words/" + i0,schemaPath:"#/properties/spec/properties/attributes/properties/stop_words/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema153.properties.spec.properties.attributes.properties.stop_words.items.type,parentSchema:schema153.properties.spec.properties.attributes.properties.stop_words.items,data:data14};
+const err18 = {instancePath:instancePath+"/spec/attributes/stop_words/" + i0,schemaPath:"#/properties/spec/properties/attributes/properties/stop_words/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema155.properties.spec.properties.attributes.properties.stop_words.items.type,parentSchema:schema155.properties.spec.properties.attributes.properties.stop_words.items,data:data14};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -12447,7 +12621,7 @@ errors++;
 }
 }
 else {
-const err19 = {instancePath:instancePath+"/spec/attributes/stop_words",schemaPath:"#/properties/spec/properties/attributes/properties/stop_words/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema153.properties.spec.properties.attributes.properties.stop_words.type,parentSchema:schema153.properties.spec.properties.attributes.properties.stop_words,data:data13};
+const err19 = {instancePath:instancePath+"/spec/attributes/stop_words",schemaPath:"#/properties/spec/properties/attributes/properties/stop_words/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema155.properties.spec.properties.attributes.properties.stop_words.type,parentSchema:schema155.properties.spec.properties.attributes.properties.stop_words,data:data13};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -12460,7 +12634,7 @@ errors++;
 if(data5.temperature !== undefined){
 let data15 = data5.temperature;
 if(!((typeof data15 == "number") && (isFinite(data15)))){
-const err20 = {instancePath:instancePath+"/spec/attributes/temperature",schemaPath:"#/properties/spec/properties/attributes/properties/temperature/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema153.properties.spec.properties.attributes.properties.temperature.type,parentSchema:schema153.properties.spec.properties.attributes.properties.temperature,data:data15};
+const err20 = {instancePath:instancePath+"/spec/attributes/temperature",schemaPath:"#/properties/spec/properties/attributes/properties/temperature/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema155.properties.spec.properties.attributes.properties.temperature.type,parentSchema:schema155.properties.spec.properties.attributes.properties.temperature,data:data15};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -12473,7 +12647,7 @@ errors++;
 if(data5.top_k !== undefined){
 let data16 = data5.top_k;
 if(!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))){
-const err21 = {instancePath:instancePath+"/spec/attributes/top_k",schemaPath:"#/properties/spec/properties/attributes/properties/top_k/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema153.properties.spec.properties.attributes.properties.top_k.type,parentSchema:schema153.properties.spec.properties.attributes.properties.top_k,data:data16};
+const err21 = {instancePath:instancePath+"/spec/attributes/top_k",schemaPath:"#/properties/spec/properties/attributes/properties/top_k/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema155.properties.spec.properties.attributes.properties.top_k.type,parentSchema:schema155.properties.spec.properties.attributes.properties.top_k,data:data16};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -12486,7 +12660,7 @@ errors++;
 if(data5.top_p !== undefined){
 let data17 = data5.top_p;
 if(!((typeof data17 == "number") && (isFinite(data17)))){
-const err22 = {instancePath:instancePath+"/spec/attributes/top_p",schemaPath:"#/properties/spec/properties/attributes/properties/top_p/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema153.properties.spec.properties.attributes.properties.top_p.type,parentSchema:schema153.properties.spec.properties.attributes.properties.top_p,data:data17};
+const err22 = {instancePath:instancePath+"/spec/attributes/top_p",schemaPath:"#/properties/spec/properties/attributes/properties/top_p/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema155.properties.spec.properties.attributes.properties.top_p.type,parentSchema:schema155.properties.spec.properties.attributes.properties.top_p,data:data17};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -12499,7 +12673,7 @@ errors++;
 if(data5.system_prompt !== undefined){
 let data18 = data5.system_prompt;
 if(typeof data18 !== "string"){
-const err23 = {instancePath:instancePath+"/spec/attributes/system_prompt",schemaPath:"#/properties/spec/properties/attributes/properties/system_prompt/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema153.properties.spec.properties.attributes.properties.system_prompt.type,parentSchema:schema153.properties.spec.properties.attributes.properties.system_prompt,data:data18};
+const err23 = {instancePath:instancePath+"/spec/attributes/system_prompt",schemaPath:"#/properties/spec/properties/attributes/properties/system_prompt/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema155.properties.spec.properties.attributes.properties.system_prompt.type,parentSchema:schema155.properties.spec.properties.attributes.properties.system_prompt,data:data18};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -12511,7 +12685,7 @@ errors++;
 }
 }
 else {
-const err24 = {instancePath:instancePath+"/spec/attributes",schemaPath:"#/properties/spec/properties/attributes/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema153.properties.spec.properties.attributes.type,parentSchema:schema153.properties.spec.properties.attributes,data:data5};
+const err24 = {instancePath:instancePath+"/spec/attributes",schemaPath:"#/properties/spec/properties/attributes/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema155.properties.spec.properties.attributes.type,parentSchema:schema155.properties.spec.properties.attributes,data:data5};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -12523,7 +12697,7 @@ errors++;
 }
 }
 else {
-const err25 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema153.properties.spec.type,parentSchema:schema153.properties.spec,data:data3};
+const err25 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema155.properties.spec.type,parentSchema:schema155.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -12535,7 +12709,7 @@ errors++;
 }
 }
 else {
-const err26 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema153.type,parentSchema:schema153,data};
+const err26 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema155.type,parentSchema:schema155,data};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -12550,7 +12724,7 @@ return errors === 0;
 validate50.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const v7 = validate53;
-const schema157 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/oauth-client.schema.json","title":"OAuthClient","description":"An OAuth client registered for an API, updated with operation 2 (PUT /gw/oauth/clients/{apiID}/{keyName}). The client must already exist: the interfaces cannot create OAuth clients. redirect_uri, policy_id, meta_data and description are replaced wholesale; the secret cannot be changed through the interface.","type":"object","required":["apiVersion","kind","metadata","spec"],"additionalProperties":false,"properties":{"apiVersion":{"$ref":"common.schema.json#/$defs/apiVersion"},"kind":{"const":"OAuthClient"},"metadata":{"$ref":"common.schema.json#/$defs/metadata"},"spec":{"type":"object","required":["clientId"],"additionalProperties":false,"oneOf":[{"required":["apiRef"]},{"required":["apiId"]}],"x-error":"name the API exactly once: either `apiRef` (an ApiDefinition in this repository) or `apiId` (a raw gateway id)","properties":{"apiRef":{"$ref":"common.schema.json#/$defs/apiRef"},"apiId":{"description":"Raw identifier of the API on the gateway. One URL path segment: not `.` or `..`, without `/`, `\\`, `?`, `#`, `%`, `{`, `}`, whitespace or control characters (so no secret reference: a secret would travel in the URL).","$ref":"common.schema.json#/$defs/pathSegment"},"clientId":{"description":"The client ID (path parameter keyName). One URL path segment: not `.` or `..`, without `/`, `\\`, `?`, `#`, `%`, `{`, `}`, whitespace or control characters (so no secret reference: a secret would travel in the URL).","$ref":"common.schema.json#/$defs/pathSegment"},"description":{"type":"string"},"meta_data":{"type":["object","null"]},"policy_id":{"description":"Changing it from a non-empty value revokes every token issued to the client.","type":"string"},"redirect_uri":{"type":"string"},"secret":{"description":"Secret (sensitive). The update ignores it: declare it only to document the current one; use ${env:NAME} or ${file:PATH}.","type":"string"}}}}};
+const schema159 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/oauth-client.schema.json","title":"OAuthClient","description":"An OAuth client registered for an API, updated with operation 2 (PUT /gw/oauth/clients/{apiID}/{keyName}). The client must already exist: the interfaces cannot create OAuth clients. redirect_uri, policy_id, meta_data and description are replaced wholesale; the secret cannot be changed through the interface.","type":"object","required":["apiVersion","kind","metadata","spec"],"additionalProperties":false,"properties":{"apiVersion":{"$ref":"common.schema.json#/$defs/apiVersion"},"kind":{"const":"OAuthClient"},"metadata":{"$ref":"common.schema.json#/$defs/metadata"},"spec":{"type":"object","required":["clientId"],"additionalProperties":false,"oneOf":[{"required":["apiRef"]},{"required":["apiId"]}],"x-error":"name the API exactly once: either `apiRef` (an ApiDefinition in this repository) or `apiId` (a raw gateway id)","properties":{"apiRef":{"$ref":"common.schema.json#/$defs/apiRef"},"apiId":{"description":"Raw identifier of the API on the gateway. One URL path segment: not `.` or `..`, without `/`, `\\`, `?`, `#`, `%`, `{`, `}`, whitespace or control characters (so no secret reference: a secret would travel in the URL).","$ref":"common.schema.json#/$defs/pathSegment"},"clientId":{"description":"The client ID (path parameter keyName). One URL path segment: not `.` or `..`, without `/`, `\\`, `?`, `#`, `%`, `{`, `}`, whitespace or control characters (so no secret reference: a secret would travel in the URL).","$ref":"common.schema.json#/$defs/pathSegment"},"description":{"type":"string"},"meta_data":{"type":["object","null"]},"policy_id":{"description":"Changing it from a non-empty value revokes every token issued to the client.","type":"string"},"redirect_uri":{"type":"string"},"secret":{"description":"Secret (sensitive). The update ignores it: declare it only to document the current one; use ${env:NAME} or ${file:PATH}.","type":"string"}}}}};
 
 function validate54(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -12716,7 +12890,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.apiVersion === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "apiVersion"},message:"must have required property '"+"apiVersion"+"'",schema:schema157.required,parentSchema:schema157,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "apiVersion"},message:"must have required property '"+"apiVersion"+"'",schema:schema159.required,parentSchema:schema159,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -12726,7 +12900,7 @@ vErrors.push(err0);
 errors++;
 }
 if(data.kind === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema157.required,parentSchema:schema157,data};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema159.required,parentSchema:schema159,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -12736,7 +12910,7 @@ vErrors.push(err1);
 errors++;
 }
 if(data.metadata === undefined){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "metadata"},message:"must have required property '"+"metadata"+"'",schema:schema157.required,parentSchema:schema157,data};
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "metadata"},message:"must have required property '"+"metadata"+"'",schema:schema159.required,parentSchema:schema159,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -12746,7 +12920,7 @@ vErrors.push(err2);
 errors++;
 }
 if(data.spec === undefined){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "spec"},message:"must have required property '"+"spec"+"'",schema:schema157.required,parentSchema:schema157,data};
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "spec"},message:"must have required property '"+"spec"+"'",schema:schema159.required,parentSchema:schema159,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -12757,7 +12931,7 @@ errors++;
 }
 for(const key0 in data){
 if(!((((key0 === "apiVersion") || (key0 === "kind")) || (key0 === "metadata")) || (key0 === "spec"))){
-const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema157,data};
+const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema159,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -12783,7 +12957,7 @@ errors++;
 if(data.kind !== undefined){
 let data1 = data.kind;
 if("OAuthClient" !== data1){
-const err6 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "OAuthClient"},message:"must be equal to constant",schema:"OAuthClient",parentSchema:schema157.properties.kind,data:data1};
+const err6 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "OAuthClient"},message:"must be equal to constant",schema:"OAuthClient",parentSchema:schema159.properties.kind,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -12807,7 +12981,7 @@ let passing0 = null;
 const _errs9 = errors;
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(data3.apiRef === undefined){
-const err7 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/oneOf/0/required",keyword:"required",params:{missingProperty: "apiRef"},message:"must have required property '"+"apiRef"+"'",schema:schema157.properties.spec.oneOf[0].required,parentSchema:schema157.properties.spec.oneOf[0],data:data3};
+const err7 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/oneOf/0/required",keyword:"required",params:{missingProperty: "apiRef"},message:"must have required property '"+"apiRef"+"'",schema:schema159.properties.spec.oneOf[0].required,parentSchema:schema159.properties.spec.oneOf[0],data:data3};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -12825,7 +12999,7 @@ passing0 = 0;
 const _errs10 = errors;
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(data3.apiId === undefined){
-const err8 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/oneOf/1/required",keyword:"required",params:{missingProperty: "apiId"},message:"must have required property '"+"apiId"+"'",schema:schema157.properties.spec.oneOf[1].required,parentSchema:schema157.properties.spec.oneOf[1],data:data3};
+const err8 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/oneOf/1/required",keyword:"required",params:{missingProperty: "apiId"},message:"must have required property '"+"apiId"+"'",schema:schema159.properties.spec.oneOf[1].required,parentSchema:schema159.properties.spec.oneOf[1],data:data3};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -12847,7 +13021,7 @@ passing0 = 1;
 }
 }
 if(!valid2){
-const err9 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema157.properties.spec.oneOf,parentSchema:schema157.properties.spec,data:data3};
+const err9 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema159.properties.spec.oneOf,parentSchema:schema159.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -12869,7 +13043,7 @@ vErrors = null;
 }
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(data3.clientId === undefined){
-const err10 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "clientId"},message:"must have required property '"+"clientId"+"'",schema:schema157.properties.spec.required,parentSchema:schema157.properties.spec,data:data3};
+const err10 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "clientId"},message:"must have required property '"+"clientId"+"'",schema:schema159.properties.spec.required,parentSchema:schema159.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -12880,7 +13054,7 @@ errors++;
 }
 for(const key1 in data3){
 if(!((((((((key1 === "apiRef") || (key1 === "apiId")) || (key1 === "clientId")) || (key1 === "description")) || (key1 === "meta_data")) || (key1 === "policy_id")) || (key1 === "redirect_uri")) || (key1 === "secret"))){
-const err11 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema157.properties.spec,data:data3};
+const err11 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema159.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -13008,7 +13182,7 @@ errors++;
 if(data3.description !== undefined){
 let data7 = data3.description;
 if(typeof data7 !== "string"){
-const err22 = {instancePath:instancePath+"/spec/description",schemaPath:"#/properties/spec/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema157.properties.spec.properties.description.type,parentSchema:schema157.properties.spec.properties.description,data:data7};
+const err22 = {instancePath:instancePath+"/spec/description",schemaPath:"#/properties/spec/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema159.properties.spec.properties.description.type,parentSchema:schema159.properties.spec.properties.description,data:data7};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -13021,7 +13195,7 @@ errors++;
 if(data3.meta_data !== undefined){
 let data8 = data3.meta_data;
 if((!(data8 && typeof data8 == "object" && !Array.isArray(data8))) && (data8 !== null)){
-const err23 = {instancePath:instancePath+"/spec/meta_data",schemaPath:"#/properties/spec/properties/meta_data/type",keyword:"type",params:{type: schema157.properties.spec.properties.meta_data.type},message:"must be object,null",schema:schema157.properties.spec.properties.meta_data.type,parentSchema:schema157.properties.spec.properties.meta_data,data:data8};
+const err23 = {instancePath:instancePath+"/spec/meta_data",schemaPath:"#/properties/spec/properties/meta_data/type",keyword:"type",params:{type: schema159.properties.spec.properties.meta_data.type},message:"must be object,null",schema:schema159.properties.spec.properties.meta_data.type,parentSchema:schema159.properties.spec.properties.meta_data,data:data8};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -13034,7 +13208,7 @@ errors++;
 if(data3.policy_id !== undefined){
 let data9 = data3.policy_id;
 if(typeof data9 !== "string"){
-const err24 = {instancePath:instancePath+"/spec/policy_id",schemaPath:"#/properties/spec/properties/policy_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema157.properties.spec.properties.policy_id.type,parentSchema:schema157.properties.spec.properties.policy_id,data:data9};
+const err24 = {instancePath:instancePath+"/spec/policy_id",schemaPath:"#/properties/spec/properties/policy_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema159.properties.spec.properties.policy_id.type,parentSchema:schema159.properties.spec.properties.policy_id,data:data9};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -13047,7 +13221,7 @@ errors++;
 if(data3.redirect_uri !== undefined){
 let data10 = data3.redirect_uri;
 if(typeof data10 !== "string"){
-const err25 = {instancePath:instancePath+"/spec/redirect_uri",schemaPath:"#/properties/spec/properties/redirect_uri/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema157.properties.spec.properties.redirect_uri.type,parentSchema:schema157.properties.spec.properties.redirect_uri,data:data10};
+const err25 = {instancePath:instancePath+"/spec/redirect_uri",schemaPath:"#/properties/spec/properties/redirect_uri/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema159.properties.spec.properties.redirect_uri.type,parentSchema:schema159.properties.spec.properties.redirect_uri,data:data10};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -13060,7 +13234,7 @@ errors++;
 if(data3.secret !== undefined){
 let data11 = data3.secret;
 if(typeof data11 !== "string"){
-const err26 = {instancePath:instancePath+"/spec/secret",schemaPath:"#/properties/spec/properties/secret/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema157.properties.spec.properties.secret.type,parentSchema:schema157.properties.spec.properties.secret,data:data11};
+const err26 = {instancePath:instancePath+"/spec/secret",schemaPath:"#/properties/spec/properties/secret/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema159.properties.spec.properties.secret.type,parentSchema:schema159.properties.spec.properties.secret,data:data11};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -13072,7 +13246,7 @@ errors++;
 }
 }
 else {
-const err27 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema157.properties.spec.type,parentSchema:schema157.properties.spec,data:data3};
+const err27 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema159.properties.spec.type,parentSchema:schema159.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -13084,7 +13258,7 @@ errors++;
 }
 }
 else {
-const err28 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema157.type,parentSchema:schema157,data};
+const err28 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema159.type,parentSchema:schema159,data};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -13099,8 +13273,8 @@ return errors === 0;
 validate53.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const v8 = validate56;
-const schema164 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/org-key.schema.json","title":"OrgKey","description":"An organisation-level access key, written with operation 7 (POST /gw/org/keys/{keyID}), which creates or overwrites it. A quota reset (reset_quota=1) is sent once each time spec.quotaResetTrigger changes.","type":"object","required":["apiVersion","kind","metadata","spec"],"additionalProperties":false,"properties":{"apiVersion":{"$ref":"common.schema.json#/$defs/apiVersion"},"kind":{"const":"OrgKey"},"metadata":{"$ref":"common.schema.json#/$defs/metadata"},"spec":{"type":"object","required":["keyId"],"additionalProperties":false,"properties":{"keyId":{"description":"Key identifier (path parameter keyID): the organisation's id. The gateway looks an organisation's limits up by its id, so a key under any other id limits nothing; with org_id, the two must be equal. One URL path segment: not `.` or `..`, without `/`, `\\`, `?`, `#`, `%`, `{`, `}`, whitespace or control characters (so no secret reference: a secret would travel in the URL).","$ref":"common.schema.json#/$defs/pathSegment"},"quotaResetTrigger":{"description":"Any token (e.g. the billing period `2026-11`); each time it changes, the next apply sends reset_quota=1 once.","type":"string","minLength":1},"access_rights":{"description":"Map from a label to an access-rights object.","type":["object","null"],"additionalProperties":{"$ref":"#/$defs/accessRights"}},"alias":{"type":"string"},"allowance":{"type":"number"},"apply_policies":{"type":["array","null"],"items":{"type":"string"}},"apply_policy_id":{"type":"string","deprecated":true,"description":"Deprecated: use apply_policies."},"basic_auth_data":{"type":"object","description":"Sensitive."},"certificate":{"type":"string"},"data_expires":{"type":"integer"},"date_created":{"type":"string","format":"date-time"},"enable_detail_recording":{"type":"boolean","deprecated":true,"description":"Deprecated: use enable_detailed_recording."},"enable_detailed_recording":{"type":"boolean"},"enable_http_signature_validation":{"type":"boolean"},"expires":{"type":"integer"},"hmac_enabled":{"type":"boolean"},"hmac_string":{"type":"string","description":"Sensitive."},"id_extractor_deadline":{"type":"integer"},"is_inactive":{"type":"boolean"},"jwt_data":{"type":"object","description":"Sensitive."},"last_check":{"type":"integer"},"last_updated":{"type":"string","description":"Set by the server; a declared value is ignored."},"max_query_depth":{"type":"integer"},"meta_data":{"type":["object","null"]},"monitor":{"type":["object","null"],"properties":{"trigger_limits":{"type":["array","null"],"items":{"type":"number"}}}},"oauth_client_id":{"type":"string"},"oauth_keys":{"type":["object","null"],"additionalProperties":{"type":"string"},"description":"Sensitive. Values are strings (the gateway refuses anything else with 400)."},"org_id":{"type":"string"},"per":{"type":"number"},"post_expiry_action":{"description":"What the gateway does with the session once it expires.","enum":["retain","delete"]},"post_expiry_grace_period":{"description":"Seconds a session is kept after it expires, with post_expiry_action retain (-1: for ever).","type":"integer"},"quota_max":{"type":"integer"},"quota_remaining":{"type":"integer"},"quota_renewal_rate":{"type":"integer"},"quota_renews":{"type":"integer"},"rate":{"type":"number"},"rsa_certificate_id":{"type":"string"},"session_lifetime":{"type":"integer"},"smoothing":{"$ref":"#/$defs/smoothing"},"tags":{"type":["array","null"],"items":{"type":"string"}},"throttle_interval":{"type":"number"},"throttle_retry_limit":{"type":"integer"}}}},"$defs":{"accessRights":{"type":"object","additionalProperties":false,"oneOf":[{"required":["apiRef"]},{"required":["api_id"]}],"x-error":"name the API exactly once: either `apiRef` (an ApiDefinition in this repository) or `api_id` (a raw gateway id)","properties":{"apiRef":{"$ref":"common.schema.json#/$defs/apiRef"},"api_id":{"type":"string","minLength":1},"allowance_scope":{"type":"string"},"allowed_types":{"type":["array","null"],"items":{"$ref":"#/$defs/graphqlType"}},"allowed_urls":{"type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"url":{"type":"string"},"methods":{"type":["array","null"],"items":{"type":"string"}}}}},"api_name":{"type":"string"},"disable_introspection":{"type":"boolean"},"endpoints":{"description":"Rate limits per endpoint and method.","type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"path":{"type":"string"},"methods":{"type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"name":{"type":"string"},"limit":{"type":"object","additionalProperties":false,"properties":{"per":{"type":"number"},"rate":{"type":"number"},"smoothing":{"$ref":"#/$defs/smoothing"}}}}}}}}},"field_access_rights":{"type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"field_name":{"type":"string"},"type_name":{"type":"string"},"limits":{"type":"object","additionalProperties":false,"properties":{"max_query_depth":{"type":"integer"}}}}}},"json_rpc_methods":{"description":"Rate limits per JSON-RPC method (MCP proxies).","type":["array","null"],"items":{"type":"object"}},"json_rpc_methods_access_rights":{"description":"Allow and block rules by JSON-RPC method (MCP proxies).","type":["object","null"]},"limit":{"type":"object","additionalProperties":false,"properties":{"max_query_depth":{"type":"integer"},"per":{"type":"number"},"quota_max":{"type":"integer"},"quota_remaining":{"type":"integer"},"quota_renewal_rate":{"type":"integer"},"quota_renews":{"type":"integer"},"rate":{"type":"number"},"smoothing":{"$ref":"#/$defs/smoothing"},"throttle_interval":{"type":"number"},"throttle_retry_limit":{"type":"integer"}}},"mcp_access_rights":{"description":"Allow and block rules by MCP primitive.","type":["object","null"]},"mcp_primitives":{"description":"Rate limits per MCP primitive (tool, resource, prompt).","type":["array","null"],"items":{"type":"object"}},"restricted_types":{"type":["array","null"],"items":{"$ref":"#/$defs/graphqlType"}},"versions":{"type":["array","null"],"items":{"type":"string"}}}},"smoothing":{"type":["object","null"],"additionalProperties":false,"properties":{"delay":{"type":"integer"},"enabled":{"type":"boolean"},"step":{"type":"integer"},"threshold":{"type":"integer"},"trigger":{"type":"number"}}},"graphqlType":{"type":"object","additionalProperties":false,"properties":{"name":{"type":"string"},"fields":{"type":["array","null"],"items":{"type":"string"}}}}}};
-const schema172 = {"type":["object","null"],"additionalProperties":false,"properties":{"delay":{"type":"integer"},"enabled":{"type":"boolean"},"step":{"type":"integer"},"threshold":{"type":"integer"},"trigger":{"type":"number"}}};
+const schema166 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/org-key.schema.json","title":"OrgKey","description":"An organisation-level access key, written with operation 7 (POST /gw/org/keys/{keyID}), which creates or overwrites it. A quota reset (reset_quota=1) is sent once each time spec.quotaResetTrigger changes.","type":"object","required":["apiVersion","kind","metadata","spec"],"additionalProperties":false,"properties":{"apiVersion":{"$ref":"common.schema.json#/$defs/apiVersion"},"kind":{"const":"OrgKey"},"metadata":{"$ref":"common.schema.json#/$defs/metadata"},"spec":{"type":"object","required":["keyId"],"additionalProperties":false,"properties":{"keyId":{"description":"Key identifier (path parameter keyID): the organisation's id. The gateway looks an organisation's limits up by its id, so a key under any other id limits nothing; with org_id, the two must be equal. One URL path segment: not `.` or `..`, without `/`, `\\`, `?`, `#`, `%`, `{`, `}`, whitespace or control characters (so no secret reference: a secret would travel in the URL).","$ref":"common.schema.json#/$defs/pathSegment"},"quotaResetTrigger":{"description":"Any token (e.g. the billing period `2026-11`); each time it changes, the next apply sends reset_quota=1 once.","type":"string","minLength":1},"access_rights":{"description":"Map from a label to an access-rights object.","type":["object","null"],"additionalProperties":{"$ref":"#/$defs/accessRights"}},"alias":{"type":"string"},"allowance":{"type":"number"},"apply_policies":{"type":["array","null"],"items":{"type":"string"}},"apply_policy_id":{"type":"string","deprecated":true,"description":"Deprecated: use apply_policies."},"basic_auth_data":{"type":"object","description":"Sensitive."},"certificate":{"type":"string"},"data_expires":{"type":"integer"},"date_created":{"type":"string","format":"date-time"},"enable_detail_recording":{"type":"boolean","deprecated":true,"description":"Deprecated: use enable_detailed_recording."},"enable_detailed_recording":{"type":"boolean"},"enable_http_signature_validation":{"type":"boolean"},"expires":{"type":"integer"},"hmac_enabled":{"type":"boolean"},"hmac_string":{"type":"string","description":"Sensitive."},"id_extractor_deadline":{"type":"integer"},"is_inactive":{"type":"boolean"},"jwt_data":{"type":"object","description":"Sensitive."},"last_check":{"type":"integer"},"last_updated":{"type":"string","description":"Set by the server; a declared value is ignored."},"max_query_depth":{"type":"integer"},"meta_data":{"type":["object","null"]},"monitor":{"type":["object","null"],"properties":{"trigger_limits":{"type":["array","null"],"items":{"type":"number"}}}},"oauth_client_id":{"type":"string"},"oauth_keys":{"type":["object","null"],"additionalProperties":{"type":"string"},"description":"Sensitive. Values are strings (the gateway refuses anything else with 400)."},"org_id":{"type":"string"},"per":{"type":"number"},"post_expiry_action":{"description":"What the gateway does with the session once it expires.","enum":["retain","delete"]},"post_expiry_grace_period":{"description":"Seconds a session is kept after it expires, with post_expiry_action retain (-1: for ever).","type":"integer"},"quota_max":{"type":"integer"},"quota_remaining":{"type":"integer"},"quota_renewal_rate":{"type":"integer"},"quota_renews":{"type":"integer"},"rate":{"type":"number"},"rsa_certificate_id":{"type":"string"},"session_lifetime":{"type":"integer"},"smoothing":{"$ref":"#/$defs/smoothing"},"tags":{"type":["array","null"],"items":{"type":"string"}},"throttle_interval":{"type":"number"},"throttle_retry_limit":{"type":"integer"}}}},"$defs":{"accessRights":{"type":"object","additionalProperties":false,"oneOf":[{"required":["apiRef"]},{"required":["api_id"]}],"x-error":"name the API exactly once: either `apiRef` (an ApiDefinition in this repository) or `api_id` (a raw gateway id)","properties":{"apiRef":{"$ref":"common.schema.json#/$defs/apiRef"},"api_id":{"type":"string","minLength":1},"allowance_scope":{"type":"string"},"allowed_types":{"type":["array","null"],"items":{"$ref":"#/$defs/graphqlType"}},"allowed_urls":{"type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"url":{"type":"string"},"methods":{"type":["array","null"],"items":{"type":"string"}}}}},"api_name":{"type":"string"},"disable_introspection":{"type":"boolean"},"endpoints":{"description":"Rate limits per endpoint and method.","type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"path":{"type":"string"},"methods":{"type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"name":{"type":"string"},"limit":{"type":"object","additionalProperties":false,"properties":{"per":{"type":"number"},"rate":{"type":"number"},"smoothing":{"$ref":"#/$defs/smoothing"}}}}}}}}},"field_access_rights":{"type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"field_name":{"type":"string"},"type_name":{"type":"string"},"limits":{"type":"object","additionalProperties":false,"properties":{"max_query_depth":{"type":"integer"}}}}}},"json_rpc_methods":{"description":"Rate limits per JSON-RPC method (MCP proxies).","type":["array","null"],"items":{"type":"object"}},"json_rpc_methods_access_rights":{"description":"Allow and block rules by JSON-RPC method (MCP proxies).","type":["object","null"]},"limit":{"type":"object","additionalProperties":false,"properties":{"max_query_depth":{"type":"integer"},"per":{"type":"number"},"quota_max":{"type":"integer"},"quota_remaining":{"type":"integer"},"quota_renewal_rate":{"type":"integer"},"quota_renews":{"type":"integer"},"rate":{"type":"number"},"smoothing":{"$ref":"#/$defs/smoothing"},"throttle_interval":{"type":"number"},"throttle_retry_limit":{"type":"integer"}}},"mcp_access_rights":{"description":"Allow and block rules by MCP primitive.","type":["object","null"]},"mcp_primitives":{"description":"Rate limits per MCP primitive (tool, resource, prompt).","type":["array","null"],"items":{"type":"object"}},"restricted_types":{"type":["array","null"],"items":{"$ref":"#/$defs/graphqlType"}},"versions":{"type":["array","null"],"items":{"type":"string"}}}},"smoothing":{"type":["object","null"],"additionalProperties":false,"properties":{"delay":{"type":"integer"},"enabled":{"type":"boolean"},"step":{"type":"integer"},"threshold":{"type":"integer"},"trigger":{"type":"number"}}},"graphqlType":{"type":"object","additionalProperties":false,"properties":{"name":{"type":"string"},"fields":{"type":["array","null"],"items":{"type":"string"}}}}}};
+const schema174 = {"type":["object","null"],"additionalProperties":false,"properties":{"delay":{"type":"integer"},"enabled":{"type":"boolean"},"step":{"type":"integer"},"threshold":{"type":"integer"},"trigger":{"type":"number"}}};
 
 function validate57(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -13252,8 +13426,8 @@ return errors === 0;
 }
 validate57.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema169 = {"type":"object","additionalProperties":false,"oneOf":[{"required":["apiRef"]},{"required":["api_id"]}],"x-error":"name the API exactly once: either `apiRef` (an ApiDefinition in this repository) or `api_id` (a raw gateway id)","properties":{"apiRef":{"$ref":"common.schema.json#/$defs/apiRef"},"api_id":{"type":"string","minLength":1},"allowance_scope":{"type":"string"},"allowed_types":{"type":["array","null"],"items":{"$ref":"#/$defs/graphqlType"}},"allowed_urls":{"type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"url":{"type":"string"},"methods":{"type":["array","null"],"items":{"type":"string"}}}}},"api_name":{"type":"string"},"disable_introspection":{"type":"boolean"},"endpoints":{"description":"Rate limits per endpoint and method.","type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"path":{"type":"string"},"methods":{"type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"name":{"type":"string"},"limit":{"type":"object","additionalProperties":false,"properties":{"per":{"type":"number"},"rate":{"type":"number"},"smoothing":{"$ref":"#/$defs/smoothing"}}}}}}}}},"field_access_rights":{"type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"field_name":{"type":"string"},"type_name":{"type":"string"},"limits":{"type":"object","additionalProperties":false,"properties":{"max_query_depth":{"type":"integer"}}}}}},"json_rpc_methods":{"description":"Rate limits per JSON-RPC method (MCP proxies).","type":["array","null"],"items":{"type":"object"}},"json_rpc_methods_access_rights":{"description":"Allow and block rules by JSON-RPC method (MCP proxies).","type":["object","null"]},"limit":{"type":"object","additionalProperties":false,"properties":{"max_query_depth":{"type":"integer"},"per":{"type":"number"},"quota_max":{"type":"integer"},"quota_remaining":{"type":"integer"},"quota_renewal_rate":{"type":"integer"},"quota_renews":{"type":"integer"},"rate":{"type":"number"},"smoothing":{"$ref":"#/$defs/smoothing"},"throttle_interval":{"type":"number"},"throttle_retry_limit":{"type":"integer"}}},"mcp_access_rights":{"description":"Allow and block rules by MCP primitive.","type":["object","null"]},"mcp_primitives":{"description":"Rate limits per MCP primitive (tool, resource, prompt).","type":["array","null"],"items":{"type":"object"}},"restricted_types":{"type":["array","null"],"items":{"$ref":"#/$defs/graphqlType"}},"versions":{"type":["array","null"],"items":{"type":"string"}}}};
-const schema171 = {"type":"object","additionalProperties":false,"properties":{"name":{"type":"string"},"fields":{"type":["array","null"],"items":{"type":"string"}}}};
+const schema171 = {"type":"object","additionalProperties":false,"oneOf":[{"required":["apiRef"]},{"required":["api_id"]}],"x-error":"name the API exactly once: either `apiRef` (an ApiDefinition in this repository) or `api_id` (a raw gateway id)","properties":{"apiRef":{"$ref":"common.schema.json#/$defs/apiRef"},"api_id":{"type":"string","minLength":1},"allowance_scope":{"type":"string"},"allowed_types":{"type":["array","null"],"items":{"$ref":"#/$defs/graphqlType"}},"allowed_urls":{"type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"url":{"type":"string"},"methods":{"type":["array","null"],"items":{"type":"string"}}}}},"api_name":{"type":"string"},"disable_introspection":{"type":"boolean"},"endpoints":{"description":"Rate limits per endpoint and method.","type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"path":{"type":"string"},"methods":{"type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"name":{"type":"string"},"limit":{"type":"object","additionalProperties":false,"properties":{"per":{"type":"number"},"rate":{"type":"number"},"smoothing":{"$ref":"#/$defs/smoothing"}}}}}}}}},"field_access_rights":{"type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"field_name":{"type":"string"},"type_name":{"type":"string"},"limits":{"type":"object","additionalProperties":false,"properties":{"max_query_depth":{"type":"integer"}}}}}},"json_rpc_methods":{"description":"Rate limits per JSON-RPC method (MCP proxies).","type":["array","null"],"items":{"type":"object"}},"json_rpc_methods_access_rights":{"description":"Allow and block rules by JSON-RPC method (MCP proxies).","type":["object","null"]},"limit":{"type":"object","additionalProperties":false,"properties":{"max_query_depth":{"type":"integer"},"per":{"type":"number"},"quota_max":{"type":"integer"},"quota_remaining":{"type":"integer"},"quota_renewal_rate":{"type":"integer"},"quota_renews":{"type":"integer"},"rate":{"type":"number"},"smoothing":{"$ref":"#/$defs/smoothing"},"throttle_interval":{"type":"number"},"throttle_retry_limit":{"type":"integer"}}},"mcp_access_rights":{"description":"Allow and block rules by MCP primitive.","type":["object","null"]},"mcp_primitives":{"description":"Rate limits per MCP primitive (tool, resource, prompt).","type":["array","null"],"items":{"type":"object"}},"restricted_types":{"type":["array","null"],"items":{"$ref":"#/$defs/graphqlType"}},"versions":{"type":["array","null"],"items":{"type":"string"}}}};
+const schema173 = {"type":"object","additionalProperties":false,"properties":{"name":{"type":"string"},"fields":{"type":["array","null"],"items":{"type":"string"}}}};
 
 function validate59(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -13271,7 +13445,7 @@ let passing0 = null;
 const _errs2 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.apiRef === undefined){
-const err0 = {instancePath,schemaPath:"#/oneOf/0/required",keyword:"required",params:{missingProperty: "apiRef"},message:"must have required property '"+"apiRef"+"'",schema:schema169.oneOf[0].required,parentSchema:schema169.oneOf[0],data};
+const err0 = {instancePath,schemaPath:"#/oneOf/0/required",keyword:"required",params:{missingProperty: "apiRef"},message:"must have required property '"+"apiRef"+"'",schema:schema171.oneOf[0].required,parentSchema:schema171.oneOf[0],data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -13289,7 +13463,7 @@ passing0 = 0;
 const _errs3 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.api_id === undefined){
-const err1 = {instancePath,schemaPath:"#/oneOf/1/required",keyword:"required",params:{missingProperty: "api_id"},message:"must have required property '"+"api_id"+"'",schema:schema169.oneOf[1].required,parentSchema:schema169.oneOf[1],data};
+const err1 = {instancePath,schemaPath:"#/oneOf/1/required",keyword:"required",params:{missingProperty: "api_id"},message:"must have required property '"+"api_id"+"'",schema:schema171.oneOf[1].required,parentSchema:schema171.oneOf[1],data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -13311,7 +13485,7 @@ passing0 = 1;
 }
 }
 if(!valid0){
-const err2 = {instancePath,schemaPath:"#/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema169.oneOf,parentSchema:schema169,data};
+const err2 = {instancePath,schemaPath:"#/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema171.oneOf,parentSchema:schema171,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -13333,8 +13507,8 @@ vErrors = null;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
-if(!(func7.call(schema169.properties, key0))){
-const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema169,data};
+if(!(func7.call(schema171.properties, key0))){
+const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema171,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -13393,7 +13567,7 @@ if(data.api_id !== undefined){
 let data1 = data.api_id;
 if(typeof data1 === "string"){
 if(func1(data1) < 1){
-const err8 = {instancePath:instancePath+"/api_id",schemaPath:"#/properties/api_id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema169.properties.api_id,data:data1};
+const err8 = {instancePath:instancePath+"/api_id",schemaPath:"#/properties/api_id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema171.properties.api_id,data:data1};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -13404,7 +13578,7 @@ errors++;
 }
 }
 else {
-const err9 = {instancePath:instancePath+"/api_id",schemaPath:"#/properties/api_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema169.properties.api_id.type,parentSchema:schema169.properties.api_id,data:data1};
+const err9 = {instancePath:instancePath+"/api_id",schemaPath:"#/properties/api_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema171.properties.api_id.type,parentSchema:schema171.properties.api_id,data:data1};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -13417,7 +13591,7 @@ errors++;
 if(data.allowance_scope !== undefined){
 let data2 = data.allowance_scope;
 if(typeof data2 !== "string"){
-const err10 = {instancePath:instancePath+"/allowance_scope",schemaPath:"#/properties/allowance_scope/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema169.properties.allowance_scope.type,parentSchema:schema169.properties.allowance_scope,data:data2};
+const err10 = {instancePath:instancePath+"/allowance_scope",schemaPath:"#/properties/allowance_scope/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema171.properties.allowance_scope.type,parentSchema:schema171.properties.allowance_scope,data:data2};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -13430,7 +13604,7 @@ errors++;
 if(data.allowed_types !== undefined){
 let data3 = data.allowed_types;
 if((!(Array.isArray(data3))) && (data3 !== null)){
-const err11 = {instancePath:instancePath+"/allowed_types",schemaPath:"#/properties/allowed_types/type",keyword:"type",params:{type: schema169.properties.allowed_types.type},message:"must be array,null",schema:schema169.properties.allowed_types.type,parentSchema:schema169.properties.allowed_types,data:data3};
+const err11 = {instancePath:instancePath+"/allowed_types",schemaPath:"#/properties/allowed_types/type",keyword:"type",params:{type: schema171.properties.allowed_types.type},message:"must be array,null",schema:schema171.properties.allowed_types.type,parentSchema:schema171.properties.allowed_types,data:data3};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -13446,7 +13620,7 @@ let data4 = data3[i0];
 if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
 for(const key1 in data4){
 if(!((key1 === "name") || (key1 === "fields"))){
-const err12 = {instancePath:instancePath+"/allowed_types/" + i0,schemaPath:"#/$defs/graphqlType/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema171,data:data4};
+const err12 = {instancePath:instancePath+"/allowed_types/" + i0,schemaPath:"#/$defs/graphqlType/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema173,data:data4};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -13459,7 +13633,7 @@ errors++;
 if(data4.name !== undefined){
 let data5 = data4.name;
 if(typeof data5 !== "string"){
-const err13 = {instancePath:instancePath+"/allowed_types/" + i0+"/name",schemaPath:"#/$defs/graphqlType/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema171.properties.name.type,parentSchema:schema171.properties.name,data:data5};
+const err13 = {instancePath:instancePath+"/allowed_types/" + i0+"/name",schemaPath:"#/$defs/graphqlType/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema173.properties.name.type,parentSchema:schema173.properties.name,data:data5};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -13472,7 +13646,7 @@ errors++;
 if(data4.fields !== undefined){
 let data6 = data4.fields;
 if((!(Array.isArray(data6))) && (data6 !== null)){
-const err14 = {instancePath:instancePath+"/allowed_types/" + i0+"/fields",schemaPath:"#/$defs/graphqlType/properties/fields/type",keyword:"type",params:{type: schema171.properties.fields.type},message:"must be array,null",schema:schema171.properties.fields.type,parentSchema:schema171.properties.fields,data:data6};
+const err14 = {instancePath:instancePath+"/allowed_types/" + i0+"/fields",schemaPath:"#/$defs/graphqlType/properties/fields/type",keyword:"type",params:{type: schema173.properties.fields.type},message:"must be array,null",schema:schema173.properties.fields.type,parentSchema:schema173.properties.fields,data:data6};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -13486,7 +13660,7 @@ const len1 = data6.length;
 for(let i1=0; i1<len1; i1++){
 let data7 = data6[i1];
 if(typeof data7 !== "string"){
-const err15 = {instancePath:instancePath+"/allowed_types/" + i0+"/fields/" + i1,schemaPath:"#/$defs/graphqlType/properties/fields/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema171.properties.fields.items.type,parentSchema:schema171.properties.fields.items,data:data7};
+const err15 = {instancePath:instancePath+"/allowed_types/" + i0+"/fields/" + i1,schemaPath:"#/$defs/graphqlType/properties/fields/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema173.properties.fields.items.type,parentSchema:schema173.properties.fields.items,data:data7};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -13500,7 +13674,7 @@ errors++;
 }
 }
 else {
-const err16 = {instancePath:instancePath+"/allowed_types/" + i0,schemaPath:"#/$defs/graphqlType/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema171.type,parentSchema:schema171,data:data4};
+const err16 = {instancePath:instancePath+"/allowed_types/" + i0,schemaPath:"#/$defs/graphqlType/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema173.type,parentSchema:schema173,data:data4};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -13515,7 +13689,7 @@ errors++;
 if(data.allowed_urls !== undefined){
 let data8 = data.allowed_urls;
 if((!(Array.isArray(data8))) && (data8 !== null)){
-const err17 = {instancePath:instancePath+"/allowed_urls",schemaPath:"#/properties/allowed_urls/type",keyword:"type",params:{type: schema169.properties.allowed_urls.type},message:"must be array,null",schema:schema169.properties.allowed_urls.type,parentSchema:schema169.properties.allowed_urls,data:data8};
+const err17 = {instancePath:instancePath+"/allowed_urls",schemaPath:"#/properties/allowed_urls/type",keyword:"type",params:{type: schema171.properties.allowed_urls.type},message:"must be array,null",schema:schema171.properties.allowed_urls.type,parentSchema:schema171.properties.allowed_urls,data:data8};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -13531,7 +13705,7 @@ let data9 = data8[i2];
 if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
 for(const key2 in data9){
 if(!((key2 === "url") || (key2 === "methods"))){
-const err18 = {instancePath:instancePath+"/allowed_urls/" + i2,schemaPath:"#/properties/allowed_urls/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema169.properties.allowed_urls.items,data:data9};
+const err18 = {instancePath:instancePath+"/allowed_urls/" + i2,schemaPath:"#/properties/allowed_urls/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema171.properties.allowed_urls.items,data:data9};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -13544,7 +13718,7 @@ errors++;
 if(data9.url !== undefined){
 let data10 = data9.url;
 if(typeof data10 !== "string"){
-const err19 = {instancePath:instancePath+"/allowed_urls/" + i2+"/url",schemaPath:"#/properties/allowed_urls/items/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema169.properties.allowed_urls.items.properties.url.type,parentSchema:schema169.properties.allowed_urls.items.properties.url,data:data10};
+const err19 = {instancePath:instancePath+"/allowed_urls/" + i2+"/url",schemaPath:"#/properties/allowed_urls/items/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema171.properties.allowed_urls.items.properties.url.type,parentSchema:schema171.properties.allowed_urls.items.properties.url,data:data10};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -13557,7 +13731,7 @@ errors++;
 if(data9.methods !== undefined){
 let data11 = data9.methods;
 if((!(Array.isArray(data11))) && (data11 !== null)){
-const err20 = {instancePath:instancePath+"/allowed_urls/" + i2+"/methods",schemaPath:"#/properties/allowed_urls/items/properties/methods/type",keyword:"type",params:{type: schema169.properties.allowed_urls.items.properties.methods.type},message:"must be array,null",schema:schema169.properties.allowed_urls.items.properties.methods.type,parentSchema:schema169.properties.allowed_urls.items.properties.methods,data:data11};
+const err20 = {instancePath:instancePath+"/allowed_urls/" + i2+"/methods",schemaPath:"#/properties/allowed_urls/items/properties/methods/type",keyword:"type",params:{type: schema171.properties.allowed_urls.items.properties.methods.type},message:"must be array,null",schema:schema171.properties.allowed_urls.items.properties.methods.type,parentSchema:schema171.properties.allowed_urls.items.properties.methods,data:data11};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -13571,7 +13745,7 @@ const len3 = data11.length;
 for(let i3=0; i3<len3; i3++){
 let data12 = data11[i3];
 if(typeof data12 !== "string"){
-const err21 = {instancePath:instancePath+"/allowed_urls/" + i2+"/methods/" + i3,schemaPath:"#/properties/allowed_urls/items/properties/methods/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema169.properties.allowed_urls.items.properties.methods.items.type,parentSchema:schema169.properties.allowed_urls.items.properties.methods.items,data:data12};
+const err21 = {instancePath:instancePath+"/allowed_urls/" + i2+"/methods/" + i3,schemaPath:"#/properties/allowed_urls/items/properties/methods/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema171.properties.allowed_urls.items.properties.methods.items.type,parentSchema:schema171.properties.allowed_urls.items.properties.methods.items,data:data12};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -13585,7 +13759,7 @@ errors++;
 }
 }
 else {
-const err22 = {instancePath:instancePath+"/allowed_urls/" + i2,schemaPath:"#/properties/allowed_urls/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema169.properties.allowed_urls.items.type,parentSchema:schema169.properties.allowed_urls.items,data:data9};
+const err22 = {instancePath:instancePath+"/allowed_urls/" + i2,schemaPath:"#/properties/allowed_urls/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema171.properties.allowed_urls.items.type,parentSchema:schema171.properties.allowed_urls.items,data:data9};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -13600,7 +13774,7 @@ errors++;
 if(data.api_name !== undefined){
 let data13 = data.api_name;
 if(typeof data13 !== "string"){
-const err23 = {instancePath:instancePath+"/api_name",schemaPath:"#/properties/api_name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema169.properties.api_name.type,parentSchema:schema169.properties.api_name,data:data13};
+const err23 = {instancePath:instancePath+"/api_name",schemaPath:"#/properties/api_name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema171.properties.api_name.type,parentSchema:schema171.properties.api_name,data:data13};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -13613,7 +13787,7 @@ errors++;
 if(data.disable_introspection !== undefined){
 let data14 = data.disable_introspection;
 if(typeof data14 !== "boolean"){
-const err24 = {instancePath:instancePath+"/disable_introspection",schemaPath:"#/properties/disable_introspection/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema169.properties.disable_introspection.type,parentSchema:schema169.properties.disable_introspection,data:data14};
+const err24 = {instancePath:instancePath+"/disable_introspection",schemaPath:"#/properties/disable_introspection/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema171.properties.disable_introspection.type,parentSchema:schema171.properties.disable_introspection,data:data14};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -13626,7 +13800,7 @@ errors++;
 if(data.endpoints !== undefined){
 let data15 = data.endpoints;
 if((!(Array.isArray(data15))) && (data15 !== null)){
-const err25 = {instancePath:instancePath+"/endpoints",schemaPath:"#/properties/endpoints/type",keyword:"type",params:{type: schema169.properties.endpoints.type},message:"must be array,null",schema:schema169.properties.endpoints.type,parentSchema:schema169.properties.endpoints,data:data15};
+const err25 = {instancePath:instancePath+"/endpoints",schemaPath:"#/properties/endpoints/type",keyword:"type",params:{type: schema171.properties.endpoints.type},message:"must be array,null",schema:schema171.properties.endpoints.type,parentSchema:schema171.properties.endpoints,data:data15};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -13642,7 +13816,7 @@ let data16 = data15[i4];
 if(data16 && typeof data16 == "object" && !Array.isArray(data16)){
 for(const key3 in data16){
 if(!((key3 === "path") || (key3 === "methods"))){
-const err26 = {instancePath:instancePath+"/endpoints/" + i4,schemaPath:"#/properties/endpoints/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema169.properties.endpoints.items,data:data16};
+const err26 = {instancePath:instancePath+"/endpoints/" + i4,schemaPath:"#/properties/endpoints/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema171.properties.endpoints.items,data:data16};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -13655,7 +13829,7 @@ errors++;
 if(data16.path !== undefined){
 let data17 = data16.path;
 if(typeof data17 !== "string"){
-const err27 = {instancePath:instancePath+"/endpoints/" + i4+"/path",schemaPath:"#/properties/endpoints/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema169.properties.endpoints.items.properties.path.type,parentSchema:schema169.properties.endpoints.items.properties.path,data:data17};
+const err27 = {instancePath:instancePath+"/endpoints/" + i4+"/path",schemaPath:"#/properties/endpoints/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema171.properties.endpoints.items.properties.path.type,parentSchema:schema171.properties.endpoints.items.properties.path,data:data17};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -13668,7 +13842,7 @@ errors++;
 if(data16.methods !== undefined){
 let data18 = data16.methods;
 if((!(Array.isArray(data18))) && (data18 !== null)){
-const err28 = {instancePath:instancePath+"/endpoints/" + i4+"/methods",schemaPath:"#/properties/endpoints/items/properties/methods/type",keyword:"type",params:{type: schema169.properties.endpoints.items.properties.methods.type},message:"must be array,null",schema:schema169.properties.endpoints.items.properties.methods.type,parentSchema:schema169.properties.endpoints.items.properties.methods,data:data18};
+const err28 = {instancePath:instancePath+"/endpoints/" + i4+"/methods",schemaPath:"#/properties/endpoints/items/properties/methods/type",keyword:"type",params:{type: schema171.properties.endpoints.items.properties.methods.type},message:"must be array,null",schema:schema171.properties.endpoints.items.properties.methods.type,parentSchema:schema171.properties.endpoints.items.properties.methods,data:data18};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -13684,7 +13858,7 @@ let data19 = data18[i5];
 if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
 for(const key4 in data19){
 if(!((key4 === "name") || (key4 === "limit"))){
-const err29 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5,schemaPath:"#/properties/endpoints/items/properties/methods/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema169.properties.endpoints.items.properties.methods.items,data:data19};
+const err29 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5,schemaPath:"#/properties/endpoints/items/properties/methods/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema171.properties.endpoints.items.properties.methods.items,data:data19};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -13697,7 +13871,7 @@ errors++;
 if(data19.name !== undefined){
 let data20 = data19.name;
 if(typeof data20 !== "string"){
-const err30 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/name",schemaPath:"#/properties/endpoints/items/properties/methods/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema169.properties.endpoints.items.properties.methods.items.properties.name.type,parentSchema:schema169.properties.endpoints.items.properties.methods.items.properties.name,data:data20};
+const err30 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/name",schemaPath:"#/properties/endpoints/items/properties/methods/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema171.properties.endpoints.items.properties.methods.items.properties.name.type,parentSchema:schema171.properties.endpoints.items.properties.methods.items.properties.name,data:data20};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -13712,7 +13886,7 @@ let data21 = data19.limit;
 if(data21 && typeof data21 == "object" && !Array.isArray(data21)){
 for(const key5 in data21){
 if(!(((key5 === "per") || (key5 === "rate")) || (key5 === "smoothing"))){
-const err31 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit",schemaPath:"#/properties/endpoints/items/properties/methods/items/properties/limit/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema169.properties.endpoints.items.properties.methods.items.properties.limit,data:data21};
+const err31 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit",schemaPath:"#/properties/endpoints/items/properties/methods/items/properties/limit/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema171.properties.endpoints.items.properties.methods.items.properties.limit,data:data21};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -13725,7 +13899,7 @@ errors++;
 if(data21.per !== undefined){
 let data22 = data21.per;
 if(!((typeof data22 == "number") && (isFinite(data22)))){
-const err32 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/per",schemaPath:"#/properties/endpoints/items/properties/methods/items/properties/limit/properties/per/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema169.properties.endpoints.items.properties.methods.items.properties.limit.properties.per.type,parentSchema:schema169.properties.endpoints.items.properties.methods.items.properties.limit.properties.per,data:data22};
+const err32 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/per",schemaPath:"#/properties/endpoints/items/properties/methods/items/properties/limit/properties/per/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema171.properties.endpoints.items.properties.methods.items.properties.limit.properties.per.type,parentSchema:schema171.properties.endpoints.items.properties.methods.items.properties.limit.properties.per,data:data22};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -13738,7 +13912,7 @@ errors++;
 if(data21.rate !== undefined){
 let data23 = data21.rate;
 if(!((typeof data23 == "number") && (isFinite(data23)))){
-const err33 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/rate",schemaPath:"#/properties/endpoints/items/properties/methods/items/properties/limit/properties/rate/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema169.properties.endpoints.items.properties.methods.items.properties.limit.properties.rate.type,parentSchema:schema169.properties.endpoints.items.properties.methods.items.properties.limit.properties.rate,data:data23};
+const err33 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/rate",schemaPath:"#/properties/endpoints/items/properties/methods/items/properties/limit/properties/rate/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema171.properties.endpoints.items.properties.methods.items.properties.limit.properties.rate.type,parentSchema:schema171.properties.endpoints.items.properties.methods.items.properties.limit.properties.rate,data:data23};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -13751,7 +13925,7 @@ errors++;
 if(data21.smoothing !== undefined){
 let data24 = data21.smoothing;
 if((!(data24 && typeof data24 == "object" && !Array.isArray(data24))) && (data24 !== null)){
-const err34 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/smoothing",schemaPath:"#/$defs/smoothing/type",keyword:"type",params:{type: schema172.type},message:"must be object,null",schema:schema172.type,parentSchema:schema172,data:data24};
+const err34 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/smoothing",schemaPath:"#/$defs/smoothing/type",keyword:"type",params:{type: schema174.type},message:"must be object,null",schema:schema174.type,parentSchema:schema174,data:data24};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -13763,7 +13937,7 @@ errors++;
 if(data24 && typeof data24 == "object" && !Array.isArray(data24)){
 for(const key6 in data24){
 if(!(((((key6 === "delay") || (key6 === "enabled")) || (key6 === "step")) || (key6 === "threshold")) || (key6 === "trigger"))){
-const err35 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/smoothing",schemaPath:"#/$defs/smoothing/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema172,data:data24};
+const err35 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/smoothing",schemaPath:"#/$defs/smoothing/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema174,data:data24};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -13776,7 +13950,7 @@ errors++;
 if(data24.delay !== undefined){
 let data25 = data24.delay;
 if(!(((typeof data25 == "number") && (!(data25 % 1) && !isNaN(data25))) && (isFinite(data25)))){
-const err36 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/smoothing/delay",schemaPath:"#/$defs/smoothing/properties/delay/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema172.properties.delay.type,parentSchema:schema172.properties.delay,data:data25};
+const err36 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/smoothing/delay",schemaPath:"#/$defs/smoothing/properties/delay/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema174.properties.delay.type,parentSchema:schema174.properties.delay,data:data25};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -13789,7 +13963,7 @@ errors++;
 if(data24.enabled !== undefined){
 let data26 = data24.enabled;
 if(typeof data26 !== "boolean"){
-const err37 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/smoothing/enabled",schemaPath:"#/$defs/smoothing/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema172.properties.enabled.type,parentSchema:schema172.properties.enabled,data:data26};
+const err37 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/smoothing/enabled",schemaPath:"#/$defs/smoothing/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema174.properties.enabled.type,parentSchema:schema174.properties.enabled,data:data26};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -13802,7 +13976,7 @@ errors++;
 if(data24.step !== undefined){
 let data27 = data24.step;
 if(!(((typeof data27 == "number") && (!(data27 % 1) && !isNaN(data27))) && (isFinite(data27)))){
-const err38 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/smoothing/step",schemaPath:"#/$defs/smoothing/properties/step/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema172.properties.step.type,parentSchema:schema172.properties.step,data:data27};
+const err38 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/smoothing/step",schemaPath:"#/$defs/smoothing/properties/step/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema174.properties.step.type,parentSchema:schema174.properties.step,data:data27};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -13815,7 +13989,7 @@ errors++;
 if(data24.threshold !== undefined){
 let data28 = data24.threshold;
 if(!(((typeof data28 == "number") && (!(data28 % 1) && !isNaN(data28))) && (isFinite(data28)))){
-const err39 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/smoothing/threshold",schemaPath:"#/$defs/smoothing/properties/threshold/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema172.properties.threshold.type,parentSchema:schema172.properties.threshold,data:data28};
+const err39 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/smoothing/threshold",schemaPath:"#/$defs/smoothing/properties/threshold/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema174.properties.threshold.type,parentSchema:schema174.properties.threshold,data:data28};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -13828,7 +14002,7 @@ errors++;
 if(data24.trigger !== undefined){
 let data29 = data24.trigger;
 if(!((typeof data29 == "number") && (isFinite(data29)))){
-const err40 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/smoothing/trigger",schemaPath:"#/$defs/smoothing/properties/trigger/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema172.properties.trigger.type,parentSchema:schema172.properties.trigger,data:data29};
+const err40 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/smoothing/trigger",schemaPath:"#/$defs/smoothing/properties/trigger/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema174.properties.trigger.type,parentSchema:schema174.properties.trigger,data:data29};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -13842,7 +14016,7 @@ errors++;
 }
 }
 else {
-const err41 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit",schemaPath:"#/properties/endpoints/items/properties/methods/items/properties/limit/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema169.properties.endpoints.items.properties.methods.items.properties.limit.type,parentSchema:schema169.properties.endpoints.items.properties.methods.items.properties.limit,data:data21};
+const err41 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit",schemaPath:"#/properties/endpoints/items/properties/methods/items/properties/limit/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema171.properties.endpoints.items.properties.methods.items.properties.limit.type,parentSchema:schema171.properties.endpoints.items.properties.methods.items.properties.limit,data:data21};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -13854,7 +14028,7 @@ errors++;
 }
 }
 else {
-const err42 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5,schemaPath:"#/properties/endpoints/items/properties/methods/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema169.properties.endpoints.items.properties.methods.items.type,parentSchema:schema169.properties.endpoints.items.properties.methods.items,data:data19};
+const err42 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5,schemaPath:"#/properties/endpoints/items/properties/methods/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema171.properties.endpoints.items.properties.methods.items.type,parentSchema:schema171.properties.endpoints.items.properties.methods.items,data:data19};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -13868,7 +14042,7 @@ errors++;
 }
 }
 else {
-const err43 = {instancePath:instancePath+"/endpoints/" + i4,schemaPath:"#/properties/endpoints/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema169.properties.endpoints.items.type,parentSchema:schema169.properties.endpoints.items,data:data16};
+const err43 = {instancePath:instancePath+"/endpoints/" + i4,schemaPath:"#/properties/endpoints/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema171.properties.endpoints.items.type,parentSchema:schema171.properties.endpoints.items,data:data16};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -13883,7 +14057,7 @@ errors++;
 if(data.field_access_rights !== undefined){
 let data30 = data.field_access_rights;
 if((!(Array.isArray(data30))) && (data30 !== null)){
-const err44 = {instancePath:instancePath+"/field_access_rights",schemaPath:"#/properties/field_access_rights/type",keyword:"type",params:{type: schema169.properties.field_access_rights.type},message:"must be array,null",schema:schema169.properties.field_access_rights.type,parentSchema:schema169.properties.field_access_rights,data:data30};
+const err44 = {instancePath:instancePath+"/field_access_rights",schemaPath:"#/properties/field_access_rights/type",keyword:"type",params:{type: schema171.properties.field_access_rights.type},message:"must be array,null",schema:schema171.properties.field_access_rights.type,parentSchema:schema171.properties.field_access_rights,data:data30};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -13899,7 +14073,7 @@ let data31 = data30[i6];
 if(data31 && typeof data31 == "object" && !Array.isArray(data31)){
 for(const key7 in data31){
 if(!(((key7 === "field_name") || (key7 === "type_name")) || (key7 === "limits"))){
-const err45 = {instancePath:instancePath+"/field_access_rights/" + i6,schemaPath:"#/properties/field_access_rights/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema169.properties.field_access_rights.items,data:data31};
+const err45 = {instancePath:instancePath+"/field_access_rights/" + i6,schemaPath:"#/properties/field_access_rights/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema171.properties.field_access_rights.items,data:data31};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -13912,7 +14086,7 @@ errors++;
 if(data31.field_name !== undefined){
 let data32 = data31.field_name;
 if(typeof data32 !== "string"){
-const err46 = {instancePath:instancePath+"/field_access_rights/" + i6+"/field_name",schemaPath:"#/properties/field_access_rights/items/properties/field_name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema169.properties.field_access_rights.items.properties.field_name.type,parentSchema:schema169.properties.field_access_rights.items.properties.field_name,data:data32};
+const err46 = {instancePath:instancePath+"/field_access_rights/" + i6+"/field_name",schemaPath:"#/properties/field_access_rights/items/properties/field_name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema171.properties.field_access_rights.items.properties.field_name.type,parentSchema:schema171.properties.field_access_rights.items.properties.field_name,data:data32};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -13925,7 +14099,7 @@ errors++;
 if(data31.type_name !== undefined){
 let data33 = data31.type_name;
 if(typeof data33 !== "string"){
-const err47 = {instancePath:instancePath+"/field_access_rights/" + i6+"/type_name",schemaPath:"#/properties/field_access_rights/items/properties/type_name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema169.properties.field_access_rights.items.properties.type_name.type,parentSchema:schema169.properties.field_access_rights.items.properties.type_name,data:data33};
+const err47 = {instancePath:instancePath+"/field_access_rights/" + i6+"/type_name",schemaPath:"#/properties/field_access_rights/items/properties/type_name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema171.properties.field_access_rights.items.properties.type_name.type,parentSchema:schema171.properties.field_access_rights.items.properties.type_name,data:data33};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -13940,7 +14114,7 @@ let data34 = data31.limits;
 if(data34 && typeof data34 == "object" && !Array.isArray(data34)){
 for(const key8 in data34){
 if(!(key8 === "max_query_depth")){
-const err48 = {instancePath:instancePath+"/field_access_rights/" + i6+"/limits",schemaPath:"#/properties/field_access_rights/items/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties",schema:false,parentSchema:schema169.properties.field_access_rights.items.properties.limits,data:data34};
+const err48 = {instancePath:instancePath+"/field_access_rights/" + i6+"/limits",schemaPath:"#/properties/field_access_rights/items/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties",schema:false,parentSchema:schema171.properties.field_access_rights.items.properties.limits,data:data34};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -13953,7 +14127,7 @@ errors++;
 if(data34.max_query_depth !== undefined){
 let data35 = data34.max_query_depth;
 if(!(((typeof data35 == "number") && (!(data35 % 1) && !isNaN(data35))) && (isFinite(data35)))){
-const err49 = {instancePath:instancePath+"/field_access_rights/" + i6+"/limits/max_query_depth",schemaPath:"#/properties/field_access_rights/items/properties/limits/properties/max_query_depth/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema169.properties.field_access_rights.items.properties.limits.properties.max_query_depth.type,parentSchema:schema169.properties.field_access_rights.items.properties.limits.properties.max_query_depth,data:data35};
+const err49 = {instancePath:instancePath+"/field_access_rights/" + i6+"/limits/max_query_depth",schemaPath:"#/properties/field_access_rights/items/properties/limits/properties/max_query_depth/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema171.properties.field_access_rights.items.properties.limits.properties.max_query_depth.type,parentSchema:schema171.properties.field_access_rights.items.properties.limits.properties.max_query_depth,data:data35};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -13965,7 +14139,7 @@ errors++;
 }
 }
 else {
-const err50 = {instancePath:instancePath+"/field_access_rights/" + i6+"/limits",schemaPath:"#/properties/field_access_rights/items/properties/limits/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema169.properties.field_access_rights.items.properties.limits.type,parentSchema:schema169.properties.field_access_rights.items.properties.limits,data:data34};
+const err50 = {instancePath:instancePath+"/field_access_rights/" + i6+"/limits",schemaPath:"#/properties/field_access_rights/items/properties/limits/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema171.properties.field_access_rights.items.properties.limits.type,parentSchema:schema171.properties.field_access_rights.items.properties.limits,data:data34};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -13977,7 +14151,7 @@ errors++;
 }
 }
 else {
-const err51 = {instancePath:instancePath+"/field_access_rights/" + i6,schemaPath:"#/properties/field_access_rights/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema169.properties.field_access_rights.items.type,parentSchema:schema169.properties.field_access_rights.items,data:data31};
+const err51 = {instancePath:instancePath+"/field_access_rights/" + i6,schemaPath:"#/properties/field_access_rights/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema171.properties.field_access_rights.items.type,parentSchema:schema171.properties.field_access_rights.items,data:data31};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -13992,7 +14166,7 @@ errors++;
 if(data.json_rpc_methods !== undefined){
 let data36 = data.json_rpc_methods;
 if((!(Array.isArray(data36))) && (data36 !== null)){
-const err52 = {instancePath:instancePath+"/json_rpc_methods",schemaPath:"#/properties/json_rpc_methods/type",keyword:"type",params:{type: schema169.properties.json_rpc_methods.type},message:"must be array,null",schema:schema169.properties.json_rpc_methods.type,parentSchema:schema169.properties.json_rpc_methods,data:data36};
+const err52 = {instancePath:instancePath+"/json_rpc_methods",schemaPath:"#/properties/json_rpc_methods/type",keyword:"type",params:{type: schema171.properties.json_rpc_methods.type},message:"must be array,null",schema:schema171.properties.json_rpc_methods.type,parentSchema:schema171.properties.json_rpc_methods,data:data36};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -14006,7 +14180,7 @@ const len7 = data36.length;
 for(let i7=0; i7<len7; i7++){
 let data37 = data36[i7];
 if(!(data37 && typeof data37 == "object" && !Array.isArray(data37))){
-const err53 = {instancePath:instancePath+"/json_rpc_methods/" + i7,schemaPath:"#/properties/json_rpc_methods/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema169.properties.json_rpc_methods.items.type,parentSchema:schema169.properties.json_rpc_methods.items,data:data37};
+const err53 = {instancePath:instancePath+"/json_rpc_methods/" + i7,schemaPath:"#/properties/json_rpc_methods/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema171.properties.json_rpc_methods.items.type,parentSchema:schema171.properties.json_rpc_methods.items,data:data37};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -14021,7 +14195,7 @@ errors++;
 if(data.json_rpc_methods_access_rights !== undefined){
 let data38 = data.json_rpc_methods_access_rights;
 if((!(data38 && typeof data38 == "object" && !Array.isArray(data38))) && (data38 !== null)){
-const err54 = {instancePath:instancePath+"/json_rpc_methods_access_rights",schemaPath:"#/properties/json_rpc_methods_access_rights/type",keyword:"type",params:{type: schema169.properties.json_rpc_methods_access_rights.type},message:"must be object,null",schema:schema169.properties.json_rpc_methods_access_rights.type,parentSchema:schema169.properties.json_rpc_methods_access_rights,data:data38};
+const err54 = {instancePath:instancePath+"/json_rpc_methods_access_rights",schemaPath:"#/properties/json_rpc_methods_access_rights/type",keyword:"type",params:{type: schema171.properties.json_rpc_methods_access_rights.type},message:"must be object,null",schema:schema171.properties.json_rpc_methods_access_rights.type,parentSchema:schema171.properties.json_rpc_methods_access_rights,data:data38};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -14035,8 +14209,8 @@ if(data.limit !== undefined){
 let data39 = data.limit;
 if(data39 && typeof data39 == "object" && !Array.isArray(data39)){
 for(const key9 in data39){
-if(!(func7.call(schema169.properties.limit.properties, key9))){
-const err55 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties",schema:false,parentSchema:schema169.properties.limit,data:data39};
+if(!(func7.call(schema171.properties.limit.properties, key9))){
+const err55 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties",schema:false,parentSchema:schema171.properties.limit,data:data39};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -14049,7 +14223,7 @@ errors++;
 if(data39.max_query_depth !== undefined){
 let data40 = data39.max_query_depth;
 if(!(((typeof data40 == "number") && (!(data40 % 1) && !isNaN(data40))) && (isFinite(data40)))){
-const err56 = {instancePath:instancePath+"/limit/max_query_depth",schemaPath:"#/properties/limit/properties/max_query_depth/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema169.properties.limit.properties.max_query_depth.type,parentSchema:schema169.properties.limit.properties.max_query_depth,data:data40};
+const err56 = {instancePath:instancePath+"/limit/max_query_depth",schemaPath:"#/properties/limit/properties/max_query_depth/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema171.properties.limit.properties.max_query_depth.type,parentSchema:schema171.properties.limit.properties.max_query_depth,data:data40};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -14062,7 +14236,7 @@ errors++;
 if(data39.per !== undefined){
 let data41 = data39.per;
 if(!((typeof data41 == "number") && (isFinite(data41)))){
-const err57 = {instancePath:instancePath+"/limit/per",schemaPath:"#/properties/limit/properties/per/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema169.properties.limit.properties.per.type,parentSchema:schema169.properties.limit.properties.per,data:data41};
+const err57 = {instancePath:instancePath+"/limit/per",schemaPath:"#/properties/limit/properties/per/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema171.properties.limit.properties.per.type,parentSchema:schema171.properties.limit.properties.per,data:data41};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -14075,7 +14249,7 @@ errors++;
 if(data39.quota_max !== undefined){
 let data42 = data39.quota_max;
 if(!(((typeof data42 == "number") && (!(data42 % 1) && !isNaN(data42))) && (isFinite(data42)))){
-const err58 = {instancePath:instancePath+"/limit/quota_max",schemaPath:"#/properties/limit/properties/quota_max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema169.properties.limit.properties.quota_max.type,parentSchema:schema169.properties.limit.properties.quota_max,data:data42};
+const err58 = {instancePath:instancePath+"/limit/quota_max",schemaPath:"#/properties/limit/properties/quota_max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema171.properties.limit.properties.quota_max.type,parentSchema:schema171.properties.limit.properties.quota_max,data:data42};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -14088,7 +14262,7 @@ errors++;
 if(data39.quota_remaining !== undefined){
 let data43 = data39.quota_remaining;
 if(!(((typeof data43 == "number") && (!(data43 % 1) && !isNaN(data43))) && (isFinite(data43)))){
-const err59 = {instancePath:instancePath+"/limit/quota_remaining",schemaPath:"#/properties/limit/properties/quota_remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema169.properties.limit.properties.quota_remaining.type,parentSchema:schema169.properties.limit.properties.quota_remaining,data:data43};
+const err59 = {instancePath:instancePath+"/limit/quota_remaining",schemaPath:"#/properties/limit/properties/quota_remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema171.properties.limit.properties.quota_remaining.type,parentSchema:schema171.properties.limit.properties.quota_remaining,data:data43};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -14101,7 +14275,7 @@ errors++;
 if(data39.quota_renewal_rate !== undefined){
 let data44 = data39.quota_renewal_rate;
 if(!(((typeof data44 == "number") && (!(data44 % 1) && !isNaN(data44))) && (isFinite(data44)))){
-const err60 = {instancePath:instancePath+"/limit/quota_renewal_rate",schemaPath:"#/properties/limit/properties/quota_renewal_rate/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema169.properties.limit.properties.quota_renewal_rate.type,parentSchema:schema169.properties.limit.properties.quota_renewal_rate,data:data44};
+const err60 = {instancePath:instancePath+"/limit/quota_renewal_rate",schemaPath:"#/properties/limit/properties/quota_renewal_rate/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema171.properties.limit.properties.quota_renewal_rate.type,parentSchema:schema171.properties.limit.properties.quota_renewal_rate,data:data44};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -14114,7 +14288,7 @@ errors++;
 if(data39.quota_renews !== undefined){
 let data45 = data39.quota_renews;
 if(!(((typeof data45 == "number") && (!(data45 % 1) && !isNaN(data45))) && (isFinite(data45)))){
-const err61 = {instancePath:instancePath+"/limit/quota_renews",schemaPath:"#/properties/limit/properties/quota_renews/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema169.properties.limit.properties.quota_renews.type,parentSchema:schema169.properties.limit.properties.quota_renews,data:data45};
+const err61 = {instancePath:instancePath+"/limit/quota_renews",schemaPath:"#/properties/limit/properties/quota_renews/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema171.properties.limit.properties.quota_renews.type,parentSchema:schema171.properties.limit.properties.quota_renews,data:data45};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -14127,7 +14301,7 @@ errors++;
 if(data39.rate !== undefined){
 let data46 = data39.rate;
 if(!((typeof data46 == "number") && (isFinite(data46)))){
-const err62 = {instancePath:instancePath+"/limit/rate",schemaPath:"#/properties/limit/properties/rate/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema169.properties.limit.properties.rate.type,parentSchema:schema169.properties.limit.properties.rate,data:data46};
+const err62 = {instancePath:instancePath+"/limit/rate",schemaPath:"#/properties/limit/properties/rate/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema171.properties.limit.properties.rate.type,parentSchema:schema171.properties.limit.properties.rate,data:data46};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -14140,7 +14314,7 @@ errors++;
 if(data39.smoothing !== undefined){
 let data47 = data39.smoothing;
 if((!(data47 && typeof data47 == "object" && !Array.isArray(data47))) && (data47 !== null)){
-const err63 = {instancePath:instancePath+"/limit/smoothing",schemaPath:"#/$defs/smoothing/type",keyword:"type",params:{type: schema172.type},message:"must be object,null",schema:schema172.type,parentSchema:schema172,data:data47};
+const err63 = {instancePath:instancePath+"/limit/smoothing",schemaPath:"#/$defs/smoothing/type",keyword:"type",params:{type: schema174.type},message:"must be object,null",schema:schema174.type,parentSchema:schema174,data:data47};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -14152,7 +14326,7 @@ errors++;
 if(data47 && typeof data47 == "object" && !Array.isArray(data47)){
 for(const key10 in data47){
 if(!(((((key10 === "delay") || (key10 === "enabled")) || (key10 === "step")) || (key10 === "threshold")) || (key10 === "trigger"))){
-const err64 = {instancePath:instancePath+"/limit/smoothing",schemaPath:"#/$defs/smoothing/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties",schema:false,parentSchema:schema172,data:data47};
+const err64 = {instancePath:instancePath+"/limit/smoothing",schemaPath:"#/$defs/smoothing/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties",schema:false,parentSchema:schema174,data:data47};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -14165,7 +14339,7 @@ errors++;
 if(data47.delay !== undefined){
 let data48 = data47.delay;
 if(!(((typeof data48 == "number") && (!(data48 % 1) && !isNaN(data48))) && (isFinite(data48)))){
-const err65 = {instancePath:instancePath+"/limit/smoothing/delay",schemaPath:"#/$defs/smoothing/properties/delay/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema172.properties.delay.type,parentSchema:schema172.properties.delay,data:data48};
+const err65 = {instancePath:instancePath+"/limit/smoothing/delay",schemaPath:"#/$defs/smoothing/properties/delay/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema174.properties.delay.type,parentSchema:schema174.properties.delay,data:data48};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -14178,7 +14352,7 @@ errors++;
 if(data47.enabled !== undefined){
 let data49 = data47.enabled;
 if(typeof data49 !== "boolean"){
-const err66 = {instancePath:instancePath+"/limit/smoothing/enabled",schemaPath:"#/$defs/smoothing/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema172.properties.enabled.type,parentSchema:schema172.properties.enabled,data:data49};
+const err66 = {instancePath:instancePath+"/limit/smoothing/enabled",schemaPath:"#/$defs/smoothing/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema174.properties.enabled.type,parentSchema:schema174.properties.enabled,data:data49};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -14191,7 +14365,7 @@ errors++;
 if(data47.step !== undefined){
 let data50 = data47.step;
 if(!(((typeof data50 == "number") && (!(data50 % 1) && !isNaN(data50))) && (isFinite(data50)))){
-const err67 = {instancePath:instancePath+"/limit/smoothing/step",schemaPath:"#/$defs/smoothing/properties/step/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema172.properties.step.type,parentSchema:schema172.properties.step,data:data50};
+const err67 = {instancePath:instancePath+"/limit/smoothing/step",schemaPath:"#/$defs/smoothing/properties/step/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema174.properties.step.type,parentSchema:schema174.properties.step,data:data50};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -14204,7 +14378,7 @@ errors++;
 if(data47.threshold !== undefined){
 let data51 = data47.threshold;
 if(!(((typeof data51 == "number") && (!(data51 % 1) && !isNaN(data51))) && (isFinite(data51)))){
-const err68 = {instancePath:instancePath+"/limit/smoothing/threshold",schemaPath:"#/$defs/smoothing/properties/threshold/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema172.properties.threshold.type,parentSchema:schema172.properties.threshold,data:data51};
+const err68 = {instancePath:instancePath+"/limit/smoothing/threshold",schemaPath:"#/$defs/smoothing/properties/threshold/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema174.properties.threshold.type,parentSchema:schema174.properties.threshold,data:data51};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -14217,7 +14391,7 @@ errors++;
 if(data47.trigger !== undefined){
 let data52 = data47.trigger;
 if(!((typeof data52 == "number") && (isFinite(data52)))){
-const err69 = {instancePath:instancePath+"/limit/smoothing/trigger",schemaPath:"#/$defs/smoothing/properties/trigger/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema172.properties.trigger.type,parentSchema:schema172.properties.trigger,data:data52};
+const err69 = {instancePath:instancePath+"/limit/smoothing/trigger",schemaPath:"#/$defs/smoothing/properties/trigger/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema174.properties.trigger.type,parentSchema:schema174.properties.trigger,data:data52};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -14232,7 +14406,7 @@ errors++;
 if(data39.throttle_interval !== undefined){
 let data53 = data39.throttle_interval;
 if(!((typeof data53 == "number") && (isFinite(data53)))){
-const err70 = {instancePath:instancePath+"/limit/throttle_interval",schemaPath:"#/properties/limit/properties/throttle_interval/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema169.properties.limit.properties.throttle_interval.type,parentSchema:schema169.properties.limit.properties.throttle_interval,data:data53};
+const err70 = {instancePath:instancePath+"/limit/throttle_interval",schemaPath:"#/properties/limit/properties/throttle_interval/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema171.properties.limit.properties.throttle_interval.type,parentSchema:schema171.properties.limit.properties.throttle_interval,data:data53};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -14245,7 +14419,7 @@ errors++;
 if(data39.throttle_retry_limit !== undefined){
 let data54 = data39.throttle_retry_limit;
 if(!(((typeof data54 == "number") && (!(data54 % 1) && !isNaN(data54))) && (isFinite(data54)))){
-const err71 = {instancePath:instancePath+"/limit/throttle_retry_limit",schemaPath:"#/properties/limit/properties/throttle_retry_limit/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema169.properties.limit.properties.throttle_retry_limit.type,parentSchema:schema169.properties.limit.properties.throttle_retry_limit,data:data54};
+const err71 = {instancePath:instancePath+"/limit/throttle_retry_limit",schemaPath:"#/properties/limit/properties/throttle_retry_limit/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema171.properties.limit.properties.throttle_retry_limit.type,parentSchema:schema171.properties.limit.properties.throttle_retry_limit,data:data54};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -14257,7 +14431,7 @@ errors++;
 }
 }
 else {
-const err72 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema169.properties.limit.type,parentSchema:schema169.properties.limit,data:data39};
+const err72 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema171.properties.limit.type,parentSchema:schema171.properties.limit,data:data39};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -14270,7 +14444,7 @@ errors++;
 if(data.mcp_access_rights !== undefined){
 let data55 = data.mcp_access_rights;
 if((!(data55 && typeof data55 == "object" && !Array.isArray(data55))) && (data55 !== null)){
-const err73 = {instancePath:instancePath+"/mcp_access_rights",schemaPath:"#/properties/mcp_access_rights/type",keyword:"type",params:{type: schema169.properties.mcp_access_rights.type},message:"must be object,null",schema:schema169.properties.mcp_access_rights.type,parentSchema:schema169.properties.mcp_access_rights,data:data55};
+const err73 = {instancePath:instancePath+"/mcp_access_rights",schemaPath:"#/properties/mcp_access_rights/type",keyword:"type",params:{type: schema171.properties.mcp_access_rights.type},message:"must be object,null",schema:schema171.properties.mcp_access_rights.type,parentSchema:schema171.properties.mcp_access_rights,data:data55};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -14283,7 +14457,7 @@ errors++;
 if(data.mcp_primitives !== undefined){
 let data56 = data.mcp_primitives;
 if((!(Array.isArray(data56))) && (data56 !== null)){
-const err74 = {instancePath:instancePath+"/mcp_primitives",schemaPath:"#/properties/mcp_primitives/type",keyword:"type",params:{type: schema169.properties.mcp_primitives.type},message:"must be array,null",schema:schema169.properties.mcp_primitives.type,parentSchema:schema169.properties.mcp_primitives,data:data56};
+const err74 = {instancePath:instancePath+"/mcp_primitives",schemaPath:"#/properties/mcp_primitives/type",keyword:"type",params:{type: schema171.properties.mcp_primitives.type},message:"must be array,null",schema:schema171.properties.mcp_primitives.type,parentSchema:schema171.properties.mcp_primitives,data:data56};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -14297,7 +14471,7 @@ const len8 = data56.length;
 for(let i8=0; i8<len8; i8++){
 let data57 = data56[i8];
 if(!(data57 && typeof data57 == "object" && !Array.isArray(data57))){
-const err75 = {instancePath:instancePath+"/mcp_primitives/" + i8,schemaPath:"#/properties/mcp_primitives/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema169.properties.mcp_primitives.items.type,parentSchema:schema169.properties.mcp_primitives.items,data:data57};
+const err75 = {instancePath:instancePath+"/mcp_primitives/" + i8,schemaPath:"#/properties/mcp_primitives/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema171.properties.mcp_primitives.items.type,parentSchema:schema171.properties.mcp_primitives.items,data:data57};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -14312,7 +14486,7 @@ errors++;
 if(data.restricted_types !== undefined){
 let data58 = data.restricted_types;
 if((!(Array.isArray(data58))) && (data58 !== null)){
-const err76 = {instancePath:instancePath+"/restricted_types",schemaPath:"#/properties/restricted_types/type",keyword:"type",params:{type: schema169.properties.restricted_types.type},message:"must be array,null",schema:schema169.properties.restricted_types.type,parentSchema:schema169.properties.restricted_types,data:data58};
+const err76 = {instancePath:instancePath+"/restricted_types",schemaPath:"#/properties/restricted_types/type",keyword:"type",params:{type: schema171.properties.restricted_types.type},message:"must be array,null",schema:schema171.properties.restricted_types.type,parentSchema:schema171.properties.restricted_types,data:data58};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -14328,7 +14502,7 @@ let data59 = data58[i9];
 if(data59 && typeof data59 == "object" && !Array.isArray(data59)){
 for(const key11 in data59){
 if(!((key11 === "name") || (key11 === "fields"))){
-const err77 = {instancePath:instancePath+"/restricted_types/" + i9,schemaPath:"#/$defs/graphqlType/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties",schema:false,parentSchema:schema171,data:data59};
+const err77 = {instancePath:instancePath+"/restricted_types/" + i9,schemaPath:"#/$defs/graphqlType/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties",schema:false,parentSchema:schema173,data:data59};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -14341,7 +14515,7 @@ errors++;
 if(data59.name !== undefined){
 let data60 = data59.name;
 if(typeof data60 !== "string"){
-const err78 = {instancePath:instancePath+"/restricted_types/" + i9+"/name",schemaPath:"#/$defs/graphqlType/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema171.properties.name.type,parentSchema:schema171.properties.name,data:data60};
+const err78 = {instancePath:instancePath+"/restricted_types/" + i9+"/name",schemaPath:"#/$defs/graphqlType/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema173.properties.name.type,parentSchema:schema173.properties.name,data:data60};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -14354,7 +14528,7 @@ errors++;
 if(data59.fields !== undefined){
 let data61 = data59.fields;
 if((!(Array.isArray(data61))) && (data61 !== null)){
-const err79 = {instancePath:instancePath+"/restricted_types/" + i9+"/fields",schemaPath:"#/$defs/graphqlType/properties/fields/type",keyword:"type",params:{type: schema171.properties.fields.type},message:"must be array,null",schema:schema171.properties.fields.type,parentSchema:schema171.properties.fields,data:data61};
+const err79 = {instancePath:instancePath+"/restricted_types/" + i9+"/fields",schemaPath:"#/$defs/graphqlType/properties/fields/type",keyword:"type",params:{type: schema173.properties.fields.type},message:"must be array,null",schema:schema173.properties.fields.type,parentSchema:schema173.properties.fields,data:data61};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -14368,7 +14542,7 @@ const len10 = data61.length;
 for(let i10=0; i10<len10; i10++){
 let data62 = data61[i10];
 if(typeof data62 !== "string"){
-const err80 = {instancePath:instancePath+"/restricted_types/" + i9+"/fields/" + i10,schemaPath:"#/$defs/graphqlType/properties/fields/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema171.properties.fields.items.type,parentSchema:schema171.properties.fields.items,data:data62};
+const err80 = {instancePath:instancePath+"/restricted_types/" + i9+"/fields/" + i10,schemaPath:"#/$defs/graphqlType/properties/fields/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema173.properties.fields.items.type,parentSchema:schema173.properties.fields.items,data:data62};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -14382,7 +14556,7 @@ errors++;
 }
 }
 else {
-const err81 = {instancePath:instancePath+"/restricted_types/" + i9,schemaPath:"#/$defs/graphqlType/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema171.type,parentSchema:schema171,data:data59};
+const err81 = {instancePath:instancePath+"/restricted_types/" + i9,schemaPath:"#/$defs/graphqlType/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema173.type,parentSchema:schema173,data:data59};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -14397,7 +14571,7 @@ errors++;
 if(data.versions !== undefined){
 let data63 = data.versions;
 if((!(Array.isArray(data63))) && (data63 !== null)){
-const err82 = {instancePath:instancePath+"/versions",schemaPath:"#/properties/versions/type",keyword:"type",params:{type: schema169.properties.versions.type},message:"must be array,null",schema:schema169.properties.versions.type,parentSchema:schema169.properties.versions,data:data63};
+const err82 = {instancePath:instancePath+"/versions",schemaPath:"#/properties/versions/type",keyword:"type",params:{type: schema171.properties.versions.type},message:"must be array,null",schema:schema171.properties.versions.type,parentSchema:schema171.properties.versions,data:data63};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -14411,7 +14585,7 @@ const len11 = data63.length;
 for(let i11=0; i11<len11; i11++){
 let data64 = data63[i11];
 if(typeof data64 !== "string"){
-const err83 = {instancePath:instancePath+"/versions/" + i11,schemaPath:"#/properties/versions/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema169.properties.versions.items.type,parentSchema:schema169.properties.versions.items,data:data64};
+const err83 = {instancePath:instancePath+"/versions/" + i11,schemaPath:"#/properties/versions/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema171.properties.versions.items.type,parentSchema:schema171.properties.versions.items,data:data64};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -14425,7 +14599,7 @@ errors++;
 }
 }
 else {
-const err84 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema169.type,parentSchema:schema169,data};
+const err84 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema171.type,parentSchema:schema171,data};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -14454,7 +14628,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.apiVersion === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "apiVersion"},message:"must have required property '"+"apiVersion"+"'",schema:schema164.required,parentSchema:schema164,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "apiVersion"},message:"must have required property '"+"apiVersion"+"'",schema:schema166.required,parentSchema:schema166,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -14464,7 +14638,7 @@ vErrors.push(err0);
 errors++;
 }
 if(data.kind === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema164.required,parentSchema:schema164,data};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema166.required,parentSchema:schema166,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -14474,7 +14648,7 @@ vErrors.push(err1);
 errors++;
 }
 if(data.metadata === undefined){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "metadata"},message:"must have required property '"+"metadata"+"'",schema:schema164.required,parentSchema:schema164,data};
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "metadata"},message:"must have required property '"+"metadata"+"'",schema:schema166.required,parentSchema:schema166,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -14484,7 +14658,7 @@ vErrors.push(err2);
 errors++;
 }
 if(data.spec === undefined){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "spec"},message:"must have required property '"+"spec"+"'",schema:schema164.required,parentSchema:schema164,data};
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "spec"},message:"must have required property '"+"spec"+"'",schema:schema166.required,parentSchema:schema166,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -14495,7 +14669,7 @@ errors++;
 }
 for(const key0 in data){
 if(!((((key0 === "apiVersion") || (key0 === "kind")) || (key0 === "metadata")) || (key0 === "spec"))){
-const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema164,data};
+const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema166,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -14521,7 +14695,7 @@ errors++;
 if(data.kind !== undefined){
 let data1 = data.kind;
 if("OrgKey" !== data1){
-const err6 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "OrgKey"},message:"must be equal to constant",schema:"OrgKey",parentSchema:schema164.properties.kind,data:data1};
+const err6 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "OrgKey"},message:"must be equal to constant",schema:"OrgKey",parentSchema:schema166.properties.kind,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -14541,7 +14715,7 @@ if(data.spec !== undefined){
 let data3 = data.spec;
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(data3.keyId === undefined){
-const err7 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "keyId"},message:"must have required property '"+"keyId"+"'",schema:schema164.properties.spec.required,parentSchema:schema164.properties.spec,data:data3};
+const err7 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "keyId"},message:"must have required property '"+"keyId"+"'",schema:schema166.properties.spec.required,parentSchema:schema166.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -14551,8 +14725,8 @@ vErrors.push(err7);
 errors++;
 }
 for(const key1 in data3){
-if(!(func7.call(schema164.properties.spec.properties, key1))){
-const err8 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema164.properties.spec,data:data3};
+if(!(func7.call(schema166.properties.spec.properties, key1))){
+const err8 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema166.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -14601,7 +14775,7 @@ if(data3.quotaResetTrigger !== undefined){
 let data5 = data3.quotaResetTrigger;
 if(typeof data5 === "string"){
 if(func1(data5) < 1){
-const err12 = {instancePath:instancePath+"/spec/quotaResetTrigger",schemaPath:"#/properties/spec/properties/quotaResetTrigger/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema164.properties.spec.properties.quotaResetTrigger,data:data5};
+const err12 = {instancePath:instancePath+"/spec/quotaResetTrigger",schemaPath:"#/properties/spec/properties/quotaResetTrigger/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema166.properties.spec.properties.quotaResetTrigger,data:data5};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -14612,7 +14786,7 @@ errors++;
 }
 }
 else {
-const err13 = {instancePath:instancePath+"/spec/quotaResetTrigger",schemaPath:"#/properties/spec/properties/quotaResetTrigger/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema164.properties.spec.properties.quotaResetTrigger.type,parentSchema:schema164.properties.spec.properties.quotaResetTrigger,data:data5};
+const err13 = {instancePath:instancePath+"/spec/quotaResetTrigger",schemaPath:"#/properties/spec/properties/quotaResetTrigger/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema166.properties.spec.properties.quotaResetTrigger.type,parentSchema:schema166.properties.spec.properties.quotaResetTrigger,data:data5};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -14625,7 +14799,7 @@ errors++;
 if(data3.access_rights !== undefined){
 let data6 = data3.access_rights;
 if((!(data6 && typeof data6 == "object" && !Array.isArray(data6))) && (data6 !== null)){
-const err14 = {instancePath:instancePath+"/spec/access_rights",schemaPath:"#/properties/spec/properties/access_rights/type",keyword:"type",params:{type: schema164.properties.spec.properties.access_rights.type},message:"must be object,null",schema:schema164.properties.spec.properties.access_rights.type,parentSchema:schema164.properties.spec.properties.access_rights,data:data6};
+const err14 = {instancePath:instancePath+"/spec/access_rights",schemaPath:"#/properties/spec/properties/access_rights/type",keyword:"type",params:{type: schema166.properties.spec.properties.access_rights.type},message:"must be object,null",schema:schema166.properties.spec.properties.access_rights.type,parentSchema:schema166.properties.spec.properties.access_rights,data:data6};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -14646,7 +14820,7 @@ errors = vErrors.length;
 if(data3.alias !== undefined){
 let data8 = data3.alias;
 if(typeof data8 !== "string"){
-const err15 = {instancePath:instancePath+"/spec/alias",schemaPath:"#/properties/spec/properties/alias/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema164.properties.spec.properties.alias.type,parentSchema:schema164.properties.spec.properties.alias,data:data8};
+const err15 = {instancePath:instancePath+"/spec/alias",schemaPath:"#/properties/spec/properties/alias/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema166.properties.spec.properties.alias.type,parentSchema:schema166.properties.spec.properties.alias,data:data8};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -14659,7 +14833,7 @@ errors++;
 if(data3.allowance !== undefined){
 let data9 = data3.allowance;
 if(!((typeof data9 == "number") && (isFinite(data9)))){
-const err16 = {instancePath:instancePath+"/spec/allowance",schemaPath:"#/properties/spec/properties/allowance/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema164.properties.spec.properties.allowance.type,parentSchema:schema164.properties.spec.properties.allowance,data:data9};
+const err16 = {instancePath:instancePath+"/spec/allowance",schemaPath:"#/properties/spec/properties/allowance/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema166.properties.spec.properties.allowance.type,parentSchema:schema166.properties.spec.properties.allowance,data:data9};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -14672,7 +14846,7 @@ errors++;
 if(data3.apply_policies !== undefined){
 let data10 = data3.apply_policies;
 if((!(Array.isArray(data10))) && (data10 !== null)){
-const err17 = {instancePath:instancePath+"/spec/apply_policies",schemaPath:"#/properties/spec/properties/apply_policies/type",keyword:"type",params:{type: schema164.properties.spec.properties.apply_policies.type},message:"must be array,null",schema:schema164.properties.spec.properties.apply_policies.type,parentSchema:schema164.properties.spec.properties.apply_policies,data:data10};
+const err17 = {instancePath:instancePath+"/spec/apply_policies",schemaPath:"#/properties/spec/properties/apply_policies/type",keyword:"type",params:{type: schema166.properties.spec.properties.apply_policies.type},message:"must be array,null",schema:schema166.properties.spec.properties.apply_policies.type,parentSchema:schema166.properties.spec.properties.apply_policies,data:data10};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -14686,7 +14860,7 @@ const len0 = data10.length;
 for(let i0=0; i0<len0; i0++){
 let data11 = data10[i0];
 if(typeof data11 !== "string"){
-const err18 = {instancePath:instancePath+"/spec/apply_policies/" + i0,schemaPath:"#/properties/spec/properties/apply_policies/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema164.properties.spec.properties.apply_policies.items.type,parentSchema:schema164.properties.spec.properties.apply_policies.items,data:data11};
+const err18 = {instancePath:instancePath+"/spec/apply_policies/" + i0,schemaPath:"#/properties/spec/properties/apply_policies/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema166.properties.spec.properties.apply_policies.items.type,parentSchema:schema166.properties.spec.properties.apply_policies.items,data:data11};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -14701,7 +14875,7 @@ errors++;
 if(data3.apply_policy_id !== undefined){
 let data12 = data3.apply_policy_id;
 if(typeof data12 !== "string"){
-const err19 = {instancePath:instancePath+"/spec/apply_policy_id",schemaPath:"#/properties/spec/properties/apply_policy_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema164.properties.spec.properties.apply_policy_id.type,parentSchema:schema164.properties.spec.properties.apply_policy_id,data:data12};
+const err19 = {instancePath:instancePath+"/spec/apply_policy_id",schemaPath:"#/properties/spec/properties/apply_policy_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema166.properties.spec.properties.apply_policy_id.type,parentSchema:schema166.properties.spec.properties.apply_policy_id,data:data12};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -14714,7 +14888,7 @@ errors++;
 if(data3.basic_auth_data !== undefined){
 let data13 = data3.basic_auth_data;
 if(!(data13 && typeof data13 == "object" && !Array.isArray(data13))){
-const err20 = {instancePath:instancePath+"/spec/basic_auth_data",schemaPath:"#/properties/spec/properties/basic_auth_data/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema164.properties.spec.properties.basic_auth_data.type,parentSchema:schema164.properties.spec.properties.basic_auth_data,data:data13};
+const err20 = {instancePath:instancePath+"/spec/basic_auth_data",schemaPath:"#/properties/spec/properties/basic_auth_data/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema166.properties.spec.properties.basic_auth_data.type,parentSchema:schema166.properties.spec.properties.basic_auth_data,data:data13};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -14727,7 +14901,7 @@ errors++;
 if(data3.certificate !== undefined){
 let data14 = data3.certificate;
 if(typeof data14 !== "string"){
-const err21 = {instancePath:instancePath+"/spec/certificate",schemaPath:"#/properties/spec/properties/certificate/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema164.properties.spec.properties.certificate.type,parentSchema:schema164.properties.spec.properties.certificate,data:data14};
+const err21 = {instancePath:instancePath+"/spec/certificate",schemaPath:"#/properties/spec/properties/certificate/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema166.properties.spec.properties.certificate.type,parentSchema:schema166.properties.spec.properties.certificate,data:data14};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -14740,7 +14914,7 @@ errors++;
 if(data3.data_expires !== undefined){
 let data15 = data3.data_expires;
 if(!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))){
-const err22 = {instancePath:instancePath+"/spec/data_expires",schemaPath:"#/properties/spec/properties/data_expires/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema164.properties.spec.properties.data_expires.type,parentSchema:schema164.properties.spec.properties.data_expires,data:data15};
+const err22 = {instancePath:instancePath+"/spec/data_expires",schemaPath:"#/properties/spec/properties/data_expires/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema166.properties.spec.properties.data_expires.type,parentSchema:schema166.properties.spec.properties.data_expires,data:data15};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -14754,7 +14928,7 @@ if(data3.date_created !== undefined){
 let data16 = data3.date_created;
 if(typeof data16 === "string"){
 if(!(formats2.validate(data16))){
-const err23 = {instancePath:instancePath+"/spec/date_created",schemaPath:"#/properties/spec/properties/date_created/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\"",schema:"date-time",parentSchema:schema164.properties.spec.properties.date_created,data:data16};
+const err23 = {instancePath:instancePath+"/spec/date_created",schemaPath:"#/properties/spec/properties/date_created/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\"",schema:"date-time",parentSchema:schema166.properties.spec.properties.date_created,data:data16};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -14765,7 +14939,7 @@ errors++;
 }
 }
 else {
-const err24 = {instancePath:instancePath+"/spec/date_created",schemaPath:"#/properties/spec/properties/date_created/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema164.properties.spec.properties.date_created.type,parentSchema:schema164.properties.spec.properties.date_created,data:data16};
+const err24 = {instancePath:instancePath+"/spec/date_created",schemaPath:"#/properties/spec/properties/date_created/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema166.properties.spec.properties.date_created.type,parentSchema:schema166.properties.spec.properties.date_created,data:data16};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -14778,7 +14952,7 @@ errors++;
 if(data3.enable_detail_recording !== undefined){
 let data17 = data3.enable_detail_recording;
 if(typeof data17 !== "boolean"){
-const err25 = {instancePath:instancePath+"/spec/enable_detail_recording",schemaPath:"#/properties/spec/properties/enable_detail_recording/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema164.properties.spec.properties.enable_detail_recording.type,parentSchema:schema164.properties.spec.properties.enable_detail_recording,data:data17};
+const err25 = {instancePath:instancePath+"/spec/enable_detail_recording",schemaPath:"#/properties/spec/properties/enable_detail_recording/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema166.properties.spec.properties.enable_detail_recording.type,parentSchema:schema166.properties.spec.properties.enable_detail_recording,data:data17};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -14791,7 +14965,7 @@ errors++;
 if(data3.enable_detailed_recording !== undefined){
 let data18 = data3.enable_detailed_recording;
 if(typeof data18 !== "boolean"){
-const err26 = {instancePath:instancePath+"/spec/enable_detailed_recording",schemaPath:"#/properties/spec/properties/enable_detailed_recording/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema164.properties.spec.properties.enable_detailed_recording.type,parentSchema:schema164.properties.spec.properties.enable_detailed_recording,data:data18};
+const err26 = {instancePath:instancePath+"/spec/enable_detailed_recording",schemaPath:"#/properties/spec/properties/enable_detailed_recording/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema166.properties.spec.properties.enable_detailed_recording.type,parentSchema:schema166.properties.spec.properties.enable_detailed_recording,data:data18};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -14804,7 +14978,7 @@ errors++;
 if(data3.enable_http_signature_validation !== undefined){
 let data19 = data3.enable_http_signature_validation;
 if(typeof data19 !== "boolean"){
-const err27 = {instancePath:instancePath+"/spec/enable_http_signature_validation",schemaPath:"#/properties/spec/properties/enable_http_signature_validation/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema164.properties.spec.properties.enable_http_signature_validation.type,parentSchema:schema164.properties.spec.properties.enable_http_signature_validation,data:data19};
+const err27 = {instancePath:instancePath+"/spec/enable_http_signature_validation",schemaPath:"#/properties/spec/properties/enable_http_signature_validation/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema166.properties.spec.properties.enable_http_signature_validation.type,parentSchema:schema166.properties.spec.properties.enable_http_signature_validation,data:data19};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -14817,7 +14991,7 @@ errors++;
 if(data3.expires !== undefined){
 let data20 = data3.expires;
 if(!(((typeof data20 == "number") && (!(data20 % 1) && !isNaN(data20))) && (isFinite(data20)))){
-const err28 = {instancePath:instancePath+"/spec/expires",schemaPath:"#/properties/spec/properties/expires/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema164.properties.spec.properties.expires.type,parentSchema:schema164.properties.spec.properties.expires,data:data20};
+const err28 = {instancePath:instancePath+"/spec/expires",schemaPath:"#/properties/spec/properties/expires/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema166.properties.spec.properties.expires.type,parentSchema:schema166.properties.spec.properties.expires,data:data20};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -14830,7 +15004,7 @@ errors++;
 if(data3.hmac_enabled !== undefined){
 let data21 = data3.hmac_enabled;
 if(typeof data21 !== "boolean"){
-const err29 = {instancePath:instancePath+"/spec/hmac_enabled",schemaPath:"#/properties/spec/properties/hmac_enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema164.properties.spec.properties.hmac_enabled.type,parentSchema:schema164.properties.spec.properties.hmac_enabled,data:data21};
+const err29 = {instancePath:instancePath+"/spec/hmac_enabled",schemaPath:"#/properties/spec/properties/hmac_enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema166.properties.spec.properties.hmac_enabled.type,parentSchema:schema166.properties.spec.properties.hmac_enabled,data:data21};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -14843,7 +15017,7 @@ errors++;
 if(data3.hmac_string !== undefined){
 let data22 = data3.hmac_string;
 if(typeof data22 !== "string"){
-const err30 = {instancePath:instancePath+"/spec/hmac_string",schemaPath:"#/properties/spec/properties/hmac_string/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema164.properties.spec.properties.hmac_string.type,parentSchema:schema164.properties.spec.properties.hmac_string,data:data22};
+const err30 = {instancePath:instancePath+"/spec/hmac_string",schemaPath:"#/properties/spec/properties/hmac_string/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema166.properties.spec.properties.hmac_string.type,parentSchema:schema166.properties.spec.properties.hmac_string,data:data22};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -14856,7 +15030,7 @@ errors++;
 if(data3.id_extractor_deadline !== undefined){
 let data23 = data3.id_extractor_deadline;
 if(!(((typeof data23 == "number") && (!(data23 % 1) && !isNaN(data23))) && (isFinite(data23)))){
-const err31 = {instancePath:instancePath+"/spec/id_extractor_deadline",schemaPath:"#/properties/spec/properties/id_extractor_deadline/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema164.properties.spec.properties.id_extractor_deadline.type,parentSchema:schema164.properties.spec.properties.id_extractor_deadline,data:data23};
+const err31 = {instancePath:instancePath+"/spec/id_extractor_deadline",schemaPath:"#/properties/spec/properties/id_extractor_deadline/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema166.properties.spec.properties.id_extractor_deadline.type,parentSchema:schema166.properties.spec.properties.id_extractor_deadline,data:data23};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -14869,7 +15043,7 @@ errors++;
 if(data3.is_inactive !== undefined){
 let data24 = data3.is_inactive;
 if(typeof data24 !== "boolean"){
-const err32 = {instancePath:instancePath+"/spec/is_inactive",schemaPath:"#/properties/spec/properties/is_inactive/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema164.properties.spec.properties.is_inactive.type,parentSchema:schema164.properties.spec.properties.is_inactive,data:data24};
+const err32 = {instancePath:instancePath+"/spec/is_inactive",schemaPath:"#/properties/spec/properties/is_inactive/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema166.properties.spec.properties.is_inactive.type,parentSchema:schema166.properties.spec.properties.is_inactive,data:data24};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -14882,7 +15056,7 @@ errors++;
 if(data3.jwt_data !== undefined){
 let data25 = data3.jwt_data;
 if(!(data25 && typeof data25 == "object" && !Array.isArray(data25))){
-const err33 = {instancePath:instancePath+"/spec/jwt_data",schemaPath:"#/properties/spec/properties/jwt_data/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema164.properties.spec.properties.jwt_data.type,parentSchema:schema164.properties.spec.properties.jwt_data,data:data25};
+const err33 = {instancePath:instancePath+"/spec/jwt_data",schemaPath:"#/properties/spec/properties/jwt_data/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema166.properties.spec.properties.jwt_data.type,parentSchema:schema166.properties.spec.properties.jwt_data,data:data25};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -14895,7 +15069,7 @@ errors++;
 if(data3.last_check !== undefined){
 let data26 = data3.last_check;
 if(!(((typeof data26 == "number") && (!(data26 % 1) && !isNaN(data26))) && (isFinite(data26)))){
-const err34 = {instancePath:instancePath+"/spec/last_check",schemaPath:"#/properties/spec/properties/last_check/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema164.properties.spec.properties.last_check.type,parentSchema:schema164.properties.spec.properties.last_check,data:data26};
+const err34 = {instancePath:instancePath+"/spec/last_check",schemaPath:"#/properties/spec/properties/last_check/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema166.properties.spec.properties.last_check.type,parentSchema:schema166.properties.spec.properties.last_check,data:data26};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -14908,7 +15082,7 @@ errors++;
 if(data3.last_updated !== undefined){
 let data27 = data3.last_updated;
 if(typeof data27 !== "string"){
-const err35 = {instancePath:instancePath+"/spec/last_updated",schemaPath:"#/properties/spec/properties/last_updated/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema164.properties.spec.properties.last_updated.type,parentSchema:schema164.properties.spec.properties.last_updated,data:data27};
+const err35 = {instancePath:instancePath+"/spec/last_updated",schemaPath:"#/properties/spec/properties/last_updated/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema166.properties.spec.properties.last_updated.type,parentSchema:schema166.properties.spec.properties.last_updated,data:data27};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -14921,7 +15095,7 @@ errors++;
 if(data3.max_query_depth !== undefined){
 let data28 = data3.max_query_depth;
 if(!(((typeof data28 == "number") && (!(data28 % 1) && !isNaN(data28))) && (isFinite(data28)))){
-const err36 = {instancePath:instancePath+"/spec/max_query_depth",schemaPath:"#/properties/spec/properties/max_query_depth/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema164.properties.spec.properties.max_query_depth.type,parentSchema:schema164.properties.spec.properties.max_query_depth,data:data28};
+const err36 = {instancePath:instancePath+"/spec/max_query_depth",schemaPath:"#/properties/spec/properties/max_query_depth/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema166.properties.spec.properties.max_query_depth.type,parentSchema:schema166.properties.spec.properties.max_query_depth,data:data28};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -14934,7 +15108,7 @@ errors++;
 if(data3.meta_data !== undefined){
 let data29 = data3.meta_data;
 if((!(data29 && typeof data29 == "object" && !Array.isArray(data29))) && (data29 !== null)){
-const err37 = {instancePath:instancePath+"/spec/meta_data",schemaPath:"#/properties/spec/properties/meta_data/type",keyword:"type",params:{type: schema164.properties.spec.properties.meta_data.type},message:"must be object,null",schema:schema164.properties.spec.properties.meta_data.type,parentSchema:schema164.properties.spec.properties.meta_data,data:data29};
+const err37 = {instancePath:instancePath+"/spec/meta_data",schemaPath:"#/properties/spec/properties/meta_data/type",keyword:"type",params:{type: schema166.properties.spec.properties.meta_data.type},message:"must be object,null",schema:schema166.properties.spec.properties.meta_data.type,parentSchema:schema166.properties.spec.properties.meta_data,data:data29};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -14947,7 +15121,7 @@ errors++;
 if(data3.monitor !== undefined){
 let data30 = data3.monitor;
 if((!(data30 && typeof data30 == "object" && !Array.isArray(data30))) && (data30 !== null)){
-const err38 = {instancePath:instancePath+"/spec/monitor",schemaPath:"#/properties/spec/properties/monitor/type",keyword:"type",params:{type: schema164.properties.spec.properties.monitor.type},message:"must be object,null",schema:schema164.properties.spec.properties.monitor.type,parentSchema:schema164.properties.spec.properties.monitor,data:data30};
+const err38 = {instancePath:instancePath+"/spec/monitor",schemaPath:"#/properties/spec/properties/monitor/type",keyword:"type",params:{type: schema166.properties.spec.properties.monitor.type},message:"must be object,null",schema:schema166.properties.spec.properties.monitor.type,parentSchema:schema166.properties.spec.properties.monitor,data:data30};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -14960,7 +15134,7 @@ if(data30 && typeof data30 == "object" && !Array.isArray(data30)){
 if(data30.trigger_limits !== undefined){
 let data31 = data30.trigger_limits;
 if((!(Array.isArray(data31))) && (data31 !== null)){
-const err39 = {instancePath:instancePath+"/spec/monitor/trigger_limits",schemaPath:"#/properties/spec/properties/monitor/properties/trigger_limits/type",keyword:"type",params:{type: schema164.properties.spec.properties.monitor.properties.trigger_limits.type},message:"must be array,null",schema:schema164.properties.spec.properties.monitor.properties.trigger_limits.type,parentSchema:schema164.properties.spec.properties.monitor.properties.trigger_limits,data:data31};
+const err39 = {instancePath:instancePath+"/spec/monitor/trigger_limits",schemaPath:"#/properties/spec/properties/monitor/properties/trigger_limits/type",keyword:"type",params:{type: schema166.properties.spec.properties.monitor.properties.trigger_limits.type},message:"must be array,null",schema:schema166.properties.spec.properties.monitor.properties.trigger_limits.type,parentSchema:schema166.properties.spec.properties.monitor.properties.trigger_limits,data:data31};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -14974,7 +15148,7 @@ const len1 = data31.length;
 for(let i1=0; i1<len1; i1++){
 let data32 = data31[i1];
 if(!((typeof data32 == "number") && (isFinite(data32)))){
-const err40 = {instancePath:instancePath+"/spec/monitor/trigger_limits/" + i1,schemaPath:"#/properties/spec/properties/monitor/properties/trigger_limits/items/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema164.properties.spec.properties.monitor.properties.trigger_limits.items.type,parentSchema:schema164.properties.spec.properties.monitor.properties.trigger_limits.items,data:data32};
+const err40 = {instancePath:instancePath+"/spec/monitor/trigger_limits/" + i1,schemaPath:"#/properties/spec/properties/monitor/properties/trigger_limits/items/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema166.properties.spec.properties.monitor.properties.trigger_limits.items.type,parentSchema:schema166.properties.spec.properties.monitor.properties.trigger_limits.items,data:data32};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -14991,7 +15165,7 @@ errors++;
 if(data3.oauth_client_id !== undefined){
 let data33 = data3.oauth_client_id;
 if(typeof data33 !== "string"){
-const err41 = {instancePath:instancePath+"/spec/oauth_client_id",schemaPath:"#/properties/spec/properties/oauth_client_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema164.properties.spec.properties.oauth_client_id.type,parentSchema:schema164.properties.spec.properties.oauth_client_id,data:data33};
+const err41 = {instancePath:instancePath+"/spec/oauth_client_id",schemaPath:"#/properties/spec/properties/oauth_client_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema166.properties.spec.properties.oauth_client_id.type,parentSchema:schema166.properties.spec.properties.oauth_client_id,data:data33};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -15004,7 +15178,7 @@ errors++;
 if(data3.oauth_keys !== undefined){
 let data34 = data3.oauth_keys;
 if((!(data34 && typeof data34 == "object" && !Array.isArray(data34))) && (data34 !== null)){
-const err42 = {instancePath:instancePath+"/spec/oauth_keys",schemaPath:"#/properties/spec/properties/oauth_keys/type",keyword:"type",params:{type: schema164.properties.spec.properties.oauth_keys.type},message:"must be object,null",schema:schema164.properties.spec.properties.oauth_keys.type,parentSchema:schema164.properties.spec.properties.oauth_keys,data:data34};
+const err42 = {instancePath:instancePath+"/spec/oauth_keys",schemaPath:"#/properties/spec/properties/oauth_keys/type",keyword:"type",params:{type: schema166.properties.spec.properties.oauth_keys.type},message:"must be object,null",schema:schema166.properties.spec.properties.oauth_keys.type,parentSchema:schema166.properties.spec.properties.oauth_keys,data:data34};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -15017,7 +15191,7 @@ if(data34 && typeof data34 == "object" && !Array.isArray(data34)){
 for(const key3 in data34){
 let data35 = data34[key3];
 if(typeof data35 !== "string"){
-const err43 = {instancePath:instancePath+"/spec/oauth_keys/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/spec/properties/oauth_keys/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema164.properties.spec.properties.oauth_keys.additionalProperties.type,parentSchema:schema164.properties.spec.properties.oauth_keys.additionalProperties,data:data35};
+const err43 = {instancePath:instancePath+"/spec/oauth_keys/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/spec/properties/oauth_keys/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema166.properties.spec.properties.oauth_keys.additionalProperties.type,parentSchema:schema166.properties.spec.properties.oauth_keys.additionalProperties,data:data35};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -15032,7 +15206,7 @@ errors++;
 if(data3.org_id !== undefined){
 let data36 = data3.org_id;
 if(typeof data36 !== "string"){
-const err44 = {instancePath:instancePath+"/spec/org_id",schemaPath:"#/properties/spec/properties/org_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema164.properties.spec.properties.org_id.type,parentSchema:schema164.properties.spec.properties.org_id,data:data36};
+const err44 = {instancePath:instancePath+"/spec/org_id",schemaPath:"#/properties/spec/properties/org_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema166.properties.spec.properties.org_id.type,parentSchema:schema166.properties.spec.properties.org_id,data:data36};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -15045,7 +15219,7 @@ errors++;
 if(data3.per !== undefined){
 let data37 = data3.per;
 if(!((typeof data37 == "number") && (isFinite(data37)))){
-const err45 = {instancePath:instancePath+"/spec/per",schemaPath:"#/properties/spec/properties/per/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema164.properties.spec.properties.per.type,parentSchema:schema164.properties.spec.properties.per,data:data37};
+const err45 = {instancePath:instancePath+"/spec/per",schemaPath:"#/properties/spec/properties/per/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema166.properties.spec.properties.per.type,parentSchema:schema166.properties.spec.properties.per,data:data37};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -15058,7 +15232,7 @@ errors++;
 if(data3.post_expiry_action !== undefined){
 let data38 = data3.post_expiry_action;
 if(!((data38 === "retain") || (data38 === "delete"))){
-const err46 = {instancePath:instancePath+"/spec/post_expiry_action",schemaPath:"#/properties/spec/properties/post_expiry_action/enum",keyword:"enum",params:{allowedValues: schema164.properties.spec.properties.post_expiry_action.enum},message:"must be equal to one of the allowed values",schema:schema164.properties.spec.properties.post_expiry_action.enum,parentSchema:schema164.properties.spec.properties.post_expiry_action,data:data38};
+const err46 = {instancePath:instancePath+"/spec/post_expiry_action",schemaPath:"#/properties/spec/properties/post_expiry_action/enum",keyword:"enum",params:{allowedValues: schema166.properties.spec.properties.post_expiry_action.enum},message:"must be equal to one of the allowed values",schema:schema166.properties.spec.properties.post_expiry_action.enum,parentSchema:schema166.properties.spec.properties.post_expiry_action,data:data38};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -15071,7 +15245,7 @@ errors++;
 if(data3.post_expiry_grace_period !== undefined){
 let data39 = data3.post_expiry_grace_period;
 if(!(((typeof data39 == "number") && (!(data39 % 1) && !isNaN(data39))) && (isFinite(data39)))){
-const err47 = {instancePath:instancePath+"/spec/post_expiry_grace_period",schemaPath:"#/properties/spec/properties/post_expiry_grace_period/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema164.properties.spec.properties.post_expiry_grace_period.type,parentSchema:schema164.properties.spec.properties.post_expiry_grace_period,data:data39};
+const err47 = {instancePath:instancePath+"/spec/post_expiry_grace_period",schemaPath:"#/properties/spec/properties/post_expiry_grace_period/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema166.properties.spec.properties.post_expiry_grace_period.type,parentSchema:schema166.properties.spec.properties.post_expiry_grace_period,data:data39};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -15084,7 +15258,7 @@ errors++;
 if(data3.quota_max !== undefined){
 let data40 = data3.quota_max;
 if(!(((typeof data40 == "number") && (!(data40 % 1) && !isNaN(data40))) && (isFinite(data40)))){
-const err48 = {instancePath:instancePath+"/spec/quota_max",schemaPath:"#/properties/spec/properties/quota_max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema164.properties.spec.properties.quota_max.type,parentSchema:schema164.properties.spec.properties.quota_max,data:data40};
+const err48 = {instancePath:instancePath+"/spec/quota_max",schemaPath:"#/properties/spec/properties/quota_max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema166.properties.spec.properties.quota_max.type,parentSchema:schema166.properties.spec.properties.quota_max,data:data40};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -15097,7 +15271,7 @@ errors++;
 if(data3.quota_remaining !== undefined){
 let data41 = data3.quota_remaining;
 if(!(((typeof data41 == "number") && (!(data41 % 1) && !isNaN(data41))) && (isFinite(data41)))){
-const err49 = {instancePath:instancePath+"/spec/quota_remaining",schemaPath:"#/properties/spec/properties/quota_remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema164.properties.spec.properties.quota_remaining.type,parentSchema:schema164.properties.spec.properties.quota_remaining,data:data41};
+const err49 = {instancePath:instancePath+"/spec/quota_remaining",schemaPath:"#/properties/spec/properties/quota_remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema166.properties.spec.properties.quota_remaining.type,parentSchema:schema166.properties.spec.properties.quota_remaining,data:data41};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -15110,7 +15284,7 @@ errors++;
 if(data3.quota_renewal_rate !== undefined){
 let data42 = data3.quota_renewal_rate;
 if(!(((typeof data42 == "number") && (!(data42 % 1) && !isNaN(data42))) && (isFinite(data42)))){
-const err50 = {instancePath:instancePath+"/spec/quota_renewal_rate",schemaPath:"#/properties/spec/properties/quota_renewal_rate/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema164.properties.spec.properties.quota_renewal_rate.type,parentSchema:schema164.properties.spec.properties.quota_renewal_rate,data:data42};
+const err50 = {instancePath:instancePath+"/spec/quota_renewal_rate",schemaPath:"#/properties/spec/properties/quota_renewal_rate/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema166.properties.spec.properties.quota_renewal_rate.type,parentSchema:schema166.properties.spec.properties.quota_renewal_rate,data:data42};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -15123,7 +15297,7 @@ errors++;
 if(data3.quota_renews !== undefined){
 let data43 = data3.quota_renews;
 if(!(((typeof data43 == "number") && (!(data43 % 1) && !isNaN(data43))) && (isFinite(data43)))){
-const err51 = {instancePath:instancePath+"/spec/quota_renews",schemaPath:"#/properties/spec/properties/quota_renews/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema164.properties.spec.properties.quota_renews.type,parentSchema:schema164.properties.spec.properties.quota_renews,data:data43};
+const err51 = {instancePath:instancePath+"/spec/quota_renews",schemaPath:"#/properties/spec/properties/quota_renews/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema166.properties.spec.properties.quota_renews.type,parentSchema:schema166.properties.spec.properties.quota_renews,data:data43};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -15136,7 +15310,7 @@ errors++;
 if(data3.rate !== undefined){
 let data44 = data3.rate;
 if(!((typeof data44 == "number") && (isFinite(data44)))){
-const err52 = {instancePath:instancePath+"/spec/rate",schemaPath:"#/properties/spec/properties/rate/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema164.properties.spec.properties.rate.type,parentSchema:schema164.properties.spec.properties.rate,data:data44};
+const err52 = {instancePath:instancePath+"/spec/rate",schemaPath:"#/properties/spec/properties/rate/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema166.properties.spec.properties.rate.type,parentSchema:schema166.properties.spec.properties.rate,data:data44};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -15149,7 +15323,7 @@ errors++;
 if(data3.rsa_certificate_id !== undefined){
 let data45 = data3.rsa_certificate_id;
 if(typeof data45 !== "string"){
-const err53 = {instancePath:instancePath+"/spec/rsa_certificate_id",schemaPath:"#/properties/spec/properties/rsa_certificate_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema164.properties.spec.properties.rsa_certificate_id.type,parentSchema:schema164.properties.spec.properties.rsa_certificate_id,data:data45};
+const err53 = {instancePath:instancePath+"/spec/rsa_certificate_id",schemaPath:"#/properties/spec/properties/rsa_certificate_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema166.properties.spec.properties.rsa_certificate_id.type,parentSchema:schema166.properties.spec.properties.rsa_certificate_id,data:data45};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -15162,7 +15336,7 @@ errors++;
 if(data3.session_lifetime !== undefined){
 let data46 = data3.session_lifetime;
 if(!(((typeof data46 == "number") && (!(data46 % 1) && !isNaN(data46))) && (isFinite(data46)))){
-const err54 = {instancePath:instancePath+"/spec/session_lifetime",schemaPath:"#/properties/spec/properties/session_lifetime/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema164.properties.spec.properties.session_lifetime.type,parentSchema:schema164.properties.spec.properties.session_lifetime,data:data46};
+const err54 = {instancePath:instancePath+"/spec/session_lifetime",schemaPath:"#/properties/spec/properties/session_lifetime/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema166.properties.spec.properties.session_lifetime.type,parentSchema:schema166.properties.spec.properties.session_lifetime,data:data46};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -15175,7 +15349,7 @@ errors++;
 if(data3.smoothing !== undefined){
 let data47 = data3.smoothing;
 if((!(data47 && typeof data47 == "object" && !Array.isArray(data47))) && (data47 !== null)){
-const err55 = {instancePath:instancePath+"/spec/smoothing",schemaPath:"#/$defs/smoothing/type",keyword:"type",params:{type: schema172.type},message:"must be object,null",schema:schema172.type,parentSchema:schema172,data:data47};
+const err55 = {instancePath:instancePath+"/spec/smoothing",schemaPath:"#/$defs/smoothing/type",keyword:"type",params:{type: schema174.type},message:"must be object,null",schema:schema174.type,parentSchema:schema174,data:data47};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -15187,7 +15361,7 @@ errors++;
 if(data47 && typeof data47 == "object" && !Array.isArray(data47)){
 for(const key4 in data47){
 if(!(((((key4 === "delay") || (key4 === "enabled")) || (key4 === "step")) || (key4 === "threshold")) || (key4 === "trigger"))){
-const err56 = {instancePath:instancePath+"/spec/smoothing",schemaPath:"#/$defs/smoothing/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema172,data:data47};
+const err56 = {instancePath:instancePath+"/spec/smoothing",schemaPath:"#/$defs/smoothing/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema174,data:data47};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -15200,7 +15374,7 @@ errors++;
 if(data47.delay !== undefined){
 let data48 = data47.delay;
 if(!(((typeof data48 == "number") && (!(data48 % 1) && !isNaN(data48))) && (isFinite(data48)))){
-const err57 = {instancePath:instancePath+"/spec/smoothing/delay",schemaPath:"#/$defs/smoothing/properties/delay/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema172.properties.delay.type,parentSchema:schema172.properties.delay,data:data48};
+const err57 = {instancePath:instancePath+"/spec/smoothing/delay",schemaPath:"#/$defs/smoothing/properties/delay/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema174.properties.delay.type,parentSchema:schema174.properties.delay,data:data48};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -15213,7 +15387,7 @@ errors++;
 if(data47.enabled !== undefined){
 let data49 = data47.enabled;
 if(typeof data49 !== "boolean"){
-const err58 = {instancePath:instancePath+"/spec/smoothing/enabled",schemaPath:"#/$defs/smoothing/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema172.properties.enabled.type,parentSchema:schema172.properties.enabled,data:data49};
+const err58 = {instancePath:instancePath+"/spec/smoothing/enabled",schemaPath:"#/$defs/smoothing/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema174.properties.enabled.type,parentSchema:schema174.properties.enabled,data:data49};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -15226,7 +15400,7 @@ errors++;
 if(data47.step !== undefined){
 let data50 = data47.step;
 if(!(((typeof data50 == "number") && (!(data50 % 1) && !isNaN(data50))) && (isFinite(data50)))){
-const err59 = {instancePath:instancePath+"/spec/smoothing/step",schemaPath:"#/$defs/smoothing/properties/step/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema172.properties.step.type,parentSchema:schema172.properties.step,data:data50};
+const err59 = {instancePath:instancePath+"/spec/smoothing/step",schemaPath:"#/$defs/smoothing/properties/step/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema174.properties.step.type,parentSchema:schema174.properties.step,data:data50};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -15239,7 +15413,7 @@ errors++;
 if(data47.threshold !== undefined){
 let data51 = data47.threshold;
 if(!(((typeof data51 == "number") && (!(data51 % 1) && !isNaN(data51))) && (isFinite(data51)))){
-const err60 = {instancePath:instancePath+"/spec/smoothing/threshold",schemaPath:"#/$defs/smoothing/properties/threshold/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema172.properties.threshold.type,parentSchema:schema172.properties.threshold,data:data51};
+const err60 = {instancePath:instancePath+"/spec/smoothing/threshold",schemaPath:"#/$defs/smoothing/properties/threshold/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema174.properties.threshold.type,parentSchema:schema174.properties.threshold,data:data51};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -15252,7 +15426,7 @@ errors++;
 if(data47.trigger !== undefined){
 let data52 = data47.trigger;
 if(!((typeof data52 == "number") && (isFinite(data52)))){
-const err61 = {instancePath:instancePath+"/spec/smoothing/trigger",schemaPath:"#/$defs/smoothing/properties/trigger/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema172.properties.trigger.type,parentSchema:schema172.properties.trigger,data:data52};
+const err61 = {instancePath:instancePath+"/spec/smoothing/trigger",schemaPath:"#/$defs/smoothing/properties/trigger/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema174.properties.trigger.type,parentSchema:schema174.properties.trigger,data:data52};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -15267,7 +15441,7 @@ errors++;
 if(data3.tags !== undefined){
 let data53 = data3.tags;
 if((!(Array.isArray(data53))) && (data53 !== null)){
-const err62 = {instancePath:instancePath+"/spec/tags",schemaPath:"#/properties/spec/properties/tags/type",keyword:"type",params:{type: schema164.properties.spec.properties.tags.type},message:"must be array,null",schema:schema164.properties.spec.properties.tags.type,parentSchema:schema164.properties.spec.properties.tags,data:data53};
+const err62 = {instancePath:instancePath+"/spec/tags",schemaPath:"#/properties/spec/properties/tags/type",keyword:"type",params:{type: schema166.properties.spec.properties.tags.type},message:"must be array,null",schema:schema166.properties.spec.properties.tags.type,parentSchema:schema166.properties.spec.properties.tags,data:data53};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -15281,7 +15455,7 @@ const len2 = data53.length;
 for(let i2=0; i2<len2; i2++){
 let data54 = data53[i2];
 if(typeof data54 !== "string"){
-const err63 = {instancePath:instancePath+"/spec/tags/" + i2,schemaPath:"#/properties/spec/properties/tags/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema164.properties.spec.properties.tags.items.type,parentSchema:schema164.properties.spec.properties.tags.items,data:data54};
+const err63 = {instancePath:instancePath+"/spec/tags/" + i2,schemaPath:"#/properties/spec/properties/tags/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema166.properties.spec.properties.tags.items.type,parentSchema:schema166.properties.spec.properties.tags.items,data:data54};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -15296,7 +15470,7 @@ errors++;
 if(data3.throttle_interval !== undefined){
 let data55 = data3.throttle_interval;
 if(!((typeof data55 == "number") && (isFinite(data55)))){
-const err64 = {instancePath:instancePath+"/spec/throttle_interval",schemaPath:"#/properties/spec/properties/throttle_interval/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema164.properties.spec.properties.throttle_interval.type,parentSchema:schema164.properties.spec.properties.throttle_interval,data:data55};
+const err64 = {instancePath:instancePath+"/spec/throttle_interval",schemaPath:"#/properties/spec/properties/throttle_interval/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema166.properties.spec.properties.throttle_interval.type,parentSchema:schema166.properties.spec.properties.throttle_interval,data:data55};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -15309,7 +15483,7 @@ errors++;
 if(data3.throttle_retry_limit !== undefined){
 let data56 = data3.throttle_retry_limit;
 if(!(((typeof data56 == "number") && (!(data56 % 1) && !isNaN(data56))) && (isFinite(data56)))){
-const err65 = {instancePath:instancePath+"/spec/throttle_retry_limit",schemaPath:"#/properties/spec/properties/throttle_retry_limit/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema164.properties.spec.properties.throttle_retry_limit.type,parentSchema:schema164.properties.spec.properties.throttle_retry_limit,data:data56};
+const err65 = {instancePath:instancePath+"/spec/throttle_retry_limit",schemaPath:"#/properties/spec/properties/throttle_retry_limit/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema166.properties.spec.properties.throttle_retry_limit.type,parentSchema:schema166.properties.spec.properties.throttle_retry_limit,data:data56};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -15321,7 +15495,7 @@ errors++;
 }
 }
 else {
-const err66 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema164.properties.spec.type,parentSchema:schema164.properties.spec,data:data3};
+const err66 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema166.properties.spec.type,parentSchema:schema166.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -15333,7 +15507,7 @@ errors++;
 }
 }
 else {
-const err67 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema164.type,parentSchema:schema164,data};
+const err67 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema166.type,parentSchema:schema166,data};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -15348,12 +15522,12 @@ return errors === 0;
 validate56.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const v9 = validate61;
-const schema176 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/plan.schema.json","title":"gatesync plan","description":"The output of `gatesync plan --format json` and of `--out FILE`. Sensitive values appear only as {\"sensitive\": true}.","type":"object","required":["formatVersion","createdAt","state","orphanPolicy","changes","summary","digest"],"additionalProperties":false,"properties":{"$schema":{"type":"string"},"formatVersion":{"const":1},"createdAt":{"type":"string","format":"date-time"},"commit":{"type":"string"},"state":{"description":"The state the plan was computed from; applying the saved plan refuses any other.","type":"object","required":["lineage","serial"],"additionalProperties":false,"properties":{"lineage":{"type":"string"},"serial":{"type":"integer","minimum":0},"source":{"description":"Where the state was read: the config's SQLite file or PostgreSQL schema, a --state SPEC, or a daemon's GET /state.","type":"string"},"empty":{"description":"True when the state was never written (or does not exist): every resource is planned as a create.","type":"boolean"}}},"orphanPolicy":{"enum":["report","deactivate"]},"batch":{"type":"object","required":["maxSize"],"additionalProperties":false,"properties":{"maxSize":{"type":"integer","minimum":1}}},"selection":{"description":"Present when the plan covers part of the repository and state: what was selected (--target, --exclude, --kind, --selector, the config's selector) and how much was left out. `apply --plan` applies the same selection.","type":"object","required":["targets","excludes","kinds","pulledIn","selected","leftOut","recordsOutside"],"additionalProperties":false,"properties":{"targets":{"type":"array","items":{"type":"string"}},"excludes":{"type":"array","items":{"type":"string"}},"kinds":{"type":"array","items":{"type":"string"}},"selector":{"type":"string"},"configSelector":{"type":"string"},"pulledIn":{"description":"Resources selected because a target references them.","type":"array","items":{"type":"object","required":["id","by"],"additionalProperties":false,"properties":{"id":{"type":"string"},"by":{"type":"array","items":{"type":"string"}}}}},"selected":{"type":"integer","minimum":0},"leftOut":{"description":"Repository resources outside the selection.","type":"integer","minimum":0},"recordsOutside":{"description":"State records of resources gone from the repository that lie outside the selection: never reported, deactivated or forgotten by this plan.","type":"integer","minimum":0}}},"digest":{"description":"sha256 of the changes, independent of the hash key.","type":"string","pattern":"^[0-9a-f]{64}$"},"massDeactivation":{"description":"The guard against mass deactivation withheld this plan's deactivations (each is blocked): `withheld` of the `of` deactivatable objects would have been switched off, more than `maxShare` (or all).","type":"object","required":["withheld","of","maxShare"],"additionalProperties":false,"properties":{"withheld":{"type":"integer","minimum":1},"of":{"type":"integer","minimum":0},"maxShare":{"type":"number","minimum":0,"maximum":1}}},"changes":{"type":"array","items":{"$ref":"#/$defs/change"}},"summary":{"type":"object","required":["resources","create","update","noop","blocked","orphan","deactivate","quotaResets","breaking","calls"],"additionalProperties":false,"properties":{"resources":{"type":"integer","minimum":0},"create":{"type":"integer","minimum":0},"update":{"type":"integer","minimum":0},"noop":{"type":"integer","minimum":0},"blocked":{"type":"integer","minimum":0},"orphan":{"type":"integer","minimum":0},"adopt":{"description":"Resources adopted: recorded under an existing server id instead of created.","type":"integer","minimum":0},"moved":{"description":"Renames: records moved to a new name.","type":"integer","minimum":0},"reactivate":{"description":"Deactivated objects declared again, switched on.","type":"integer","minimum":0},"deactivate":{"type":"integer","minimum":0},"quotaResets":{"type":"integer","minimum":0},"breaking":{"description":"Changes with at least one breaking change.","type":"integer","minimum":0},"calls":{"description":"HTTP calls the apply will make (before retries).","type":"object","required":["gateway","portal","dashboard","llm","batchCalls","batched","total"],"additionalProperties":false,"properties":{"gateway":{"type":"integer","minimum":0},"portal":{"type":"integer","minimum":0},"dashboard":{"type":"integer","minimum":0},"llm":{"type":"integer","minimum":0},"batchCalls":{"type":"integer","minimum":0},"batched":{"type":"integer","minimum":0},"total":{"type":"integer","minimum":0}}}}}},"$defs":{"changeClass":{"description":"breaking: existing callers or key holders lose something; non-breaking: they keep working; annotation: documentation only; unclassified: review by hand.","enum":["breaking","non-breaking","annotation","unclassified"]},"value":{"description":"Any JSON value; a sensitive one is {\"sensitive\": true}."},"change":{"type":"object","required":["id","kind","name","action","wave","fields","notes"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z]+/.+$"},"kind":{"type":"string"},"name":{"type":"string"},"action":{"enum":["create","update","no-op","blocked","orphan","adopt","moved"]},"wave":{"type":"integer","minimum":1},"operation":{"type":"object","required":["name","number","interface","method","path","query","batchable"],"additionalProperties":false,"properties":{"name":{"type":"string"},"number":{"type":"integer","minimum":1,"maximum":10},"interface":{"enum":["gateway","portal","dashboard","llm"]},"method":{"enum":["GET","POST","PUT","PATCH","DELETE"]},"path":{"type":"string"},"query":{"type":"string"},"batchable":{"type":"boolean"}}},"quotaReset":{"type":"boolean"},"deactivate":{"type":"boolean"},"reactivate":{"description":"A deactivated object declared again: this write switches it on.","type":"boolean"},"moved":{"description":"A rename: the record of `from` moves to this name (declared by gatesync.dev/moved-from, detected by the object's address, or an earlier name of the record coming back: `returned`). Action `moved` alone sends nothing.","type":"object","required":["from","declared"],"additionalProperties":false,"properties":{"from":{"type":"string"},"declared":{"type":"boolean"},"returned":{"const":true}}},"ownedBy":{"description":"The object is another claimant's in the ownership registry (docs/user/teams.md): a write of it is refused (OWNED_ELSEWHERE), a no-op or a reported orphan noted.","type":"object","required":["owner","environment"],"additionalProperties":false,"properties":{"owner":{"type":"string"},"environment":{"type":"string"}}},"adopt":{"description":"Adopted under this server id (not verified: the interfaces cannot read).","type":"object","required":["serverId","source"],"additionalProperties":false,"properties":{"serverId":{"type":"string"},"source":{"enum":["repository","command"]}}},"fields":{"type":"array","items":{"type":"object","required":["path","op"],"additionalProperties":false,"properties":{"path":{"type":"string"},"op":{"enum":["add","remove","change"]},"before":{"$ref":"#/$defs/value"},"after":{"$ref":"#/$defs/value"}}}},"compatibility":{"description":"Updates of ApiDefinition, OrgKey and OAuthClient: every classified change, breaking ones first. verdict is the worst class present (non-breaking when nothing was classified).","type":"object","required":["verdict","changes"],"additionalProperties":false,"properties":{"verdict":{"$ref":"#/$defs/changeClass"},"changes":{"type":"array","items":{"type":"object","required":["path","class","reason"],"additionalProperties":false,"properties":{"path":{"type":"string"},"class":{"$ref":"#/$defs/changeClass"},"reason":{"type":"string"}}}}}},"breaking":{"description":"The breaking changes among compatibility.changes (empty when none); present whenever compatibility is. `gatesync plan --fail-on-breaking` exits 4 when any change has one.","type":"array","items":{"type":"object","required":["path","reason"],"additionalProperties":false,"properties":{"path":{"type":"string"},"reason":{"type":"string"}}}},"reason":{"type":"string"},"hint":{"type":"string"},"notes":{"type":"array","items":{"type":"string"}},"notCompared":{"description":"Sensitive fields holding a SOPS value this plan could not decrypt (no age identity: a merge request's job). Each was compared by its encrypted form instead: `unchanged` — the one last applied (not a change); `changed` — encrypted again since (a change, listed in fields); `new` — nothing of it applied yet. Its value is never shown.","type":"array","items":{"type":"object","required":["path","encrypted"],"additionalProperties":false,"properties":{"path":{"type":"string"},"encrypted":{"enum":["unchanged","changed","new"]}}}},"source":{"type":"object","required":["file","line"],"additionalProperties":false,"properties":{"file":{"type":"string"},"line":{"type":"integer","minimum":1}}}}}}};
-const pattern115 = new RegExp("^[0-9a-f]{64}$", "u");
-const schema177 = {"type":"object","required":["id","kind","name","action","wave","fields","notes"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z]+/.+$"},"kind":{"type":"string"},"name":{"type":"string"},"action":{"enum":["create","update","no-op","blocked","orphan","adopt","moved"]},"wave":{"type":"integer","minimum":1},"operation":{"type":"object","required":["name","number","interface","method","path","query","batchable"],"additionalProperties":false,"properties":{"name":{"type":"string"},"number":{"type":"integer","minimum":1,"maximum":10},"interface":{"enum":["gateway","portal","dashboard","llm"]},"method":{"enum":["GET","POST","PUT","PATCH","DELETE"]},"path":{"type":"string"},"query":{"type":"string"},"batchable":{"type":"boolean"}}},"quotaReset":{"type":"boolean"},"deactivate":{"type":"boolean"},"reactivate":{"description":"A deactivated object declared again: this write switches it on.","type":"boolean"},"moved":{"description":"A rename: the record of `from` moves to this name (declared by gatesync.dev/moved-from, detected by the object's address, or an earlier name of the record coming back: `returned`). Action `moved` alone sends nothing.","type":"object","required":["from","declared"],"additionalProperties":false,"properties":{"from":{"type":"string"},"declared":{"type":"boolean"},"returned":{"const":true}}},"ownedBy":{"description":"The object is another claimant's in the ownership registry (docs/user/teams.md): a write of it is refused (OWNED_ELSEWHERE), a no-op or a reported orphan noted.","type":"object","required":["owner","environment"],"additionalProperties":false,"properties":{"owner":{"type":"string"},"environment":{"type":"string"}}},"adopt":{"description":"Adopted under this server id (not verified: the interfaces cannot read).","type":"object","required":["serverId","source"],"additionalProperties":false,"properties":{"serverId":{"type":"string"},"source":{"enum":["repository","command"]}}},"fields":{"type":"array","items":{"type":"object","required":["path","op"],"additionalProperties":false,"properties":{"path":{"type":"string"},"op":{"enum":["add","remove","change"]},"before":{"$ref":"#/$defs/value"},"after":{"$ref":"#/$defs/value"}}}},"compatibility":{"description":"Updates of ApiDefinition, OrgKey and OAuthClient: every classified change, breaking ones first. verdict is the worst class present (non-breaking when nothing was classified).","type":"object","required":["verdict","changes"],"additionalProperties":false,"properties":{"verdict":{"$ref":"#/$defs/changeClass"},"changes":{"type":"array","items":{"type":"object","required":["path","class","reason"],"additionalProperties":false,"properties":{"path":{"type":"string"},"class":{"$ref":"#/$defs/changeClass"},"reason":{"type":"string"}}}}}},"breaking":{"description":"The breaking changes among compatibility.changes (empty when none); present whenever compatibility is. `gatesync plan --fail-on-breaking` exits 4 when any change has one.","type":"array","items":{"type":"object","required":["path","reason"],"additionalProperties":false,"properties":{"path":{"type":"string"},"reason":{"type":"string"}}}},"reason":{"type":"string"},"hint":{"type":"string"},"notes":{"type":"array","items":{"type":"string"}},"notCompared":{"description":"Sensitive fields holding a SOPS value this plan could not decrypt (no age identity: a merge request's job). Each was compared by its encrypted form instead: `unchanged` — the one last applied (not a change); `changed` — encrypted again since (a change, listed in fields); `new` — nothing of it applied yet. Its value is never shown.","type":"array","items":{"type":"object","required":["path","encrypted"],"additionalProperties":false,"properties":{"path":{"type":"string"},"encrypted":{"enum":["unchanged","changed","new"]}}}},"source":{"type":"object","required":["file","line"],"additionalProperties":false,"properties":{"file":{"type":"string"},"line":{"type":"integer","minimum":1}}}}};
-const schema178 = {"description":"Any JSON value; a sensitive one is {\"sensitive\": true}."};
-const schema180 = {"description":"breaking: existing callers or key holders lose something; non-breaking: they keep working; annotation: documentation only; unclassified: review by hand.","enum":["breaking","non-breaking","annotation","unclassified"]};
-const pattern116 = new RegExp("^[A-Za-z]+/.+$", "u");
+const schema178 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/plan.schema.json","title":"gatesync plan","description":"The output of `gatesync plan --format json` and of `--out FILE`. Sensitive values appear only as {\"sensitive\": true}.","type":"object","required":["formatVersion","createdAt","state","orphanPolicy","changes","summary","digest"],"additionalProperties":false,"properties":{"$schema":{"type":"string"},"formatVersion":{"const":1},"createdAt":{"type":"string","format":"date-time"},"commit":{"type":"string"},"state":{"description":"The state the plan was computed from; applying the saved plan refuses any other.","type":"object","required":["lineage","serial"],"additionalProperties":false,"properties":{"lineage":{"type":"string"},"serial":{"type":"integer","minimum":0},"source":{"description":"Where the state was read: the config's SQLite file or PostgreSQL schema, a --state SPEC, or a daemon's GET /state.","type":"string"},"empty":{"description":"True when the state was never written (or does not exist): every resource is planned as a create.","type":"boolean"}}},"orphanPolicy":{"enum":["report","deactivate"]},"batch":{"type":"object","required":["maxSize"],"additionalProperties":false,"properties":{"maxSize":{"type":"integer","minimum":1}}},"selection":{"description":"Present when the plan covers part of the repository and state: what was selected (--target, --exclude, --kind, --selector, the config's selector) and how much was left out. `apply --plan` applies the same selection.","type":"object","required":["targets","excludes","kinds","pulledIn","selected","leftOut","recordsOutside"],"additionalProperties":false,"properties":{"targets":{"type":"array","items":{"type":"string"}},"excludes":{"type":"array","items":{"type":"string"}},"kinds":{"type":"array","items":{"type":"string"}},"selector":{"type":"string"},"configSelector":{"type":"string"},"pulledIn":{"description":"Resources selected because a target references them.","type":"array","items":{"type":"object","required":["id","by"],"additionalProperties":false,"properties":{"id":{"type":"string"},"by":{"type":"array","items":{"type":"string"}}}}},"selected":{"type":"integer","minimum":0},"leftOut":{"description":"Repository resources outside the selection.","type":"integer","minimum":0},"recordsOutside":{"description":"State records of resources gone from the repository that lie outside the selection: never reported, deactivated or forgotten by this plan.","type":"integer","minimum":0}}},"digest":{"description":"sha256 of the changes, independent of the hash key.","type":"string","pattern":"^[0-9a-f]{64}$"},"massDeactivation":{"description":"The guard against mass deactivation withheld this plan's deactivations (each is blocked): `withheld` of the `of` deactivatable objects would have been switched off, more than `maxShare` (or all).","type":"object","required":["withheld","of","maxShare"],"additionalProperties":false,"properties":{"withheld":{"type":"integer","minimum":1},"of":{"type":"integer","minimum":0},"maxShare":{"type":"number","minimum":0,"maximum":1}}},"changes":{"type":"array","items":{"$ref":"#/$defs/change"}},"summary":{"type":"object","required":["resources","create","update","noop","blocked","orphan","deactivate","quotaResets","breaking","calls"],"additionalProperties":false,"properties":{"resources":{"type":"integer","minimum":0},"create":{"type":"integer","minimum":0},"update":{"type":"integer","minimum":0},"noop":{"type":"integer","minimum":0},"blocked":{"type":"integer","minimum":0},"orphan":{"type":"integer","minimum":0},"adopt":{"description":"Resources adopted: recorded under an existing server id instead of created.","type":"integer","minimum":0},"moved":{"description":"Renames: records moved to a new name.","type":"integer","minimum":0},"reactivate":{"description":"Deactivated objects declared again, switched on.","type":"integer","minimum":0},"deactivate":{"type":"integer","minimum":0},"quotaResets":{"type":"integer","minimum":0},"breaking":{"description":"Changes with at least one breaking change.","type":"integer","minimum":0},"calls":{"description":"HTTP calls the apply will make (before retries).","type":"object","required":["gateway","portal","dashboard","llm","batchCalls","batched","total"],"additionalProperties":false,"properties":{"gateway":{"type":"integer","minimum":0},"portal":{"type":"integer","minimum":0},"dashboard":{"type":"integer","minimum":0},"llm":{"type":"integer","minimum":0},"batchCalls":{"type":"integer","minimum":0},"batched":{"type":"integer","minimum":0},"total":{"type":"integer","minimum":0}}}}}},"$defs":{"changeClass":{"description":"breaking: existing callers or key holders lose something; non-breaking: they keep working; annotation: documentation only; unclassified: review by hand.","enum":["breaking","non-breaking","annotation","unclassified"]},"value":{"description":"Any JSON value; a sensitive one is {\"sensitive\": true}."},"change":{"type":"object","required":["id","kind","name","action","wave","fields","notes"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z]+/.+$"},"kind":{"type":"string"},"name":{"type":"string"},"action":{"enum":["create","update","no-op","blocked","orphan","adopt","moved"]},"wave":{"type":"integer","minimum":1},"operation":{"type":"object","required":["name","number","interface","method","path","query","batchable"],"additionalProperties":false,"properties":{"name":{"type":"string"},"number":{"type":"integer","minimum":1,"maximum":10},"interface":{"enum":["gateway","portal","dashboard","llm"]},"method":{"enum":["GET","POST","PUT","PATCH","DELETE"]},"path":{"type":"string"},"query":{"type":"string"},"batchable":{"type":"boolean"}}},"quotaReset":{"type":"boolean"},"deactivate":{"type":"boolean"},"reactivate":{"description":"A deactivated object declared again: this write switches it on.","type":"boolean"},"moved":{"description":"A rename: the record of `from` moves to this name (declared by gatesync.dev/moved-from, detected by the object's address, or an earlier name of the record coming back: `returned`). Action `moved` alone sends nothing.","type":"object","required":["from","declared"],"additionalProperties":false,"properties":{"from":{"type":"string"},"declared":{"type":"boolean"},"returned":{"const":true}}},"ownedBy":{"description":"The object is another claimant's in the ownership registry (docs/user/teams.md): a write of it is refused (OWNED_ELSEWHERE), a no-op or a reported orphan noted.","type":"object","required":["owner","environment"],"additionalProperties":false,"properties":{"owner":{"type":"string"},"environment":{"type":"string"}}},"adopt":{"description":"Adopted under this server id (not verified: the interfaces cannot read).","type":"object","required":["serverId","source"],"additionalProperties":false,"properties":{"serverId":{"type":"string"},"source":{"enum":["repository","command"]}}},"fields":{"type":"array","items":{"type":"object","required":["path","op"],"additionalProperties":false,"properties":{"path":{"type":"string"},"op":{"enum":["add","remove","change"]},"before":{"$ref":"#/$defs/value"},"after":{"$ref":"#/$defs/value"}}}},"compatibility":{"description":"Updates of ApiDefinition, OrgKey and OAuthClient: every classified change, breaking ones first. verdict is the worst class present (non-breaking when nothing was classified).","type":"object","required":["verdict","changes"],"additionalProperties":false,"properties":{"verdict":{"$ref":"#/$defs/changeClass"},"changes":{"type":"array","items":{"type":"object","required":["path","class","reason"],"additionalProperties":false,"properties":{"path":{"type":"string"},"class":{"$ref":"#/$defs/changeClass"},"reason":{"type":"string"}}}}}},"breaking":{"description":"The breaking changes among compatibility.changes (empty when none); present whenever compatibility is. `gatesync plan --fail-on-breaking` exits 4 when any change has one.","type":"array","items":{"type":"object","required":["path","reason"],"additionalProperties":false,"properties":{"path":{"type":"string"},"reason":{"type":"string"}}}},"reason":{"type":"string"},"hint":{"type":"string"},"notes":{"type":"array","items":{"type":"string"}},"notCompared":{"description":"Sensitive fields holding a SOPS value this plan could not decrypt (no age identity: a merge request's job). Each was compared by its encrypted form instead: `unchanged` — the one last applied (not a change); `changed` — encrypted again since (a change, listed in fields); `new` — nothing of it applied yet. Its value is never shown.","type":"array","items":{"type":"object","required":["path","encrypted"],"additionalProperties":false,"properties":{"path":{"type":"string"},"encrypted":{"enum":["unchanged","changed","new"]}}}},"source":{"type":"object","required":["file","line"],"additionalProperties":false,"properties":{"file":{"type":"string"},"line":{"type":"integer","minimum":1}}}}}}};
+const pattern117 = new RegExp("^[0-9a-f]{64}$", "u");
+const schema179 = {"type":"object","required":["id","kind","name","action","wave","fields","notes"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z]+/.+$"},"kind":{"type":"string"},"name":{"type":"string"},"action":{"enum":["create","update","no-op","blocked","orphan","adopt","moved"]},"wave":{"type":"integer","minimum":1},"operation":{"type":"object","required":["name","number","interface","method","path","query","batchable"],"additionalProperties":false,"properties":{"name":{"type":"string"},"number":{"type":"integer","minimum":1,"maximum":10},"interface":{"enum":["gateway","portal","dashboard","llm"]},"method":{"enum":["GET","POST","PUT","PATCH","DELETE"]},"path":{"type":"string"},"query":{"type":"string"},"batchable":{"type":"boolean"}}},"quotaReset":{"type":"boolean"},"deactivate":{"type":"boolean"},"reactivate":{"description":"A deactivated object declared again: this write switches it on.","type":"boolean"},"moved":{"description":"A rename: the record of `from` moves to this name (declared by gatesync.dev/moved-from, detected by the object's address, or an earlier name of the record coming back: `returned`). Action `moved` alone sends nothing.","type":"object","required":["from","declared"],"additionalProperties":false,"properties":{"from":{"type":"string"},"declared":{"type":"boolean"},"returned":{"const":true}}},"ownedBy":{"description":"The object is another claimant's in the ownership registry (docs/user/teams.md): a write of it is refused (OWNED_ELSEWHERE), a no-op or a reported orphan noted.","type":"object","required":["owner","environment"],"additionalProperties":false,"properties":{"owner":{"type":"string"},"environment":{"type":"string"}}},"adopt":{"description":"Adopted under this server id (not verified: the interfaces cannot read).","type":"object","required":["serverId","source"],"additionalProperties":false,"properties":{"serverId":{"type":"string"},"source":{"enum":["repository","command"]}}},"fields":{"type":"array","items":{"type":"object","required":["path","op"],"additionalProperties":false,"properties":{"path":{"type":"string"},"op":{"enum":["add","remove","change"]},"before":{"$ref":"#/$defs/value"},"after":{"$ref":"#/$defs/value"}}}},"compatibility":{"description":"Updates of ApiDefinition, OrgKey and OAuthClient: every classified change, breaking ones first. verdict is the worst class present (non-breaking when nothing was classified).","type":"object","required":["verdict","changes"],"additionalProperties":false,"properties":{"verdict":{"$ref":"#/$defs/changeClass"},"changes":{"type":"array","items":{"type":"object","required":["path","class","reason"],"additionalProperties":false,"properties":{"path":{"type":"string"},"class":{"$ref":"#/$defs/changeClass"},"reason":{"type":"string"}}}}}},"breaking":{"description":"The breaking changes among compatibility.changes (empty when none); present whenever compatibility is. `gatesync plan --fail-on-breaking` exits 4 when any change has one.","type":"array","items":{"type":"object","required":["path","reason"],"additionalProperties":false,"properties":{"path":{"type":"string"},"reason":{"type":"string"}}}},"reason":{"type":"string"},"hint":{"type":"string"},"notes":{"type":"array","items":{"type":"string"}},"notCompared":{"description":"Sensitive fields holding a SOPS value this plan could not decrypt (no age identity: a merge request's job). Each was compared by its encrypted form instead: `unchanged` — the one last applied (not a change); `changed` — encrypted again since (a change, listed in fields); `new` — nothing of it applied yet. Its value is never shown.","type":"array","items":{"type":"object","required":["path","encrypted"],"additionalProperties":false,"properties":{"path":{"type":"string"},"encrypted":{"enum":["unchanged","changed","new"]}}}},"source":{"type":"object","required":["file","line"],"additionalProperties":false,"properties":{"file":{"type":"string"},"line":{"type":"integer","minimum":1}}}}};
+const schema180 = {"description":"Any JSON value; a sensitive one is {\"sensitive\": true}."};
+const schema182 = {"description":"breaking: existing callers or key holders lose something; non-breaking: they keep working; annotation: documentation only; unclassified: review by hand.","enum":["breaking","non-breaking","annotation","unclassified"]};
+const pattern118 = new RegExp("^[A-Za-z]+/.+$", "u");
 
 function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -15367,7 +15541,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.id === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema177.required,parentSchema:schema177,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema179.required,parentSchema:schema179,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -15377,7 +15551,7 @@ vErrors.push(err0);
 errors++;
 }
 if(data.kind === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema177.required,parentSchema:schema177,data};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema179.required,parentSchema:schema179,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -15387,7 +15561,7 @@ vErrors.push(err1);
 errors++;
 }
 if(data.name === undefined){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema177.required,parentSchema:schema177,data};
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema179.required,parentSchema:schema179,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -15397,7 +15571,7 @@ vErrors.push(err2);
 errors++;
 }
 if(data.action === undefined){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'",schema:schema177.required,parentSchema:schema177,data};
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'",schema:schema179.required,parentSchema:schema179,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -15407,7 +15581,7 @@ vErrors.push(err3);
 errors++;
 }
 if(data.wave === undefined){
-const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "wave"},message:"must have required property '"+"wave"+"'",schema:schema177.required,parentSchema:schema177,data};
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "wave"},message:"must have required property '"+"wave"+"'",schema:schema179.required,parentSchema:schema179,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -15417,7 +15591,7 @@ vErrors.push(err4);
 errors++;
 }
 if(data.fields === undefined){
-const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "fields"},message:"must have required property '"+"fields"+"'",schema:schema177.required,parentSchema:schema177,data};
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "fields"},message:"must have required property '"+"fields"+"'",schema:schema179.required,parentSchema:schema179,data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -15427,7 +15601,7 @@ vErrors.push(err5);
 errors++;
 }
 if(data.notes === undefined){
-const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "notes"},message:"must have required property '"+"notes"+"'",schema:schema177.required,parentSchema:schema177,data};
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "notes"},message:"must have required property '"+"notes"+"'",schema:schema179.required,parentSchema:schema179,data};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -15437,8 +15611,8 @@ vErrors.push(err6);
 errors++;
 }
 for(const key0 in data){
-if(!(func7.call(schema177.properties, key0))){
-const err7 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema177,data};
+if(!(func7.call(schema179.properties, key0))){
+const err7 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema179,data};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -15451,8 +15625,8 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern116.test(data0)){
-const err8 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z]+/.+$"},message:"must match pattern \""+"^[A-Za-z]+/.+$"+"\"",schema:"^[A-Za-z]+/.+$",parentSchema:schema177.properties.id,data:data0};
+if(!pattern118.test(data0)){
+const err8 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z]+/.+$"},message:"must match pattern \""+"^[A-Za-z]+/.+$"+"\"",schema:"^[A-Za-z]+/.+$",parentSchema:schema179.properties.id,data:data0};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -15463,7 +15637,7 @@ errors++;
 }
 }
 else {
-const err9 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema177.properties.id.type,parentSchema:schema177.properties.id,data:data0};
+const err9 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema179.properties.id.type,parentSchema:schema179.properties.id,data:data0};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -15476,7 +15650,7 @@ errors++;
 if(data.kind !== undefined){
 let data1 = data.kind;
 if(typeof data1 !== "string"){
-const err10 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema177.properties.kind.type,parentSchema:schema177.properties.kind,data:data1};
+const err10 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema179.properties.kind.type,parentSchema:schema179.properties.kind,data:data1};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -15489,7 +15663,7 @@ errors++;
 if(data.name !== undefined){
 let data2 = data.name;
 if(typeof data2 !== "string"){
-const err11 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema177.properties.name.type,parentSchema:schema177.properties.name,data:data2};
+const err11 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema179.properties.name.type,parentSchema:schema179.properties.name,data:data2};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -15502,7 +15676,7 @@ errors++;
 if(data.action !== undefined){
 let data3 = data.action;
 if(!(((((((data3 === "create") || (data3 === "update")) || (data3 === "no-op")) || (data3 === "blocked")) || (data3 === "orphan")) || (data3 === "adopt")) || (data3 === "moved"))){
-const err12 = {instancePath:instancePath+"/action",schemaPath:"#/properties/action/enum",keyword:"enum",params:{allowedValues: schema177.properties.action.enum},message:"must be equal to one of the allowed values",schema:schema177.properties.action.enum,parentSchema:schema177.properties.action,data:data3};
+const err12 = {instancePath:instancePath+"/action",schemaPath:"#/properties/action/enum",keyword:"enum",params:{allowedValues: schema179.properties.action.enum},message:"must be equal to one of the allowed values",schema:schema179.properties.action.enum,parentSchema:schema179.properties.action,data:data3};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -15515,7 +15689,7 @@ errors++;
 if(data.wave !== undefined){
 let data4 = data.wave;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-const err13 = {instancePath:instancePath+"/wave",schemaPath:"#/properties/wave/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema177.properties.wave.type,parentSchema:schema177.properties.wave,data:data4};
+const err13 = {instancePath:instancePath+"/wave",schemaPath:"#/properties/wave/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema179.properties.wave.type,parentSchema:schema179.properties.wave,data:data4};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -15526,7 +15700,7 @@ errors++;
 }
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 < 1 || isNaN(data4)){
-const err14 = {instancePath:instancePath+"/wave",schemaPath:"#/properties/wave/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema177.properties.wave,data:data4};
+const err14 = {instancePath:instancePath+"/wave",schemaPath:"#/properties/wave/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema179.properties.wave,data:data4};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -15541,7 +15715,7 @@ if(data.operation !== undefined){
 let data5 = data.operation;
 if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
 if(data5.name === undefined){
-const err15 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema177.properties.operation.required,parentSchema:schema177.properties.operation,data:data5};
+const err15 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema179.properties.operation.required,parentSchema:schema179.properties.operation,data:data5};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -15551,7 +15725,7 @@ vErrors.push(err15);
 errors++;
 }
 if(data5.number === undefined){
-const err16 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "number"},message:"must have required property '"+"number"+"'",schema:schema177.properties.operation.required,parentSchema:schema177.properties.operation,data:data5};
+const err16 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "number"},message:"must have required property '"+"number"+"'",schema:schema179.properties.operation.required,parentSchema:schema179.properties.operation,data:data5};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -15561,7 +15735,7 @@ vErrors.push(err16);
 errors++;
 }
 if(data5.interface === undefined){
-const err17 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "interface"},message:"must have required property '"+"interface"+"'",schema:schema177.properties.operation.required,parentSchema:schema177.properties.operation,data:data5};
+const err17 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "interface"},message:"must have required property '"+"interface"+"'",schema:schema179.properties.operation.required,parentSchema:schema179.properties.operation,data:data5};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -15571,7 +15745,7 @@ vErrors.push(err17);
 errors++;
 }
 if(data5.method === undefined){
-const err18 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "method"},message:"must have required property '"+"method"+"'",schema:schema177.properties.operation.required,parentSchema:schema177.properties.operation,data:data5};
+const err18 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "method"},message:"must have required property '"+"method"+"'",schema:schema179.properties.operation.required,parentSchema:schema179.properties.operation,data:data5};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -15581,7 +15755,7 @@ vErrors.push(err18);
 errors++;
 }
 if(data5.path === undefined){
-const err19 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'",schema:schema177.properties.operation.required,parentSchema:schema177.properties.operation,data:data5};
+const err19 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'",schema:schema179.properties.operation.required,parentSchema:schema179.properties.operation,data:data5};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -15591,7 +15765,7 @@ vErrors.push(err19);
 errors++;
 }
 if(data5.query === undefined){
-const err20 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "query"},message:"must have required property '"+"query"+"'",schema:schema177.properties.operation.required,parentSchema:schema177.properties.operation,data:data5};
+const err20 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "query"},message:"must have required property '"+"query"+"'",schema:schema179.properties.operation.required,parentSchema:schema179.properties.operation,data:data5};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -15601,7 +15775,7 @@ vErrors.push(err20);
 errors++;
 }
 if(data5.batchable === undefined){
-const err21 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "batchable"},message:"must have required property '"+"batchable"+"'",schema:schema177.properties.operation.required,parentSchema:schema177.properties.operation,data:data5};
+const err21 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "batchable"},message:"must have required property '"+"batchable"+"'",schema:schema179.properties.operation.required,parentSchema:schema179.properties.operation,data:data5};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -15612,7 +15786,7 @@ errors++;
 }
 for(const key1 in data5){
 if(!(((((((key1 === "name") || (key1 === "number")) || (key1 === "interface")) || (key1 === "method")) || (key1 === "path")) || (key1 === "query")) || (key1 === "batchable"))){
-const err22 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema177.properties.operation,data:data5};
+const err22 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema179.properties.operation,data:data5};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -15625,7 +15799,7 @@ errors++;
 if(data5.name !== undefined){
 let data6 = data5.name;
 if(typeof data6 !== "string"){
-const err23 = {instancePath:instancePath+"/operation/name",schemaPath:"#/properties/operation/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema177.properties.operation.properties.name.type,parentSchema:schema177.properties.operation.properties.name,data:data6};
+const err23 = {instancePath:instancePath+"/operation/name",schemaPath:"#/properties/operation/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema179.properties.operation.properties.name.type,parentSchema:schema179.properties.operation.properties.name,data:data6};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -15638,7 +15812,7 @@ errors++;
 if(data5.number !== undefined){
 let data7 = data5.number;
 if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
-const err24 = {instancePath:instancePath+"/operation/number",schemaPath:"#/properties/operation/properties/number/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema177.properties.operation.properties.number.type,parentSchema:schema177.properties.operation.properties.number,data:data7};
+const err24 = {instancePath:instancePath+"/operation/number",schemaPath:"#/properties/operation/properties/number/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema179.properties.operation.properties.number.type,parentSchema:schema179.properties.operation.properties.number,data:data7};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -15649,7 +15823,7 @@ errors++;
 }
 if((typeof data7 == "number") && (isFinite(data7))){
 if(data7 > 10 || isNaN(data7)){
-const err25 = {instancePath:instancePath+"/operation/number",schemaPath:"#/properties/operation/properties/number/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10},message:"must be <= 10",schema:10,parentSchema:schema177.properties.operation.properties.number,data:data7};
+const err25 = {instancePath:instancePath+"/operation/number",schemaPath:"#/properties/operation/properties/number/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10},message:"must be <= 10",schema:10,parentSchema:schema179.properties.operation.properties.number,data:data7};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -15659,7 +15833,7 @@ vErrors.push(err25);
 errors++;
 }
 if(data7 < 1 || isNaN(data7)){
-const err26 = {instancePath:instancePath+"/operation/number",schemaPath:"#/properties/operation/properties/number/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema177.properties.operation.properties.number,data:data7};
+const err26 = {instancePath:instancePath+"/operation/number",schemaPath:"#/properties/operation/properties/number/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema179.properties.operation.properties.number,data:data7};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -15673,7 +15847,7 @@ errors++;
 if(data5.interface !== undefined){
 let data8 = data5.interface;
 if(!((((data8 === "gateway") || (data8 === "portal")) || (data8 === "dashboard")) || (data8 === "llm"))){
-const err27 = {instancePath:instancePath+"/operation/interface",schemaPath:"#/properties/operation/properties/interface/enum",keyword:"enum",params:{allowedValues: schema177.properties.operation.properties.interface.enum},message:"must be equal to one of the allowed values",schema:schema177.properties.operation.properties.interface.enum,parentSchema:schema177.properties.operation.properties.interface,data:data8};
+const err27 = {instancePath:instancePath+"/operation/interface",schemaPath:"#/properties/operation/properties/interface/enum",keyword:"enum",params:{allowedValues: schema179.properties.operation.properties.interface.enum},message:"must be equal to one of the allowed values",schema:schema179.properties.operation.properties.interface.enum,parentSchema:schema179.properties.operation.properties.interface,data:data8};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -15686,7 +15860,7 @@ errors++;
 if(data5.method !== undefined){
 let data9 = data5.method;
 if(!(((((data9 === "GET") || (data9 === "POST")) || (data9 === "PUT")) || (data9 === "PATCH")) || (data9 === "DELETE"))){
-const err28 = {instancePath:instancePath+"/operation/method",schemaPath:"#/properties/operation/properties/method/enum",keyword:"enum",params:{allowedValues: schema177.properties.operation.properties.method.enum},message:"must be equal to one of the allowed values",schema:schema177.properties.operation.properties.method.enum,parentSchema:schema177.properties.operation.properties.method,data:data9};
+const err28 = {instancePath:instancePath+"/operation/method",schemaPath:"#/properties/operation/properties/method/enum",keyword:"enum",params:{allowedValues: schema179.properties.operation.properties.method.enum},message:"must be equal to one of the allowed values",schema:schema179.properties.operation.properties.method.enum,parentSchema:schema179.properties.operation.properties.method,data:data9};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -15699,7 +15873,7 @@ errors++;
 if(data5.path !== undefined){
 let data10 = data5.path;
 if(typeof data10 !== "string"){
-const err29 = {instancePath:instancePath+"/operation/path",schemaPath:"#/properties/operation/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema177.properties.operation.properties.path.type,parentSchema:schema177.properties.operation.properties.path,data:data10};
+const err29 = {instancePath:instancePath+"/operation/path",schemaPath:"#/properties/operation/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema179.properties.operation.properties.path.type,parentSchema:schema179.properties.operation.properties.path,data:data10};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -15712,7 +15886,7 @@ errors++;
 if(data5.query !== undefined){
 let data11 = data5.query;
 if(typeof data11 !== "string"){
-const err30 = {instancePath:instancePath+"/operation/query",schemaPath:"#/properties/operation/properties/query/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema177.properties.operation.properties.query.type,parentSchema:schema177.properties.operation.properties.query,data:data11};
+const err30 = {instancePath:instancePath+"/operation/query",schemaPath:"#/properties/operation/properties/query/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema179.properties.operation.properties.query.type,parentSchema:schema179.properties.operation.properties.query,data:data11};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -15725,7 +15899,7 @@ errors++;
 if(data5.batchable !== undefined){
 let data12 = data5.batchable;
 if(typeof data12 !== "boolean"){
-const err31 = {instancePath:instancePath+"/operation/batchable",schemaPath:"#/properties/operation/properties/batchable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema177.properties.operation.properties.batchable.type,parentSchema:schema177.properties.operation.properties.batchable,data:data12};
+const err31 = {instancePath:instancePath+"/operation/batchable",schemaPath:"#/properties/operation/properties/batchable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema179.properties.operation.properties.batchable.type,parentSchema:schema179.properties.operation.properties.batchable,data:data12};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -15737,7 +15911,7 @@ errors++;
 }
 }
 else {
-const err32 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema177.properties.operation.type,parentSchema:schema177.properties.operation,data:data5};
+const err32 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema179.properties.operation.type,parentSchema:schema179.properties.operation,data:data5};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -15750,7 +15924,7 @@ errors++;
 if(data.quotaReset !== undefined){
 let data13 = data.quotaReset;
 if(typeof data13 !== "boolean"){
-const err33 = {instancePath:instancePath+"/quotaReset",schemaPath:"#/properties/quotaReset/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema177.properties.quotaReset.type,parentSchema:schema177.properties.quotaReset,data:data13};
+const err33 = {instancePath:instancePath+"/quotaReset",schemaPath:"#/properties/quotaReset/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema179.properties.quotaReset.type,parentSchema:schema179.properties.quotaReset,data:data13};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -15763,7 +15937,7 @@ errors++;
 if(data.deactivate !== undefined){
 let data14 = data.deactivate;
 if(typeof data14 !== "boolean"){
-const err34 = {instancePath:instancePath+"/deactivate",schemaPath:"#/properties/deactivate/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema177.properties.deactivate.type,parentSchema:schema177.properties.deactivate,data:data14};
+const err34 = {instancePath:instancePath+"/deactivate",schemaPath:"#/properties/deactivate/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema179.properties.deactivate.type,parentSchema:schema179.properties.deactivate,data:data14};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -15776,7 +15950,7 @@ errors++;
 if(data.reactivate !== undefined){
 let data15 = data.reactivate;
 if(typeof data15 !== "boolean"){
-const err35 = {instancePath:instancePath+"/reactivate",schemaPath:"#/properties/reactivate/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema177.properties.reactivate.type,parentSchema:schema177.properties.reactivate,data:data15};
+const err35 = {instancePath:instancePath+"/reactivate",schemaPath:"#/properties/reactivate/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema179.properties.reactivate.type,parentSchema:schema179.properties.reactivate,data:data15};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -15790,7 +15964,7 @@ if(data.moved !== undefined){
 let data16 = data.moved;
 if(data16 && typeof data16 == "object" && !Array.isArray(data16)){
 if(data16.from === undefined){
-const err36 = {instancePath:instancePath+"/moved",schemaPath:"#/properties/moved/required",keyword:"required",params:{missingProperty: "from"},message:"must have required property '"+"from"+"'",schema:schema177.properties.moved.required,parentSchema:schema177.properties.moved,data:data16};
+const err36 = {instancePath:instancePath+"/moved",schemaPath:"#/properties/moved/required",keyword:"required",params:{missingProperty: "from"},message:"must have required property '"+"from"+"'",schema:schema179.properties.moved.required,parentSchema:schema179.properties.moved,data:data16};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -15800,7 +15974,7 @@ vErrors.push(err36);
 errors++;
 }
 if(data16.declared === undefined){
-const err37 = {instancePath:instancePath+"/moved",schemaPath:"#/properties/moved/required",keyword:"required",params:{missingProperty: "declared"},message:"must have required property '"+"declared"+"'",schema:schema177.properties.moved.required,parentSchema:schema177.properties.moved,data:data16};
+const err37 = {instancePath:instancePath+"/moved",schemaPath:"#/properties/moved/required",keyword:"required",params:{missingProperty: "declared"},message:"must have required property '"+"declared"+"'",schema:schema179.properties.moved.required,parentSchema:schema179.properties.moved,data:data16};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -15811,7 +15985,7 @@ errors++;
 }
 for(const key2 in data16){
 if(!(((key2 === "from") || (key2 === "declared")) || (key2 === "returned"))){
-const err38 = {instancePath:instancePath+"/moved",schemaPath:"#/properties/moved/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema177.properties.moved,data:data16};
+const err38 = {instancePath:instancePath+"/moved",schemaPath:"#/properties/moved/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema179.properties.moved,data:data16};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -15824,7 +15998,7 @@ errors++;
 if(data16.from !== undefined){
 let data17 = data16.from;
 if(typeof data17 !== "string"){
-const err39 = {instancePath:instancePath+"/moved/from",schemaPath:"#/properties/moved/properties/from/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema177.properties.moved.properties.from.type,parentSchema:schema177.properties.moved.properties.from,data:data17};
+const err39 = {instancePath:instancePath+"/moved/from",schemaPath:"#/properties/moved/properties/from/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema179.properties.moved.properties.from.type,parentSchema:schema179.properties.moved.properties.from,data:data17};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -15837,7 +16011,7 @@ errors++;
 if(data16.declared !== undefined){
 let data18 = data16.declared;
 if(typeof data18 !== "boolean"){
-const err40 = {instancePath:instancePath+"/moved/declared",schemaPath:"#/properties/moved/properties/declared/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema177.properties.moved.properties.declared.type,parentSchema:schema177.properties.moved.properties.declared,data:data18};
+const err40 = {instancePath:instancePath+"/moved/declared",schemaPath:"#/properties/moved/properties/declared/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema179.properties.moved.properties.declared.type,parentSchema:schema179.properties.moved.properties.declared,data:data18};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -15850,7 +16024,7 @@ errors++;
 if(data16.returned !== undefined){
 let data19 = data16.returned;
 if(true !== data19){
-const err41 = {instancePath:instancePath+"/moved/returned",schemaPath:"#/properties/moved/properties/returned/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant",schema:true,parentSchema:schema177.properties.moved.properties.returned,data:data19};
+const err41 = {instancePath:instancePath+"/moved/returned",schemaPath:"#/properties/moved/properties/returned/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant",schema:true,parentSchema:schema179.properties.moved.properties.returned,data:data19};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -15862,7 +16036,7 @@ errors++;
 }
 }
 else {
-const err42 = {instancePath:instancePath+"/moved",schemaPath:"#/properties/moved/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema177.properties.moved.type,parentSchema:schema177.properties.moved,data:data16};
+const err42 = {instancePath:instancePath+"/moved",schemaPath:"#/properties/moved/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema179.properties.moved.type,parentSchema:schema179.properties.moved,data:data16};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -15876,7 +16050,7 @@ if(data.ownedBy !== undefined){
 let data20 = data.ownedBy;
 if(data20 && typeof data20 == "object" && !Array.isArray(data20)){
 if(data20.owner === undefined){
-const err43 = {instancePath:instancePath+"/ownedBy",schemaPath:"#/properties/ownedBy/required",keyword:"required",params:{missingProperty: "owner"},message:"must have required property '"+"owner"+"'",schema:schema177.properties.ownedBy.required,parentSchema:schema177.properties.ownedBy,data:data20};
+const err43 = {instancePath:instancePath+"/ownedBy",schemaPath:"#/properties/ownedBy/required",keyword:"required",params:{missingProperty: "owner"},message:"must have required property '"+"owner"+"'",schema:schema179.properties.ownedBy.required,parentSchema:schema179.properties.ownedBy,data:data20};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -15886,7 +16060,7 @@ vErrors.push(err43);
 errors++;
 }
 if(data20.environment === undefined){
-const err44 = {instancePath:instancePath+"/ownedBy",schemaPath:"#/properties/ownedBy/required",keyword:"required",params:{missingProperty: "environment"},message:"must have required property '"+"environment"+"'",schema:schema177.properties.ownedBy.required,parentSchema:schema177.properties.ownedBy,data:data20};
+const err44 = {instancePath:instancePath+"/ownedBy",schemaPath:"#/properties/ownedBy/required",keyword:"required",params:{missingProperty: "environment"},message:"must have required property '"+"environment"+"'",schema:schema179.properties.ownedBy.required,parentSchema:schema179.properties.ownedBy,data:data20};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -15897,7 +16071,7 @@ errors++;
 }
 for(const key3 in data20){
 if(!((key3 === "owner") || (key3 === "environment"))){
-const err45 = {instancePath:instancePath+"/ownedBy",schemaPath:"#/properties/ownedBy/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema177.properties.ownedBy,data:data20};
+const err45 = {instancePath:instancePath+"/ownedBy",schemaPath:"#/properties/ownedBy/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema179.properties.ownedBy,data:data20};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -15910,7 +16084,7 @@ errors++;
 if(data20.owner !== undefined){
 let data21 = data20.owner;
 if(typeof data21 !== "string"){
-const err46 = {instancePath:instancePath+"/ownedBy/owner",schemaPath:"#/properties/ownedBy/properties/owner/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema177.properties.ownedBy.properties.owner.type,parentSchema:schema177.properties.ownedBy.properties.owner,data:data21};
+const err46 = {instancePath:instancePath+"/ownedBy/owner",schemaPath:"#/properties/ownedBy/properties/owner/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema179.properties.ownedBy.properties.owner.type,parentSchema:schema179.properties.ownedBy.properties.owner,data:data21};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -15923,7 +16097,7 @@ errors++;
 if(data20.environment !== undefined){
 let data22 = data20.environment;
 if(typeof data22 !== "string"){
-const err47 = {instancePath:instancePath+"/ownedBy/environment",schemaPath:"#/properties/ownedBy/properties/environment/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema177.properties.ownedBy.properties.environment.type,parentSchema:schema177.properties.ownedBy.properties.environment,data:data22};
+const err47 = {instancePath:instancePath+"/ownedBy/environment",schemaPath:"#/properties/ownedBy/properties/environment/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema179.properties.ownedBy.properties.environment.type,parentSchema:schema179.properties.ownedBy.properties.environment,data:data22};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -15935,7 +16109,7 @@ errors++;
 }
 }
 else {
-const err48 = {instancePath:instancePath+"/ownedBy",schemaPath:"#/properties/ownedBy/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema177.properties.ownedBy.type,parentSchema:schema177.properties.ownedBy,data:data20};
+const err48 = {instancePath:instancePath+"/ownedBy",schemaPath:"#/properties/ownedBy/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema179.properties.ownedBy.type,parentSchema:schema179.properties.ownedBy,data:data20};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -15949,7 +16123,7 @@ if(data.adopt !== undefined){
 let data23 = data.adopt;
 if(data23 && typeof data23 == "object" && !Array.isArray(data23)){
 if(data23.serverId === undefined){
-const err49 = {instancePath:instancePath+"/adopt",schemaPath:"#/properties/adopt/required",keyword:"required",params:{missingProperty: "serverId"},message:"must have required property '"+"serverId"+"'",schema:schema177.properties.adopt.required,parentSchema:schema177.properties.adopt,data:data23};
+const err49 = {instancePath:instancePath+"/adopt",schemaPath:"#/properties/adopt/required",keyword:"required",params:{missingProperty: "serverId"},message:"must have required property '"+"serverId"+"'",schema:schema179.properties.adopt.required,parentSchema:schema179.properties.adopt,data:data23};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -15959,7 +16133,7 @@ vErrors.push(err49);
 errors++;
 }
 if(data23.source === undefined){
-const err50 = {instancePath:instancePath+"/adopt",schemaPath:"#/properties/adopt/required",keyword:"required",params:{missingProperty: "source"},message:"must have required property '"+"source"+"'",schema:schema177.properties.adopt.required,parentSchema:schema177.properties.adopt,data:data23};
+const err50 = {instancePath:instancePath+"/adopt",schemaPath:"#/properties/adopt/required",keyword:"required",params:{missingProperty: "source"},message:"must have required property '"+"source"+"'",schema:schema179.properties.adopt.required,parentSchema:schema179.properties.adopt,data:data23};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -15970,7 +16144,7 @@ errors++;
 }
 for(const key4 in data23){
 if(!((key4 === "serverId") || (key4 === "source"))){
-const err51 = {instancePath:instancePath+"/adopt",schemaPath:"#/properties/adopt/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema177.properties.adopt,data:data23};
+const err51 = {instancePath:instancePath+"/adopt",schemaPath:"#/properties/adopt/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema179.properties.adopt,data:data23};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -15983,7 +16157,7 @@ errors++;
 if(data23.serverId !== undefined){
 let data24 = data23.serverId;
 if(typeof data24 !== "string"){
-const err52 = {instancePath:instancePath+"/adopt/serverId",schemaPath:"#/properties/adopt/properties/serverId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema177.properties.adopt.properties.serverId.type,parentSchema:schema177.properties.adopt.properties.serverId,data:data24};
+const err52 = {instancePath:instancePath+"/adopt/serverId",schemaPath:"#/properties/adopt/properties/serverId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema179.properties.adopt.properties.serverId.type,parentSchema:schema179.properties.adopt.properties.serverId,data:data24};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -15996,7 +16170,7 @@ errors++;
 if(data23.source !== undefined){
 let data25 = data23.source;
 if(!((data25 === "repository") || (data25 === "command"))){
-const err53 = {instancePath:instancePath+"/adopt/source",schemaPath:"#/properties/adopt/properties/source/enum",keyword:"enum",params:{allowedValues: schema177.properties.adopt.properties.source.enum},message:"must be equal to one of the allowed values",schema:schema177.properties.adopt.properties.source.enum,parentSchema:schema177.properties.adopt.properties.source,data:data25};
+const err53 = {instancePath:instancePath+"/adopt/source",schemaPath:"#/properties/adopt/properties/source/enum",keyword:"enum",params:{allowedValues: schema179.properties.adopt.properties.source.enum},message:"must be equal to one of the allowed values",schema:schema179.properties.adopt.properties.source.enum,parentSchema:schema179.properties.adopt.properties.source,data:data25};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -16008,7 +16182,7 @@ errors++;
 }
 }
 else {
-const err54 = {instancePath:instancePath+"/adopt",schemaPath:"#/properties/adopt/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema177.properties.adopt.type,parentSchema:schema177.properties.adopt,data:data23};
+const err54 = {instancePath:instancePath+"/adopt",schemaPath:"#/properties/adopt/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema179.properties.adopt.type,parentSchema:schema179.properties.adopt,data:data23};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -16026,7 +16200,7 @@ for(let i0=0; i0<len0; i0++){
 let data27 = data26[i0];
 if(data27 && typeof data27 == "object" && !Array.isArray(data27)){
 if(data27.path === undefined){
-const err55 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"#/properties/fields/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'",schema:schema177.properties.fields.items.required,parentSchema:schema177.properties.fields.items,data:data27};
+const err55 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"#/properties/fields/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'",schema:schema179.properties.fields.items.required,parentSchema:schema179.properties.fields.items,data:data27};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -16036,7 +16210,7 @@ vErrors.push(err55);
 errors++;
 }
 if(data27.op === undefined){
-const err56 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"#/properties/fields/items/required",keyword:"required",params:{missingProperty: "op"},message:"must have required property '"+"op"+"'",schema:schema177.properties.fields.items.required,parentSchema:schema177.properties.fields.items,data:data27};
+const err56 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"#/properties/fields/items/required",keyword:"required",params:{missingProperty: "op"},message:"must have required property '"+"op"+"'",schema:schema179.properties.fields.items.required,parentSchema:schema179.properties.fields.items,data:data27};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -16047,7 +16221,7 @@ errors++;
 }
 for(const key5 in data27){
 if(!((((key5 === "path") || (key5 === "op")) || (key5 === "before")) || (key5 === "after"))){
-const err57 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"#/properties/fields/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema177.properties.fields.items,data:data27};
+const err57 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"#/properties/fields/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema179.properties.fields.items,data:data27};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -16060,7 +16234,7 @@ errors++;
 if(data27.path !== undefined){
 let data28 = data27.path;
 if(typeof data28 !== "string"){
-const err58 = {instancePath:instancePath+"/fields/" + i0+"/path",schemaPath:"#/properties/fields/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema177.properties.fields.items.properties.path.type,parentSchema:schema177.properties.fields.items.properties.path,data:data28};
+const err58 = {instancePath:instancePath+"/fields/" + i0+"/path",schemaPath:"#/properties/fields/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema179.properties.fields.items.properties.path.type,parentSchema:schema179.properties.fields.items.properties.path,data:data28};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -16073,7 +16247,7 @@ errors++;
 if(data27.op !== undefined){
 let data29 = data27.op;
 if(!(((data29 === "add") || (data29 === "remove")) || (data29 === "change"))){
-const err59 = {instancePath:instancePath+"/fields/" + i0+"/op",schemaPath:"#/properties/fields/items/properties/op/enum",keyword:"enum",params:{allowedValues: schema177.properties.fields.items.properties.op.enum},message:"must be equal to one of the allowed values",schema:schema177.properties.fields.items.properties.op.enum,parentSchema:schema177.properties.fields.items.properties.op,data:data29};
+const err59 = {instancePath:instancePath+"/fields/" + i0+"/op",schemaPath:"#/properties/fields/items/properties/op/enum",keyword:"enum",params:{allowedValues: schema179.properties.fields.items.properties.op.enum},message:"must be equal to one of the allowed values",schema:schema179.properties.fields.items.properties.op.enum,parentSchema:schema179.properties.fields.items.properties.op,data:data29};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -16085,7 +16259,7 @@ errors++;
 }
 }
 else {
-const err60 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"#/properties/fields/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema177.properties.fields.items.type,parentSchema:schema177.properties.fields.items,data:data27};
+const err60 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"#/properties/fields/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema179.properties.fields.items.type,parentSchema:schema179.properties.fields.items,data:data27};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -16097,7 +16271,7 @@ errors++;
 }
 }
 else {
-const err61 = {instancePath:instancePath+"/fields",schemaPath:"#/properties/fields/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema177.properties.fields.type,parentSchema:schema177.properties.fields,data:data26};
+const err61 = {instancePath:instancePath+"/fields",schemaPath:"#/properties/fields/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema179.properties.fields.type,parentSchema:schema179.properties.fields,data:data26};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -16111,7 +16285,7 @@ if(data.compatibility !== undefined){
 let data32 = data.compatibility;
 if(data32 && typeof data32 == "object" && !Array.isArray(data32)){
 if(data32.verdict === undefined){
-const err62 = {instancePath:instancePath+"/compatibility",schemaPath:"#/properties/compatibility/required",keyword:"required",params:{missingProperty: "verdict"},message:"must have required property '"+"verdict"+"'",schema:schema177.properties.compatibility.required,parentSchema:schema177.properties.compatibility,data:data32};
+const err62 = {instancePath:instancePath+"/compatibility",schemaPath:"#/properties/compatibility/required",keyword:"required",params:{missingProperty: "verdict"},message:"must have required property '"+"verdict"+"'",schema:schema179.properties.compatibility.required,parentSchema:schema179.properties.compatibility,data:data32};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -16121,7 +16295,7 @@ vErrors.push(err62);
 errors++;
 }
 if(data32.changes === undefined){
-const err63 = {instancePath:instancePath+"/compatibility",schemaPath:"#/properties/compatibility/required",keyword:"required",params:{missingProperty: "changes"},message:"must have required property '"+"changes"+"'",schema:schema177.properties.compatibility.required,parentSchema:schema177.properties.compatibility,data:data32};
+const err63 = {instancePath:instancePath+"/compatibility",schemaPath:"#/properties/compatibility/required",keyword:"required",params:{missingProperty: "changes"},message:"must have required property '"+"changes"+"'",schema:schema179.properties.compatibility.required,parentSchema:schema179.properties.compatibility,data:data32};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -16132,7 +16306,7 @@ errors++;
 }
 for(const key6 in data32){
 if(!((key6 === "verdict") || (key6 === "changes"))){
-const err64 = {instancePath:instancePath+"/compatibility",schemaPath:"#/properties/compatibility/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema177.properties.compatibility,data:data32};
+const err64 = {instancePath:instancePath+"/compatibility",schemaPath:"#/properties/compatibility/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema179.properties.compatibility,data:data32};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -16145,7 +16319,7 @@ errors++;
 if(data32.verdict !== undefined){
 let data33 = data32.verdict;
 if(!((((data33 === "breaking") || (data33 === "non-breaking")) || (data33 === "annotation")) || (data33 === "unclassified"))){
-const err65 = {instancePath:instancePath+"/compatibility/verdict",schemaPath:"#/$defs/changeClass/enum",keyword:"enum",params:{allowedValues: schema180.enum},message:"must be equal to one of the allowed values",schema:schema180.enum,parentSchema:schema180,data:data33};
+const err65 = {instancePath:instancePath+"/compatibility/verdict",schemaPath:"#/$defs/changeClass/enum",keyword:"enum",params:{allowedValues: schema182.enum},message:"must be equal to one of the allowed values",schema:schema182.enum,parentSchema:schema182,data:data33};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -16163,7 +16337,7 @@ for(let i1=0; i1<len1; i1++){
 let data35 = data34[i1];
 if(data35 && typeof data35 == "object" && !Array.isArray(data35)){
 if(data35.path === undefined){
-const err66 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'",schema:schema177.properties.compatibility.properties.changes.items.required,parentSchema:schema177.properties.compatibility.properties.changes.items,data:data35};
+const err66 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'",schema:schema179.properties.compatibility.properties.changes.items.required,parentSchema:schema179.properties.compatibility.properties.changes.items,data:data35};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -16173,7 +16347,7 @@ vErrors.push(err66);
 errors++;
 }
 if(data35.class === undefined){
-const err67 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/required",keyword:"required",params:{missingProperty: "class"},message:"must have required property '"+"class"+"'",schema:schema177.properties.compatibility.properties.changes.items.required,parentSchema:schema177.properties.compatibility.properties.changes.items,data:data35};
+const err67 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/required",keyword:"required",params:{missingProperty: "class"},message:"must have required property '"+"class"+"'",schema:schema179.properties.compatibility.properties.changes.items.required,parentSchema:schema179.properties.compatibility.properties.changes.items,data:data35};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -16183,7 +16357,7 @@ vErrors.push(err67);
 errors++;
 }
 if(data35.reason === undefined){
-const err68 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'",schema:schema177.properties.compatibility.properties.changes.items.required,parentSchema:schema177.properties.compatibility.properties.changes.items,data:data35};
+const err68 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'",schema:schema179.properties.compatibility.properties.changes.items.required,parentSchema:schema179.properties.compatibility.properties.changes.items,data:data35};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -16194,7 +16368,7 @@ errors++;
 }
 for(const key7 in data35){
 if(!(((key7 === "path") || (key7 === "class")) || (key7 === "reason"))){
-const err69 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema177.properties.compatibility.properties.changes.items,data:data35};
+const err69 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema179.properties.compatibility.properties.changes.items,data:data35};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -16207,7 +16381,7 @@ errors++;
 if(data35.path !== undefined){
 let data36 = data35.path;
 if(typeof data36 !== "string"){
-const err70 = {instancePath:instancePath+"/compatibility/changes/" + i1+"/path",schemaPath:"#/properties/compatibility/properties/changes/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema177.properties.compatibility.properties.changes.items.properties.path.type,parentSchema:schema177.properties.compatibility.properties.changes.items.properties.path,data:data36};
+const err70 = {instancePath:instancePath+"/compatibility/changes/" + i1+"/path",schemaPath:"#/properties/compatibility/properties/changes/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema179.properties.compatibility.properties.changes.items.properties.path.type,parentSchema:schema179.properties.compatibility.properties.changes.items.properties.path,data:data36};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -16220,7 +16394,7 @@ errors++;
 if(data35.class !== undefined){
 let data37 = data35.class;
 if(!((((data37 === "breaking") || (data37 === "non-breaking")) || (data37 === "annotation")) || (data37 === "unclassified"))){
-const err71 = {instancePath:instancePath+"/compatibility/changes/" + i1+"/class",schemaPath:"#/$defs/changeClass/enum",keyword:"enum",params:{allowedValues: schema180.enum},message:"must be equal to one of the allowed values",schema:schema180.enum,parentSchema:schema180,data:data37};
+const err71 = {instancePath:instancePath+"/compatibility/changes/" + i1+"/class",schemaPath:"#/$defs/changeClass/enum",keyword:"enum",params:{allowedValues: schema182.enum},message:"must be equal to one of the allowed values",schema:schema182.enum,parentSchema:schema182,data:data37};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -16233,7 +16407,7 @@ errors++;
 if(data35.reason !== undefined){
 let data38 = data35.reason;
 if(typeof data38 !== "string"){
-const err72 = {instancePath:instancePath+"/compatibility/changes/" + i1+"/reason",schemaPath:"#/properties/compatibility/properties/changes/items/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema177.properties.compatibility.properties.changes.items.properties.reason.type,parentSchema:schema177.properties.compatibility.properties.changes.items.properties.reason,data:data38};
+const err72 = {instancePath:instancePath+"/compatibility/changes/" + i1+"/reason",schemaPath:"#/properties/compatibility/properties/changes/items/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema179.properties.compatibility.properties.changes.items.properties.reason.type,parentSchema:schema179.properties.compatibility.properties.changes.items.properties.reason,data:data38};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -16245,7 +16419,7 @@ errors++;
 }
 }
 else {
-const err73 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema177.properties.compatibility.properties.changes.items.type,parentSchema:schema177.properties.compatibility.properties.changes.items,data:data35};
+const err73 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema179.properties.compatibility.properties.changes.items.type,parentSchema:schema179.properties.compatibility.properties.changes.items,data:data35};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -16257,7 +16431,7 @@ errors++;
 }
 }
 else {
-const err74 = {instancePath:instancePath+"/compatibility/changes",schemaPath:"#/properties/compatibility/properties/changes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema177.properties.compatibility.properties.changes.type,parentSchema:schema177.properties.compatibility.properties.changes,data:data34};
+const err74 = {instancePath:instancePath+"/compatibility/changes",schemaPath:"#/properties/compatibility/properties/changes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema179.properties.compatibility.properties.changes.type,parentSchema:schema179.properties.compatibility.properties.changes,data:data34};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -16269,7 +16443,7 @@ errors++;
 }
 }
 else {
-const err75 = {instancePath:instancePath+"/compatibility",schemaPath:"#/properties/compatibility/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema177.properties.compatibility.type,parentSchema:schema177.properties.compatibility,data:data32};
+const err75 = {instancePath:instancePath+"/compatibility",schemaPath:"#/properties/compatibility/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema179.properties.compatibility.type,parentSchema:schema179.properties.compatibility,data:data32};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -16287,7 +16461,7 @@ for(let i2=0; i2<len2; i2++){
 let data40 = data39[i2];
 if(data40 && typeof data40 == "object" && !Array.isArray(data40)){
 if(data40.path === undefined){
-const err76 = {instancePath:instancePath+"/breaking/" + i2,schemaPath:"#/properties/breaking/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'",schema:schema177.properties.breaking.items.required,parentSchema:schema177.properties.breaking.items,data:data40};
+const err76 = {instancePath:instancePath+"/breaking/" + i2,schemaPath:"#/properties/breaking/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'",schema:schema179.properties.breaking.items.required,parentSchema:schema179.properties.breaking.items,data:data40};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -16297,7 +16471,7 @@ vErrors.push(err76);
 errors++;
 }
 if(data40.reason === undefined){
-const err77 = {instancePath:instancePath+"/breaking/" + i2,schemaPath:"#/properties/breaking/items/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'",schema:schema177.properties.breaking.items.required,parentSchema:schema177.properties.breaking.items,data:data40};
+const err77 = {instancePath:instancePath+"/breaking/" + i2,schemaPath:"#/properties/breaking/items/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'",schema:schema179.properties.breaking.items.required,parentSchema:schema179.properties.breaking.items,data:data40};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -16308,7 +16482,7 @@ errors++;
 }
 for(const key8 in data40){
 if(!((key8 === "path") || (key8 === "reason"))){
-const err78 = {instancePath:instancePath+"/breaking/" + i2,schemaPath:"#/properties/breaking/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties",schema:false,parentSchema:schema177.properties.breaking.items,data:data40};
+const err78 = {instancePath:instancePath+"/breaking/" + i2,schemaPath:"#/properties/breaking/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties",schema:false,parentSchema:schema179.properties.breaking.items,data:data40};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -16321,7 +16495,7 @@ errors++;
 if(data40.path !== undefined){
 let data41 = data40.path;
 if(typeof data41 !== "string"){
-const err79 = {instancePath:instancePath+"/breaking/" + i2+"/path",schemaPath:"#/properties/breaking/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema177.properties.breaking.items.properties.path.type,parentSchema:schema177.properties.breaking.items.properties.path,data:data41};
+const err79 = {instancePath:instancePath+"/breaking/" + i2+"/path",schemaPath:"#/properties/breaking/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema179.properties.breaking.items.properties.path.type,parentSchema:schema179.properties.breaking.items.properties.path,data:data41};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -16334,7 +16508,7 @@ errors++;
 if(data40.reason !== undefined){
 let data42 = data40.reason;
 if(typeof data42 !== "string"){
-const err80 = {instancePath:instancePath+"/breaking/" + i2+"/reason",schemaPath:"#/properties/breaking/items/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema177.properties.breaking.items.properties.reason.type,parentSchema:schema177.properties.breaking.items.properties.reason,data:data42};
+const err80 = {instancePath:instancePath+"/breaking/" + i2+"/reason",schemaPath:"#/properties/breaking/items/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema179.properties.breaking.items.properties.reason.type,parentSchema:schema179.properties.breaking.items.properties.reason,data:data42};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -16346,7 +16520,7 @@ errors++;
 }
 }
 else {
-const err81 = {instancePath:instancePath+"/breaking/" + i2,schemaPath:"#/properties/breaking/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema177.properties.breaking.items.type,parentSchema:schema177.properties.breaking.items,data:data40};
+const err81 = {instancePath:instancePath+"/breaking/" + i2,schemaPath:"#/properties/breaking/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema179.properties.breaking.items.type,parentSchema:schema179.properties.breaking.items,data:data40};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -16358,7 +16532,7 @@ errors++;
 }
 }
 else {
-const err82 = {instancePath:instancePath+"/breaking",schemaPath:"#/properties/breaking/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema177.properties.breaking.type,parentSchema:schema177.properties.breaking,data:data39};
+const err82 = {instancePath:instancePath+"/breaking",schemaPath:"#/properties/breaking/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema179.properties.breaking.type,parentSchema:schema179.properties.breaking,data:data39};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -16371,7 +16545,7 @@ errors++;
 if(data.reason !== undefined){
 let data43 = data.reason;
 if(typeof data43 !== "string"){
-const err83 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema177.properties.reason.type,parentSchema:schema177.properties.reason,data:data43};
+const err83 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema179.properties.reason.type,parentSchema:schema179.properties.reason,data:data43};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -16384,7 +16558,7 @@ errors++;
 if(data.hint !== undefined){
 let data44 = data.hint;
 if(typeof data44 !== "string"){
-const err84 = {instancePath:instancePath+"/hint",schemaPath:"#/properties/hint/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema177.properties.hint.type,parentSchema:schema177.properties.hint,data:data44};
+const err84 = {instancePath:instancePath+"/hint",schemaPath:"#/properties/hint/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema179.properties.hint.type,parentSchema:schema179.properties.hint,data:data44};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -16401,7 +16575,7 @@ const len3 = data45.length;
 for(let i3=0; i3<len3; i3++){
 let data46 = data45[i3];
 if(typeof data46 !== "string"){
-const err85 = {instancePath:instancePath+"/notes/" + i3,schemaPath:"#/properties/notes/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema177.properties.notes.items.type,parentSchema:schema177.properties.notes.items,data:data46};
+const err85 = {instancePath:instancePath+"/notes/" + i3,schemaPath:"#/properties/notes/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema179.properties.notes.items.type,parentSchema:schema179.properties.notes.items,data:data46};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -16413,7 +16587,7 @@ errors++;
 }
 }
 else {
-const err86 = {instancePath:instancePath+"/notes",schemaPath:"#/properties/notes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema177.properties.notes.type,parentSchema:schema177.properties.notes,data:data45};
+const err86 = {instancePath:instancePath+"/notes",schemaPath:"#/properties/notes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema179.properties.notes.type,parentSchema:schema179.properties.notes,data:data45};
 if(vErrors === null){
 vErrors = [err86];
 }
@@ -16431,7 +16605,7 @@ for(let i4=0; i4<len4; i4++){
 let data48 = data47[i4];
 if(data48 && typeof data48 == "object" && !Array.isArray(data48)){
 if(data48.path === undefined){
-const err87 = {instancePath:instancePath+"/notCompared/" + i4,schemaPath:"#/properties/notCompared/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'",schema:schema177.properties.notCompared.items.required,parentSchema:schema177.properties.notCompared.items,data:data48};
+const err87 = {instancePath:instancePath+"/notCompared/" + i4,schemaPath:"#/properties/notCompared/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'",schema:schema179.properties.notCompared.items.required,parentSchema:schema179.properties.notCompared.items,data:data48};
 if(vErrors === null){
 vErrors = [err87];
 }
@@ -16441,7 +16615,7 @@ vErrors.push(err87);
 errors++;
 }
 if(data48.encrypted === undefined){
-const err88 = {instancePath:instancePath+"/notCompared/" + i4,schemaPath:"#/properties/notCompared/items/required",keyword:"required",params:{missingProperty: "encrypted"},message:"must have required property '"+"encrypted"+"'",schema:schema177.properties.notCompared.items.required,parentSchema:schema177.properties.notCompared.items,data:data48};
+const err88 = {instancePath:instancePath+"/notCompared/" + i4,schemaPath:"#/properties/notCompared/items/required",keyword:"required",params:{missingProperty: "encrypted"},message:"must have required property '"+"encrypted"+"'",schema:schema179.properties.notCompared.items.required,parentSchema:schema179.properties.notCompared.items,data:data48};
 if(vErrors === null){
 vErrors = [err88];
 }
@@ -16452,7 +16626,7 @@ errors++;
 }
 for(const key9 in data48){
 if(!((key9 === "path") || (key9 === "encrypted"))){
-const err89 = {instancePath:instancePath+"/notCompared/" + i4,schemaPath:"#/properties/notCompared/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties",schema:false,parentSchema:schema177.properties.notCompared.items,data:data48};
+const err89 = {instancePath:instancePath+"/notCompared/" + i4,schemaPath:"#/properties/notCompared/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties",schema:false,parentSchema:schema179.properties.notCompared.items,data:data48};
 if(vErrors === null){
 vErrors = [err89];
 }
@@ -16465,7 +16639,7 @@ errors++;
 if(data48.path !== undefined){
 let data49 = data48.path;
 if(typeof data49 !== "string"){
-const err90 = {instancePath:instancePath+"/notCompared/" + i4+"/path",schemaPath:"#/properties/notCompared/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema177.properties.notCompared.items.properties.path.type,parentSchema:schema177.properties.notCompared.items.properties.path,data:data49};
+const err90 = {instancePath:instancePath+"/notCompared/" + i4+"/path",schemaPath:"#/properties/notCompared/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema179.properties.notCompared.items.properties.path.type,parentSchema:schema179.properties.notCompared.items.properties.path,data:data49};
 if(vErrors === null){
 vErrors = [err90];
 }
@@ -16478,7 +16652,7 @@ errors++;
 if(data48.encrypted !== undefined){
 let data50 = data48.encrypted;
 if(!(((data50 === "unchanged") || (data50 === "changed")) || (data50 === "new"))){
-const err91 = {instancePath:instancePath+"/notCompared/" + i4+"/encrypted",schemaPath:"#/properties/notCompared/items/properties/encrypted/enum",keyword:"enum",params:{allowedValues: schema177.properties.notCompared.items.properties.encrypted.enum},message:"must be equal to one of the allowed values",schema:schema177.properties.notCompared.items.properties.encrypted.enum,parentSchema:schema177.properties.notCompared.items.properties.encrypted,data:data50};
+const err91 = {instancePath:instancePath+"/notCompared/" + i4+"/encrypted",schemaPath:"#/properties/notCompared/items/properties/encrypted/enum",keyword:"enum",params:{allowedValues: schema179.properties.notCompared.items.properties.encrypted.enum},message:"must be equal to one of the allowed values",schema:schema179.properties.notCompared.items.properties.encrypted.enum,parentSchema:schema179.properties.notCompared.items.properties.encrypted,data:data50};
 if(vErrors === null){
 vErrors = [err91];
 }
@@ -16490,7 +16664,7 @@ errors++;
 }
 }
 else {
-const err92 = {instancePath:instancePath+"/notCompared/" + i4,schemaPath:"#/properties/notCompared/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema177.properties.notCompared.items.type,parentSchema:schema177.properties.notCompared.items,data:data48};
+const err92 = {instancePath:instancePath+"/notCompared/" + i4,schemaPath:"#/properties/notCompared/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema179.properties.notCompared.items.type,parentSchema:schema179.properties.notCompared.items,data:data48};
 if(vErrors === null){
 vErrors = [err92];
 }
@@ -16502,7 +16676,7 @@ errors++;
 }
 }
 else {
-const err93 = {instancePath:instancePath+"/notCompared",schemaPath:"#/properties/notCompared/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema177.properties.notCompared.type,parentSchema:schema177.properties.notCompared,data:data47};
+const err93 = {instancePath:instancePath+"/notCompared",schemaPath:"#/properties/notCompared/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema179.properties.notCompared.type,parentSchema:schema179.properties.notCompared,data:data47};
 if(vErrors === null){
 vErrors = [err93];
 }
@@ -16516,7 +16690,7 @@ if(data.source !== undefined){
 let data51 = data.source;
 if(data51 && typeof data51 == "object" && !Array.isArray(data51)){
 if(data51.file === undefined){
-const err94 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/required",keyword:"required",params:{missingProperty: "file"},message:"must have required property '"+"file"+"'",schema:schema177.properties.source.required,parentSchema:schema177.properties.source,data:data51};
+const err94 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/required",keyword:"required",params:{missingProperty: "file"},message:"must have required property '"+"file"+"'",schema:schema179.properties.source.required,parentSchema:schema179.properties.source,data:data51};
 if(vErrors === null){
 vErrors = [err94];
 }
@@ -16526,7 +16700,7 @@ vErrors.push(err94);
 errors++;
 }
 if(data51.line === undefined){
-const err95 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/required",keyword:"required",params:{missingProperty: "line"},message:"must have required property '"+"line"+"'",schema:schema177.properties.source.required,parentSchema:schema177.properties.source,data:data51};
+const err95 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/required",keyword:"required",params:{missingProperty: "line"},message:"must have required property '"+"line"+"'",schema:schema179.properties.source.required,parentSchema:schema179.properties.source,data:data51};
 if(vErrors === null){
 vErrors = [err95];
 }
@@ -16537,7 +16711,7 @@ errors++;
 }
 for(const key10 in data51){
 if(!((key10 === "file") || (key10 === "line"))){
-const err96 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties",schema:false,parentSchema:schema177.properties.source,data:data51};
+const err96 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties",schema:false,parentSchema:schema179.properties.source,data:data51};
 if(vErrors === null){
 vErrors = [err96];
 }
@@ -16550,7 +16724,7 @@ errors++;
 if(data51.file !== undefined){
 let data52 = data51.file;
 if(typeof data52 !== "string"){
-const err97 = {instancePath:instancePath+"/source/file",schemaPath:"#/properties/source/properties/file/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema177.properties.source.properties.file.type,parentSchema:schema177.properties.source.properties.file,data:data52};
+const err97 = {instancePath:instancePath+"/source/file",schemaPath:"#/properties/source/properties/file/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema179.properties.source.properties.file.type,parentSchema:schema179.properties.source.properties.file,data:data52};
 if(vErrors === null){
 vErrors = [err97];
 }
@@ -16563,7 +16737,7 @@ errors++;
 if(data51.line !== undefined){
 let data53 = data51.line;
 if(!(((typeof data53 == "number") && (!(data53 % 1) && !isNaN(data53))) && (isFinite(data53)))){
-const err98 = {instancePath:instancePath+"/source/line",schemaPath:"#/properties/source/properties/line/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema177.properties.source.properties.line.type,parentSchema:schema177.properties.source.properties.line,data:data53};
+const err98 = {instancePath:instancePath+"/source/line",schemaPath:"#/properties/source/properties/line/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema179.properties.source.properties.line.type,parentSchema:schema179.properties.source.properties.line,data:data53};
 if(vErrors === null){
 vErrors = [err98];
 }
@@ -16574,7 +16748,7 @@ errors++;
 }
 if((typeof data53 == "number") && (isFinite(data53))){
 if(data53 < 1 || isNaN(data53)){
-const err99 = {instancePath:instancePath+"/source/line",schemaPath:"#/properties/source/properties/line/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema177.properties.source.properties.line,data:data53};
+const err99 = {instancePath:instancePath+"/source/line",schemaPath:"#/properties/source/properties/line/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema179.properties.source.properties.line,data:data53};
 if(vErrors === null){
 vErrors = [err99];
 }
@@ -16587,7 +16761,7 @@ errors++;
 }
 }
 else {
-const err100 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema177.properties.source.type,parentSchema:schema177.properties.source,data:data51};
+const err100 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema179.properties.source.type,parentSchema:schema179.properties.source,data:data51};
 if(vErrors === null){
 vErrors = [err100];
 }
@@ -16599,7 +16773,7 @@ errors++;
 }
 }
 else {
-const err101 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema177.type,parentSchema:schema177,data};
+const err101 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema179.type,parentSchema:schema179,data};
 if(vErrors === null){
 vErrors = [err101];
 }
@@ -16627,7 +16801,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.formatVersion === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "formatVersion"},message:"must have required property '"+"formatVersion"+"'",schema:schema176.required,parentSchema:schema176,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "formatVersion"},message:"must have required property '"+"formatVersion"+"'",schema:schema178.required,parentSchema:schema178,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -16637,7 +16811,7 @@ vErrors.push(err0);
 errors++;
 }
 if(data.createdAt === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "createdAt"},message:"must have required property '"+"createdAt"+"'",schema:schema176.required,parentSchema:schema176,data};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "createdAt"},message:"must have required property '"+"createdAt"+"'",schema:schema178.required,parentSchema:schema178,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -16647,7 +16821,7 @@ vErrors.push(err1);
 errors++;
 }
 if(data.state === undefined){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'",schema:schema176.required,parentSchema:schema176,data};
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'",schema:schema178.required,parentSchema:schema178,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -16657,7 +16831,7 @@ vErrors.push(err2);
 errors++;
 }
 if(data.orphanPolicy === undefined){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "orphanPolicy"},message:"must have required property '"+"orphanPolicy"+"'",schema:schema176.required,parentSchema:schema176,data};
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "orphanPolicy"},message:"must have required property '"+"orphanPolicy"+"'",schema:schema178.required,parentSchema:schema178,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -16667,7 +16841,7 @@ vErrors.push(err3);
 errors++;
 }
 if(data.changes === undefined){
-const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "changes"},message:"must have required property '"+"changes"+"'",schema:schema176.required,parentSchema:schema176,data};
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "changes"},message:"must have required property '"+"changes"+"'",schema:schema178.required,parentSchema:schema178,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -16677,7 +16851,7 @@ vErrors.push(err4);
 errors++;
 }
 if(data.summary === undefined){
-const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "summary"},message:"must have required property '"+"summary"+"'",schema:schema176.required,parentSchema:schema176,data};
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "summary"},message:"must have required property '"+"summary"+"'",schema:schema178.required,parentSchema:schema178,data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -16687,7 +16861,7 @@ vErrors.push(err5);
 errors++;
 }
 if(data.digest === undefined){
-const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "digest"},message:"must have required property '"+"digest"+"'",schema:schema176.required,parentSchema:schema176,data};
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "digest"},message:"must have required property '"+"digest"+"'",schema:schema178.required,parentSchema:schema178,data};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -16697,8 +16871,8 @@ vErrors.push(err6);
 errors++;
 }
 for(const key0 in data){
-if(!(func7.call(schema176.properties, key0))){
-const err7 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema176,data};
+if(!(func7.call(schema178.properties, key0))){
+const err7 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema178,data};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -16711,7 +16885,7 @@ errors++;
 if(data.$schema !== undefined){
 let data0 = data.$schema;
 if(typeof data0 !== "string"){
-const err8 = {instancePath:instancePath+"/$schema",schemaPath:"#/properties/%24schema/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema176.properties.$schema.type,parentSchema:schema176.properties.$schema,data:data0};
+const err8 = {instancePath:instancePath+"/$schema",schemaPath:"#/properties/%24schema/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema178.properties.$schema.type,parentSchema:schema178.properties.$schema,data:data0};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -16724,7 +16898,7 @@ errors++;
 if(data.formatVersion !== undefined){
 let data1 = data.formatVersion;
 if(1 !== data1){
-const err9 = {instancePath:instancePath+"/formatVersion",schemaPath:"#/properties/formatVersion/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant",schema:1,parentSchema:schema176.properties.formatVersion,data:data1};
+const err9 = {instancePath:instancePath+"/formatVersion",schemaPath:"#/properties/formatVersion/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant",schema:1,parentSchema:schema178.properties.formatVersion,data:data1};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -16738,7 +16912,7 @@ if(data.createdAt !== undefined){
 let data2 = data.createdAt;
 if(typeof data2 === "string"){
 if(!(formats2.validate(data2))){
-const err10 = {instancePath:instancePath+"/createdAt",schemaPath:"#/properties/createdAt/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\"",schema:"date-time",parentSchema:schema176.properties.createdAt,data:data2};
+const err10 = {instancePath:instancePath+"/createdAt",schemaPath:"#/properties/createdAt/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\"",schema:"date-time",parentSchema:schema178.properties.createdAt,data:data2};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -16749,7 +16923,7 @@ errors++;
 }
 }
 else {
-const err11 = {instancePath:instancePath+"/createdAt",schemaPath:"#/properties/createdAt/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema176.properties.createdAt.type,parentSchema:schema176.properties.createdAt,data:data2};
+const err11 = {instancePath:instancePath+"/createdAt",schemaPath:"#/properties/createdAt/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema178.properties.createdAt.type,parentSchema:schema178.properties.createdAt,data:data2};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -16762,7 +16936,7 @@ errors++;
 if(data.commit !== undefined){
 let data3 = data.commit;
 if(typeof data3 !== "string"){
-const err12 = {instancePath:instancePath+"/commit",schemaPath:"#/properties/commit/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema176.properties.commit.type,parentSchema:schema176.properties.commit,data:data3};
+const err12 = {instancePath:instancePath+"/commit",schemaPath:"#/properties/commit/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema178.properties.commit.type,parentSchema:schema178.properties.commit,data:data3};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -16776,7 +16950,7 @@ if(data.state !== undefined){
 let data4 = data.state;
 if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
 if(data4.lineage === undefined){
-const err13 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/required",keyword:"required",params:{missingProperty: "lineage"},message:"must have required property '"+"lineage"+"'",schema:schema176.properties.state.required,parentSchema:schema176.properties.state,data:data4};
+const err13 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/required",keyword:"required",params:{missingProperty: "lineage"},message:"must have required property '"+"lineage"+"'",schema:schema178.properties.state.required,parentSchema:schema178.properties.state,data:data4};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -16786,7 +16960,7 @@ vErrors.push(err13);
 errors++;
 }
 if(data4.serial === undefined){
-const err14 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/required",keyword:"required",params:{missingProperty: "serial"},message:"must have required property '"+"serial"+"'",schema:schema176.properties.state.required,parentSchema:schema176.properties.state,data:data4};
+const err14 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/required",keyword:"required",params:{missingProperty: "serial"},message:"must have required property '"+"serial"+"'",schema:schema178.properties.state.required,parentSchema:schema178.properties.state,data:data4};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -16797,7 +16971,7 @@ errors++;
 }
 for(const key1 in data4){
 if(!((((key1 === "lineage") || (key1 === "serial")) || (key1 === "source")) || (key1 === "empty"))){
-const err15 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema176.properties.state,data:data4};
+const err15 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema178.properties.state,data:data4};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -16810,7 +16984,7 @@ errors++;
 if(data4.lineage !== undefined){
 let data5 = data4.lineage;
 if(typeof data5 !== "string"){
-const err16 = {instancePath:instancePath+"/state/lineage",schemaPath:"#/properties/state/properties/lineage/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema176.properties.state.properties.lineage.type,parentSchema:schema176.properties.state.properties.lineage,data:data5};
+const err16 = {instancePath:instancePath+"/state/lineage",schemaPath:"#/properties/state/properties/lineage/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema178.properties.state.properties.lineage.type,parentSchema:schema178.properties.state.properties.lineage,data:data5};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -16823,7 +16997,7 @@ errors++;
 if(data4.serial !== undefined){
 let data6 = data4.serial;
 if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-const err17 = {instancePath:instancePath+"/state/serial",schemaPath:"#/properties/state/properties/serial/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema176.properties.state.properties.serial.type,parentSchema:schema176.properties.state.properties.serial,data:data6};
+const err17 = {instancePath:instancePath+"/state/serial",schemaPath:"#/properties/state/properties/serial/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema178.properties.state.properties.serial.type,parentSchema:schema178.properties.state.properties.serial,data:data6};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -16834,7 +17008,7 @@ errors++;
 }
 if((typeof data6 == "number") && (isFinite(data6))){
 if(data6 < 0 || isNaN(data6)){
-const err18 = {instancePath:instancePath+"/state/serial",schemaPath:"#/properties/state/properties/serial/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema176.properties.state.properties.serial,data:data6};
+const err18 = {instancePath:instancePath+"/state/serial",schemaPath:"#/properties/state/properties/serial/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema178.properties.state.properties.serial,data:data6};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -16848,7 +17022,7 @@ errors++;
 if(data4.source !== undefined){
 let data7 = data4.source;
 if(typeof data7 !== "string"){
-const err19 = {instancePath:instancePath+"/state/source",schemaPath:"#/properties/state/properties/source/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema176.properties.state.properties.source.type,parentSchema:schema176.properties.state.properties.source,data:data7};
+const err19 = {instancePath:instancePath+"/state/source",schemaPath:"#/properties/state/properties/source/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema178.properties.state.properties.source.type,parentSchema:schema178.properties.state.properties.source,data:data7};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -16861,7 +17035,7 @@ errors++;
 if(data4.empty !== undefined){
 let data8 = data4.empty;
 if(typeof data8 !== "boolean"){
-const err20 = {instancePath:instancePath+"/state/empty",schemaPath:"#/properties/state/properties/empty/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema176.properties.state.properties.empty.type,parentSchema:schema176.properties.state.properties.empty,data:data8};
+const err20 = {instancePath:instancePath+"/state/empty",schemaPath:"#/properties/state/properties/empty/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema178.properties.state.properties.empty.type,parentSchema:schema178.properties.state.properties.empty,data:data8};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -16873,7 +17047,7 @@ errors++;
 }
 }
 else {
-const err21 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema176.properties.state.type,parentSchema:schema176.properties.state,data:data4};
+const err21 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema178.properties.state.type,parentSchema:schema178.properties.state,data:data4};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -16886,7 +17060,7 @@ errors++;
 if(data.orphanPolicy !== undefined){
 let data9 = data.orphanPolicy;
 if(!((data9 === "report") || (data9 === "deactivate"))){
-const err22 = {instancePath:instancePath+"/orphanPolicy",schemaPath:"#/properties/orphanPolicy/enum",keyword:"enum",params:{allowedValues: schema176.properties.orphanPolicy.enum},message:"must be equal to one of the allowed values",schema:schema176.properties.orphanPolicy.enum,parentSchema:schema176.properties.orphanPolicy,data:data9};
+const err22 = {instancePath:instancePath+"/orphanPolicy",schemaPath:"#/properties/orphanPolicy/enum",keyword:"enum",params:{allowedValues: schema178.properties.orphanPolicy.enum},message:"must be equal to one of the allowed values",schema:schema178.properties.orphanPolicy.enum,parentSchema:schema178.properties.orphanPolicy,data:data9};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -16900,7 +17074,7 @@ if(data.batch !== undefined){
 let data10 = data.batch;
 if(data10 && typeof data10 == "object" && !Array.isArray(data10)){
 if(data10.maxSize === undefined){
-const err23 = {instancePath:instancePath+"/batch",schemaPath:"#/properties/batch/required",keyword:"required",params:{missingProperty: "maxSize"},message:"must have required property '"+"maxSize"+"'",schema:schema176.properties.batch.required,parentSchema:schema176.properties.batch,data:data10};
+const err23 = {instancePath:instancePath+"/batch",schemaPath:"#/properties/batch/required",keyword:"required",params:{missingProperty: "maxSize"},message:"must have required property '"+"maxSize"+"'",schema:schema178.properties.batch.required,parentSchema:schema178.properties.batch,data:data10};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -16911,7 +17085,7 @@ errors++;
 }
 for(const key2 in data10){
 if(!(key2 === "maxSize")){
-const err24 = {instancePath:instancePath+"/batch",schemaPath:"#/properties/batch/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema176.properties.batch,data:data10};
+const err24 = {instancePath:instancePath+"/batch",schemaPath:"#/properties/batch/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema178.properties.batch,data:data10};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -16924,7 +17098,7 @@ errors++;
 if(data10.maxSize !== undefined){
 let data11 = data10.maxSize;
 if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
-const err25 = {instancePath:instancePath+"/batch/maxSize",schemaPath:"#/properties/batch/properties/maxSize/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema176.properties.batch.properties.maxSize.type,parentSchema:schema176.properties.batch.properties.maxSize,data:data11};
+const err25 = {instancePath:instancePath+"/batch/maxSize",schemaPath:"#/properties/batch/properties/maxSize/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema178.properties.batch.properties.maxSize.type,parentSchema:schema178.properties.batch.properties.maxSize,data:data11};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -16935,7 +17109,7 @@ errors++;
 }
 if((typeof data11 == "number") && (isFinite(data11))){
 if(data11 < 1 || isNaN(data11)){
-const err26 = {instancePath:instancePath+"/batch/maxSize",schemaPath:"#/properties/batch/properties/maxSize/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema176.properties.batch.properties.maxSize,data:data11};
+const err26 = {instancePath:instancePath+"/batch/maxSize",schemaPath:"#/properties/batch/properties/maxSize/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema178.properties.batch.properties.maxSize,data:data11};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -16948,7 +17122,7 @@ errors++;
 }
 }
 else {
-const err27 = {instancePath:instancePath+"/batch",schemaPath:"#/properties/batch/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema176.properties.batch.type,parentSchema:schema176.properties.batch,data:data10};
+const err27 = {instancePath:instancePath+"/batch",schemaPath:"#/properties/batch/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema178.properties.batch.type,parentSchema:schema178.properties.batch,data:data10};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -16962,7 +17136,7 @@ if(data.selection !== undefined){
 let data12 = data.selection;
 if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
 if(data12.targets === undefined){
-const err28 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "targets"},message:"must have required property '"+"targets"+"'",schema:schema176.properties.selection.required,parentSchema:schema176.properties.selection,data:data12};
+const err28 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "targets"},message:"must have required property '"+"targets"+"'",schema:schema178.properties.selection.required,parentSchema:schema178.properties.selection,data:data12};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -16972,7 +17146,7 @@ vErrors.push(err28);
 errors++;
 }
 if(data12.excludes === undefined){
-const err29 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "excludes"},message:"must have required property '"+"excludes"+"'",schema:schema176.properties.selection.required,parentSchema:schema176.properties.selection,data:data12};
+const err29 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "excludes"},message:"must have required property '"+"excludes"+"'",schema:schema178.properties.selection.required,parentSchema:schema178.properties.selection,data:data12};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -16982,7 +17156,7 @@ vErrors.push(err29);
 errors++;
 }
 if(data12.kinds === undefined){
-const err30 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "kinds"},message:"must have required property '"+"kinds"+"'",schema:schema176.properties.selection.required,parentSchema:schema176.properties.selection,data:data12};
+const err30 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "kinds"},message:"must have required property '"+"kinds"+"'",schema:schema178.properties.selection.required,parentSchema:schema178.properties.selection,data:data12};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -16992,7 +17166,7 @@ vErrors.push(err30);
 errors++;
 }
 if(data12.pulledIn === undefined){
-const err31 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "pulledIn"},message:"must have required property '"+"pulledIn"+"'",schema:schema176.properties.selection.required,parentSchema:schema176.properties.selection,data:data12};
+const err31 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "pulledIn"},message:"must have required property '"+"pulledIn"+"'",schema:schema178.properties.selection.required,parentSchema:schema178.properties.selection,data:data12};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -17002,7 +17176,7 @@ vErrors.push(err31);
 errors++;
 }
 if(data12.selected === undefined){
-const err32 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "selected"},message:"must have required property '"+"selected"+"'",schema:schema176.properties.selection.required,parentSchema:schema176.properties.selection,data:data12};
+const err32 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "selected"},message:"must have required property '"+"selected"+"'",schema:schema178.properties.selection.required,parentSchema:schema178.properties.selection,data:data12};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -17012,7 +17186,7 @@ vErrors.push(err32);
 errors++;
 }
 if(data12.leftOut === undefined){
-const err33 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "leftOut"},message:"must have required property '"+"leftOut"+"'",schema:schema176.properties.selection.required,parentSchema:schema176.properties.selection,data:data12};
+const err33 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "leftOut"},message:"must have required property '"+"leftOut"+"'",schema:schema178.properties.selection.required,parentSchema:schema178.properties.selection,data:data12};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -17022,7 +17196,7 @@ vErrors.push(err33);
 errors++;
 }
 if(data12.recordsOutside === undefined){
-const err34 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "recordsOutside"},message:"must have required property '"+"recordsOutside"+"'",schema:schema176.properties.selection.required,parentSchema:schema176.properties.selection,data:data12};
+const err34 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "recordsOutside"},message:"must have required property '"+"recordsOutside"+"'",schema:schema178.properties.selection.required,parentSchema:schema178.properties.selection,data:data12};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -17032,8 +17206,8 @@ vErrors.push(err34);
 errors++;
 }
 for(const key3 in data12){
-if(!(func7.call(schema176.properties.selection.properties, key3))){
-const err35 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema176.properties.selection,data:data12};
+if(!(func7.call(schema178.properties.selection.properties, key3))){
+const err35 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema178.properties.selection,data:data12};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -17050,7 +17224,7 @@ const len0 = data13.length;
 for(let i0=0; i0<len0; i0++){
 let data14 = data13[i0];
 if(typeof data14 !== "string"){
-const err36 = {instancePath:instancePath+"/selection/targets/" + i0,schemaPath:"#/properties/selection/properties/targets/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema176.properties.selection.properties.targets.items.type,parentSchema:schema176.properties.selection.properties.targets.items,data:data14};
+const err36 = {instancePath:instancePath+"/selection/targets/" + i0,schemaPath:"#/properties/selection/properties/targets/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema178.properties.selection.properties.targets.items.type,parentSchema:schema178.properties.selection.properties.targets.items,data:data14};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -17062,7 +17236,7 @@ errors++;
 }
 }
 else {
-const err37 = {instancePath:instancePath+"/selection/targets",schemaPath:"#/properties/selection/properties/targets/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema176.properties.selection.properties.targets.type,parentSchema:schema176.properties.selection.properties.targets,data:data13};
+const err37 = {instancePath:instancePath+"/selection/targets",schemaPath:"#/properties/selection/properties/targets/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema178.properties.selection.properties.targets.type,parentSchema:schema178.properties.selection.properties.targets,data:data13};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -17079,7 +17253,7 @@ const len1 = data15.length;
 for(let i1=0; i1<len1; i1++){
 let data16 = data15[i1];
 if(typeof data16 !== "string"){
-const err38 = {instancePath:instancePath+"/selection/excludes/" + i1,schemaPath:"#/properties/selection/properties/excludes/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema176.properties.selection.properties.excludes.items.type,parentSchema:schema176.properties.selection.properties.excludes.items,data:data16};
+const err38 = {instancePath:instancePath+"/selection/excludes/" + i1,schemaPath:"#/properties/selection/properties/excludes/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema178.properties.selection.properties.excludes.items.type,parentSchema:schema178.properties.selection.properties.excludes.items,data:data16};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -17091,7 +17265,7 @@ errors++;
 }
 }
 else {
-const err39 = {instancePath:instancePath+"/selection/excludes",schemaPath:"#/properties/selection/properties/excludes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema176.properties.selection.properties.excludes.type,parentSchema:schema176.properties.selection.properties.excludes,data:data15};
+const err39 = {instancePath:instancePath+"/selection/excludes",schemaPath:"#/properties/selection/properties/excludes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema178.properties.selection.properties.excludes.type,parentSchema:schema178.properties.selection.properties.excludes,data:data15};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -17108,7 +17282,7 @@ const len2 = data17.length;
 for(let i2=0; i2<len2; i2++){
 let data18 = data17[i2];
 if(typeof data18 !== "string"){
-const err40 = {instancePath:instancePath+"/selection/kinds/" + i2,schemaPath:"#/properties/selection/properties/kinds/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema176.properties.selection.properties.kinds.items.type,parentSchema:schema176.properties.selection.properties.kinds.items,data:data18};
+const err40 = {instancePath:instancePath+"/selection/kinds/" + i2,schemaPath:"#/properties/selection/properties/kinds/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema178.properties.selection.properties.kinds.items.type,parentSchema:schema178.properties.selection.properties.kinds.items,data:data18};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -17120,7 +17294,7 @@ errors++;
 }
 }
 else {
-const err41 = {instancePath:instancePath+"/selection/kinds",schemaPath:"#/properties/selection/properties/kinds/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema176.properties.selection.properties.kinds.type,parentSchema:schema176.properties.selection.properties.kinds,data:data17};
+const err41 = {instancePath:instancePath+"/selection/kinds",schemaPath:"#/properties/selection/properties/kinds/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema178.properties.selection.properties.kinds.type,parentSchema:schema178.properties.selection.properties.kinds,data:data17};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -17133,7 +17307,7 @@ errors++;
 if(data12.selector !== undefined){
 let data19 = data12.selector;
 if(typeof data19 !== "string"){
-const err42 = {instancePath:instancePath+"/selection/selector",schemaPath:"#/properties/selection/properties/selector/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema176.properties.selection.properties.selector.type,parentSchema:schema176.properties.selection.properties.selector,data:data19};
+const err42 = {instancePath:instancePath+"/selection/selector",schemaPath:"#/properties/selection/properties/selector/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema178.properties.selection.properties.selector.type,parentSchema:schema178.properties.selection.properties.selector,data:data19};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -17146,7 +17320,7 @@ errors++;
 if(data12.configSelector !== undefined){
 let data20 = data12.configSelector;
 if(typeof data20 !== "string"){
-const err43 = {instancePath:instancePath+"/selection/configSelector",schemaPath:"#/properties/selection/properties/configSelector/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema176.properties.selection.properties.configSelector.type,parentSchema:schema176.properties.selection.properties.configSelector,data:data20};
+const err43 = {instancePath:instancePath+"/selection/configSelector",schemaPath:"#/properties/selection/properties/configSelector/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema178.properties.selection.properties.configSelector.type,parentSchema:schema178.properties.selection.properties.configSelector,data:data20};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -17164,7 +17338,7 @@ for(let i3=0; i3<len3; i3++){
 let data22 = data21[i3];
 if(data22 && typeof data22 == "object" && !Array.isArray(data22)){
 if(data22.id === undefined){
-const err44 = {instancePath:instancePath+"/selection/pulledIn/" + i3,schemaPath:"#/properties/selection/properties/pulledIn/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema176.properties.selection.properties.pulledIn.items.required,parentSchema:schema176.properties.selection.properties.pulledIn.items,data:data22};
+const err44 = {instancePath:instancePath+"/selection/pulledIn/" + i3,schemaPath:"#/properties/selection/properties/pulledIn/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema178.properties.selection.properties.pulledIn.items.required,parentSchema:schema178.properties.selection.properties.pulledIn.items,data:data22};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -17174,7 +17348,7 @@ vErrors.push(err44);
 errors++;
 }
 if(data22.by === undefined){
-const err45 = {instancePath:instancePath+"/selection/pulledIn/" + i3,schemaPath:"#/properties/selection/properties/pulledIn/items/required",keyword:"required",params:{missingProperty: "by"},message:"must have required property '"+"by"+"'",schema:schema176.properties.selection.properties.pulledIn.items.required,parentSchema:schema176.properties.selection.properties.pulledIn.items,data:data22};
+const err45 = {instancePath:instancePath+"/selection/pulledIn/" + i3,schemaPath:"#/properties/selection/properties/pulledIn/items/required",keyword:"required",params:{missingProperty: "by"},message:"must have required property '"+"by"+"'",schema:schema178.properties.selection.properties.pulledIn.items.required,parentSchema:schema178.properties.selection.properties.pulledIn.items,data:data22};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -17185,7 +17359,7 @@ errors++;
 }
 for(const key4 in data22){
 if(!((key4 === "id") || (key4 === "by"))){
-const err46 = {instancePath:instancePath+"/selection/pulledIn/" + i3,schemaPath:"#/properties/selection/properties/pulledIn/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema176.properties.selection.properties.pulledIn.items,data:data22};
+const err46 = {instancePath:instancePath+"/selection/pulledIn/" + i3,schemaPath:"#/properties/selection/properties/pulledIn/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema178.properties.selection.properties.pulledIn.items,data:data22};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -17198,7 +17372,7 @@ errors++;
 if(data22.id !== undefined){
 let data23 = data22.id;
 if(typeof data23 !== "string"){
-const err47 = {instancePath:instancePath+"/selection/pulledIn/" + i3+"/id",schemaPath:"#/properties/selection/properties/pulledIn/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema176.properties.selection.properties.pulledIn.items.properties.id.type,parentSchema:schema176.properties.selection.properties.pulledIn.items.properties.id,data:data23};
+const err47 = {instancePath:instancePath+"/selection/pulledIn/" + i3+"/id",schemaPath:"#/properties/selection/properties/pulledIn/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema178.properties.selection.properties.pulledIn.items.properties.id.type,parentSchema:schema178.properties.selection.properties.pulledIn.items.properties.id,data:data23};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -17215,7 +17389,7 @@ const len4 = data24.length;
 for(let i4=0; i4<len4; i4++){
 let data25 = data24[i4];
 if(typeof data25 !== "string"){
-const err48 = {instancePath:instancePath+"/selection/pulledIn/" + i3+"/by/" + i4,schemaPath:"#/properties/selection/properties/pulledIn/items/properties/by/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema176.properties.selection.properties.pulledIn.items.properties.by.items.type,parentSchema:schema176.properties.selection.properties.pulledIn.items.properties.by.items,data:data25};
+const err48 = {instancePath:instancePath+"/selection/pulledIn/" + i3+"/by/" + i4,schemaPath:"#/properties/selection/properties/pulledIn/items/properties/by/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema178.properties.selection.properties.pulledIn.items.properties.by.items.type,parentSchema:schema178.properties.selection.properties.pulledIn.items.properties.by.items,data:data25};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -17227,7 +17401,7 @@ errors++;
 }
 }
 else {
-const err49 = {instancePath:instancePath+"/selection/pulledIn/" + i3+"/by",schemaPath:"#/properties/selection/properties/pulledIn/items/properties/by/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema176.properties.selection.properties.pulledIn.items.properties.by.type,parentSchema:schema176.properties.selection.properties.pulledIn.items.properties.by,data:data24};
+const err49 = {instancePath:instancePath+"/selection/pulledIn/" + i3+"/by",schemaPath:"#/properties/selection/properties/pulledIn/items/properties/by/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema178.properties.selection.properties.pulledIn.items.properties.by.type,parentSchema:schema178.properties.selection.properties.pulledIn.items.properties.by,data:data24};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -17239,7 +17413,7 @@ errors++;
 }
 }
 else {
-const err50 = {instancePath:instancePath+"/selection/pulledIn/" + i3,schemaPath:"#/properties/selection/properties/pulledIn/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema176.properties.selection.properties.pulledIn.items.type,parentSchema:schema176.properties.selection.properties.pulledIn.items,data:data22};
+const err50 = {instancePath:instancePath+"/selection/pulledIn/" + i3,schemaPath:"#/properties/selection/properties/pulledIn/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema178.properties.selection.properties.pulledIn.items.type,parentSchema:schema178.properties.selection.properties.pulledIn.items,data:data22};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -17251,7 +17425,7 @@ errors++;
 }
 }
 else {
-const err51 = {instancePath:instancePath+"/selection/pulledIn",schemaPath:"#/properties/selection/properties/pulledIn/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema176.properties.selection.properties.pulledIn.type,parentSchema:schema176.properties.selection.properties.pulledIn,data:data21};
+const err51 = {instancePath:instancePath+"/selection/pulledIn",schemaPath:"#/properties/selection/properties/pulledIn/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema178.properties.selection.properties.pulledIn.type,parentSchema:schema178.properties.selection.properties.pulledIn,data:data21};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -17264,7 +17438,7 @@ errors++;
 if(data12.selected !== undefined){
 let data26 = data12.selected;
 if(!(((typeof data26 == "number") && (!(data26 % 1) && !isNaN(data26))) && (isFinite(data26)))){
-const err52 = {instancePath:instancePath+"/selection/selected",schemaPath:"#/properties/selection/properties/selected/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema176.properties.selection.properties.selected.type,parentSchema:schema176.properties.selection.properties.selected,data:data26};
+const err52 = {instancePath:instancePath+"/selection/selected",schemaPath:"#/properties/selection/properties/selected/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema178.properties.selection.properties.selected.type,parentSchema:schema178.properties.selection.properties.selected,data:data26};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -17275,7 +17449,7 @@ errors++;
 }
 if((typeof data26 == "number") && (isFinite(data26))){
 if(data26 < 0 || isNaN(data26)){
-const err53 = {instancePath:instancePath+"/selection/selected",schemaPath:"#/properties/selection/properties/selected/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema176.properties.selection.properties.selected,data:data26};
+const err53 = {instancePath:instancePath+"/selection/selected",schemaPath:"#/properties/selection/properties/selected/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema178.properties.selection.properties.selected,data:data26};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -17289,7 +17463,7 @@ errors++;
 if(data12.leftOut !== undefined){
 let data27 = data12.leftOut;
 if(!(((typeof data27 == "number") && (!(data27 % 1) && !isNaN(data27))) && (isFinite(data27)))){
-const err54 = {instancePath:instancePath+"/selection/leftOut",schemaPath:"#/properties/selection/properties/leftOut/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema176.properties.selection.properties.leftOut.type,parentSchema:schema176.properties.selection.properties.leftOut,data:data27};
+const err54 = {instancePath:instancePath+"/selection/leftOut",schemaPath:"#/properties/selection/properties/leftOut/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema178.properties.selection.properties.leftOut.type,parentSchema:schema178.properties.selection.properties.leftOut,data:data27};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -17300,7 +17474,7 @@ errors++;
 }
 if((typeof data27 == "number") && (isFinite(data27))){
 if(data27 < 0 || isNaN(data27)){
-const err55 = {instancePath:instancePath+"/selection/leftOut",schemaPath:"#/properties/selection/properties/leftOut/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema176.properties.selection.properties.leftOut,data:data27};
+const err55 = {instancePath:instancePath+"/selection/leftOut",schemaPath:"#/properties/selection/properties/leftOut/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema178.properties.selection.properties.leftOut,data:data27};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -17314,7 +17488,7 @@ errors++;
 if(data12.recordsOutside !== undefined){
 let data28 = data12.recordsOutside;
 if(!(((typeof data28 == "number") && (!(data28 % 1) && !isNaN(data28))) && (isFinite(data28)))){
-const err56 = {instancePath:instancePath+"/selection/recordsOutside",schemaPath:"#/properties/selection/properties/recordsOutside/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema176.properties.selection.properties.recordsOutside.type,parentSchema:schema176.properties.selection.properties.recordsOutside,data:data28};
+const err56 = {instancePath:instancePath+"/selection/recordsOutside",schemaPath:"#/properties/selection/properties/recordsOutside/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema178.properties.selection.properties.recordsOutside.type,parentSchema:schema178.properties.selection.properties.recordsOutside,data:data28};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -17325,7 +17499,7 @@ errors++;
 }
 if((typeof data28 == "number") && (isFinite(data28))){
 if(data28 < 0 || isNaN(data28)){
-const err57 = {instancePath:instancePath+"/selection/recordsOutside",schemaPath:"#/properties/selection/properties/recordsOutside/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema176.properties.selection.properties.recordsOutside,data:data28};
+const err57 = {instancePath:instancePath+"/selection/recordsOutside",schemaPath:"#/properties/selection/properties/recordsOutside/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema178.properties.selection.properties.recordsOutside,data:data28};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -17338,7 +17512,7 @@ errors++;
 }
 }
 else {
-const err58 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema176.properties.selection.type,parentSchema:schema176.properties.selection,data:data12};
+const err58 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema178.properties.selection.type,parentSchema:schema178.properties.selection,data:data12};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -17351,8 +17525,8 @@ errors++;
 if(data.digest !== undefined){
 let data29 = data.digest;
 if(typeof data29 === "string"){
-if(!pattern115.test(data29)){
-const err59 = {instancePath:instancePath+"/digest",schemaPath:"#/properties/digest/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\"",schema:"^[0-9a-f]{64}$",parentSchema:schema176.properties.digest,data:data29};
+if(!pattern117.test(data29)){
+const err59 = {instancePath:instancePath+"/digest",schemaPath:"#/properties/digest/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\"",schema:"^[0-9a-f]{64}$",parentSchema:schema178.properties.digest,data:data29};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -17363,7 +17537,7 @@ errors++;
 }
 }
 else {
-const err60 = {instancePath:instancePath+"/digest",schemaPath:"#/properties/digest/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema176.properties.digest.type,parentSchema:schema176.properties.digest,data:data29};
+const err60 = {instancePath:instancePath+"/digest",schemaPath:"#/properties/digest/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema178.properties.digest.type,parentSchema:schema178.properties.digest,data:data29};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -17377,7 +17551,7 @@ if(data.massDeactivation !== undefined){
 let data30 = data.massDeactivation;
 if(data30 && typeof data30 == "object" && !Array.isArray(data30)){
 if(data30.withheld === undefined){
-const err61 = {instancePath:instancePath+"/massDeactivation",schemaPath:"#/properties/massDeactivation/required",keyword:"required",params:{missingProperty: "withheld"},message:"must have required property '"+"withheld"+"'",schema:schema176.properties.massDeactivation.required,parentSchema:schema176.properties.massDeactivation,data:data30};
+const err61 = {instancePath:instancePath+"/massDeactivation",schemaPath:"#/properties/massDeactivation/required",keyword:"required",params:{missingProperty: "withheld"},message:"must have required property '"+"withheld"+"'",schema:schema178.properties.massDeactivation.required,parentSchema:schema178.properties.massDeactivation,data:data30};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -17387,7 +17561,7 @@ vErrors.push(err61);
 errors++;
 }
 if(data30.of === undefined){
-const err62 = {instancePath:instancePath+"/massDeactivation",schemaPath:"#/properties/massDeactivation/required",keyword:"required",params:{missingProperty: "of"},message:"must have required property '"+"of"+"'",schema:schema176.properties.massDeactivation.required,parentSchema:schema176.properties.massDeactivation,data:data30};
+const err62 = {instancePath:instancePath+"/massDeactivation",schemaPath:"#/properties/massDeactivation/required",keyword:"required",params:{missingProperty: "of"},message:"must have required property '"+"of"+"'",schema:schema178.properties.massDeactivation.required,parentSchema:schema178.properties.massDeactivation,data:data30};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -17397,7 +17571,7 @@ vErrors.push(err62);
 errors++;
 }
 if(data30.maxShare === undefined){
-const err63 = {instancePath:instancePath+"/massDeactivation",schemaPath:"#/properties/massDeactivation/required",keyword:"required",params:{missingProperty: "maxShare"},message:"must have required property '"+"maxShare"+"'",schema:schema176.properties.massDeactivation.required,parentSchema:schema176.properties.massDeactivation,data:data30};
+const err63 = {instancePath:instancePath+"/massDeactivation",schemaPath:"#/properties/massDeactivation/required",keyword:"required",params:{missingProperty: "maxShare"},message:"must have required property '"+"maxShare"+"'",schema:schema178.properties.massDeactivation.required,parentSchema:schema178.properties.massDeactivation,data:data30};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -17408,7 +17582,7 @@ errors++;
 }
 for(const key5 in data30){
 if(!(((key5 === "withheld") || (key5 === "of")) || (key5 === "maxShare"))){
-const err64 = {instancePath:instancePath+"/massDeactivation",schemaPath:"#/properties/massDeactivation/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema176.properties.massDeactivation,data:data30};
+const err64 = {instancePath:instancePath+"/massDeactivation",schemaPath:"#/properties/massDeactivation/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema178.properties.massDeactivation,data:data30};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -17421,7 +17595,7 @@ errors++;
 if(data30.withheld !== undefined){
 let data31 = data30.withheld;
 if(!(((typeof data31 == "number") && (!(data31 % 1) && !isNaN(data31))) && (isFinite(data31)))){
-const err65 = {instancePath:instancePath+"/massDeactivation/withheld",schemaPath:"#/properties/massDeactivation/properties/withheld/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema176.properties.massDeactivation.properties.withheld.type,parentSchema:schema176.properties.massDeactivation.properties.withheld,data:data31};
+const err65 = {instancePath:instancePath+"/massDeactivation/withheld",schemaPath:"#/properties/massDeactivation/properties/withheld/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema178.properties.massDeactivation.properties.withheld.type,parentSchema:schema178.properties.massDeactivation.properties.withheld,data:data31};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -17432,7 +17606,7 @@ errors++;
 }
 if((typeof data31 == "number") && (isFinite(data31))){
 if(data31 < 1 || isNaN(data31)){
-const err66 = {instancePath:instancePath+"/massDeactivation/withheld",schemaPath:"#/properties/massDeactivation/properties/withheld/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema176.properties.massDeactivation.properties.withheld,data:data31};
+const err66 = {instancePath:instancePath+"/massDeactivation/withheld",schemaPath:"#/properties/massDeactivation/properties/withheld/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema178.properties.massDeactivation.properties.withheld,data:data31};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -17446,7 +17620,7 @@ errors++;
 if(data30.of !== undefined){
 let data32 = data30.of;
 if(!(((typeof data32 == "number") && (!(data32 % 1) && !isNaN(data32))) && (isFinite(data32)))){
-const err67 = {instancePath:instancePath+"/massDeactivation/of",schemaPath:"#/properties/massDeactivation/properties/of/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema176.properties.massDeactivation.properties.of.type,parentSchema:schema176.properties.massDeactivation.properties.of,data:data32};
+const err67 = {instancePath:instancePath+"/massDeactivation/of",schemaPath:"#/properties/massDeactivation/properties/of/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema178.properties.massDeactivation.properties.of.type,parentSchema:schema178.properties.massDeactivation.properties.of,data:data32};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -17457,7 +17631,7 @@ errors++;
 }
 if((typeof data32 == "number") && (isFinite(data32))){
 if(data32 < 0 || isNaN(data32)){
-const err68 = {instancePath:instancePath+"/massDeactivation/of",schemaPath:"#/properties/massDeactivation/properties/of/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema176.properties.massDeactivation.properties.of,data:data32};
+const err68 = {instancePath:instancePath+"/massDeactivation/of",schemaPath:"#/properties/massDeactivation/properties/of/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema178.properties.massDeactivation.properties.of,data:data32};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -17472,7 +17646,7 @@ if(data30.maxShare !== undefined){
 let data33 = data30.maxShare;
 if((typeof data33 == "number") && (isFinite(data33))){
 if(data33 > 1 || isNaN(data33)){
-const err69 = {instancePath:instancePath+"/massDeactivation/maxShare",schemaPath:"#/properties/massDeactivation/properties/maxShare/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1",schema:1,parentSchema:schema176.properties.massDeactivation.properties.maxShare,data:data33};
+const err69 = {instancePath:instancePath+"/massDeactivation/maxShare",schemaPath:"#/properties/massDeactivation/properties/maxShare/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1",schema:1,parentSchema:schema178.properties.massDeactivation.properties.maxShare,data:data33};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -17482,7 +17656,7 @@ vErrors.push(err69);
 errors++;
 }
 if(data33 < 0 || isNaN(data33)){
-const err70 = {instancePath:instancePath+"/massDeactivation/maxShare",schemaPath:"#/properties/massDeactivation/properties/maxShare/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema176.properties.massDeactivation.properties.maxShare,data:data33};
+const err70 = {instancePath:instancePath+"/massDeactivation/maxShare",schemaPath:"#/properties/massDeactivation/properties/maxShare/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema178.properties.massDeactivation.properties.maxShare,data:data33};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -17493,7 +17667,7 @@ errors++;
 }
 }
 else {
-const err71 = {instancePath:instancePath+"/massDeactivation/maxShare",schemaPath:"#/properties/massDeactivation/properties/maxShare/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema176.properties.massDeactivation.properties.maxShare.type,parentSchema:schema176.properties.massDeactivation.properties.maxShare,data:data33};
+const err71 = {instancePath:instancePath+"/massDeactivation/maxShare",schemaPath:"#/properties/massDeactivation/properties/maxShare/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema178.properties.massDeactivation.properties.maxShare.type,parentSchema:schema178.properties.massDeactivation.properties.maxShare,data:data33};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -17505,7 +17679,7 @@ errors++;
 }
 }
 else {
-const err72 = {instancePath:instancePath+"/massDeactivation",schemaPath:"#/properties/massDeactivation/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema176.properties.massDeactivation.type,parentSchema:schema176.properties.massDeactivation,data:data30};
+const err72 = {instancePath:instancePath+"/massDeactivation",schemaPath:"#/properties/massDeactivation/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema178.properties.massDeactivation.type,parentSchema:schema178.properties.massDeactivation,data:data30};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -17527,7 +17701,7 @@ errors = vErrors.length;
 }
 }
 else {
-const err73 = {instancePath:instancePath+"/changes",schemaPath:"#/properties/changes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema176.properties.changes.type,parentSchema:schema176.properties.changes,data:data34};
+const err73 = {instancePath:instancePath+"/changes",schemaPath:"#/properties/changes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema178.properties.changes.type,parentSchema:schema178.properties.changes,data:data34};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -17541,7 +17715,7 @@ if(data.summary !== undefined){
 let data36 = data.summary;
 if(data36 && typeof data36 == "object" && !Array.isArray(data36)){
 if(data36.resources === undefined){
-const err74 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "resources"},message:"must have required property '"+"resources"+"'",schema:schema176.properties.summary.required,parentSchema:schema176.properties.summary,data:data36};
+const err74 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "resources"},message:"must have required property '"+"resources"+"'",schema:schema178.properties.summary.required,parentSchema:schema178.properties.summary,data:data36};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -17551,7 +17725,7 @@ vErrors.push(err74);
 errors++;
 }
 if(data36.create === undefined){
-const err75 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "create"},message:"must have required property '"+"create"+"'",schema:schema176.properties.summary.required,parentSchema:schema176.properties.summary,data:data36};
+const err75 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "create"},message:"must have required property '"+"create"+"'",schema:schema178.properties.summary.required,parentSchema:schema178.properties.summary,data:data36};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -17561,7 +17735,7 @@ vErrors.push(err75);
 errors++;
 }
 if(data36.update === undefined){
-const err76 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "update"},message:"must have required property '"+"update"+"'",schema:schema176.properties.summary.required,parentSchema:schema176.properties.summary,data:data36};
+const err76 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "update"},message:"must have required property '"+"update"+"'",schema:schema178.properties.summary.required,parentSchema:schema178.properties.summary,data:data36};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -17571,7 +17745,7 @@ vErrors.push(err76);
 errors++;
 }
 if(data36.noop === undefined){
-const err77 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "noop"},message:"must have required property '"+"noop"+"'",schema:schema176.properties.summary.required,parentSchema:schema176.properties.summary,data:data36};
+const err77 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "noop"},message:"must have required property '"+"noop"+"'",schema:schema178.properties.summary.required,parentSchema:schema178.properties.summary,data:data36};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -17581,7 +17755,7 @@ vErrors.push(err77);
 errors++;
 }
 if(data36.blocked === undefined){
-const err78 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "blocked"},message:"must have required property '"+"blocked"+"'",schema:schema176.properties.summary.required,parentSchema:schema176.properties.summary,data:data36};
+const err78 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "blocked"},message:"must have required property '"+"blocked"+"'",schema:schema178.properties.summary.required,parentSchema:schema178.properties.summary,data:data36};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -17591,7 +17765,7 @@ vErrors.push(err78);
 errors++;
 }
 if(data36.orphan === undefined){
-const err79 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "orphan"},message:"must have required property '"+"orphan"+"'",schema:schema176.properties.summary.required,parentSchema:schema176.properties.summary,data:data36};
+const err79 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "orphan"},message:"must have required property '"+"orphan"+"'",schema:schema178.properties.summary.required,parentSchema:schema178.properties.summary,data:data36};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -17601,7 +17775,7 @@ vErrors.push(err79);
 errors++;
 }
 if(data36.deactivate === undefined){
-const err80 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "deactivate"},message:"must have required property '"+"deactivate"+"'",schema:schema176.properties.summary.required,parentSchema:schema176.properties.summary,data:data36};
+const err80 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "deactivate"},message:"must have required property '"+"deactivate"+"'",schema:schema178.properties.summary.required,parentSchema:schema178.properties.summary,data:data36};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -17611,7 +17785,7 @@ vErrors.push(err80);
 errors++;
 }
 if(data36.quotaResets === undefined){
-const err81 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "quotaResets"},message:"must have required property '"+"quotaResets"+"'",schema:schema176.properties.summary.required,parentSchema:schema176.properties.summary,data:data36};
+const err81 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "quotaResets"},message:"must have required property '"+"quotaResets"+"'",schema:schema178.properties.summary.required,parentSchema:schema178.properties.summary,data:data36};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -17621,7 +17795,7 @@ vErrors.push(err81);
 errors++;
 }
 if(data36.breaking === undefined){
-const err82 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "breaking"},message:"must have required property '"+"breaking"+"'",schema:schema176.properties.summary.required,parentSchema:schema176.properties.summary,data:data36};
+const err82 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "breaking"},message:"must have required property '"+"breaking"+"'",schema:schema178.properties.summary.required,parentSchema:schema178.properties.summary,data:data36};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -17631,7 +17805,7 @@ vErrors.push(err82);
 errors++;
 }
 if(data36.calls === undefined){
-const err83 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "calls"},message:"must have required property '"+"calls"+"'",schema:schema176.properties.summary.required,parentSchema:schema176.properties.summary,data:data36};
+const err83 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "calls"},message:"must have required property '"+"calls"+"'",schema:schema178.properties.summary.required,parentSchema:schema178.properties.summary,data:data36};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -17641,8 +17815,8 @@ vErrors.push(err83);
 errors++;
 }
 for(const key6 in data36){
-if(!(func7.call(schema176.properties.summary.properties, key6))){
-const err84 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema176.properties.summary,data:data36};
+if(!(func7.call(schema178.properties.summary.properties, key6))){
+const err84 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema178.properties.summary,data:data36};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -17655,7 +17829,7 @@ errors++;
 if(data36.resources !== undefined){
 let data37 = data36.resources;
 if(!(((typeof data37 == "number") && (!(data37 % 1) && !isNaN(data37))) && (isFinite(data37)))){
-const err85 = {instancePath:instancePath+"/summary/resources",schemaPath:"#/properties/summary/properties/resources/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema176.properties.summary.properties.resources.type,parentSchema:schema176.properties.summary.properties.resources,data:data37};
+const err85 = {instancePath:instancePath+"/summary/resources",schemaPath:"#/properties/summary/properties/resources/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema178.properties.summary.properties.resources.type,parentSchema:schema178.properties.summary.properties.resources,data:data37};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -17666,7 +17840,7 @@ errors++;
 }
 if((typeof data37 == "number") && (isFinite(data37))){
 if(data37 < 0 || isNaN(data37)){
-const err86 = {instancePath:instancePath+"/summary/resources",schemaPath:"#/properties/summary/properties/resources/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema176.properties.summary.properties.resources,data:data37};
+const err86 = {instancePath:instancePath+"/summary/resources",schemaPath:"#/properties/summary/properties/resources/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema178.properties.summary.properties.resources,data:data37};
 if(vErrors === null){
 vErrors = [err86];
 }
@@ -17680,7 +17854,7 @@ errors++;
 if(data36.create !== undefined){
 let data38 = data36.create;
 if(!(((typeof data38 == "number") && (!(data38 % 1) && !isNaN(data38))) && (isFinite(data38)))){
-const err87 = {instancePath:instancePath+"/summary/create",schemaPath:"#/properties/summary/properties/create/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema176.properties.summary.properties.create.type,parentSchema:schema176.properties.summary.properties.create,data:data38};
+const err87 = {instancePath:instancePath+"/summary/create",schemaPath:"#/properties/summary/properties/create/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema178.properties.summary.properties.create.type,parentSchema:schema178.properties.summary.properties.create,data:data38};
 if(vErrors === null){
 vErrors = [err87];
 }
@@ -17691,7 +17865,7 @@ errors++;
 }
 if((typeof data38 == "number") && (isFinite(data38))){
 if(data38 < 0 || isNaN(data38)){
-const err88 = {instancePath:instancePath+"/summary/create",schemaPath:"#/properties/summary/properties/create/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema176.properties.summary.properties.create,data:data38};
+const err88 = {instancePath:instancePath+"/summary/create",schemaPath:"#/properties/summary/properties/create/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema178.properties.summary.properties.create,data:data38};
 if(vErrors === null){
 vErrors = [err88];
 }
@@ -17705,7 +17879,7 @@ errors++;
 if(data36.update !== undefined){
 let data39 = data36.update;
 if(!(((typeof data39 == "number") && (!(data39 % 1) && !isNaN(data39))) && (isFinite(data39)))){
-const err89 = {instancePath:instancePath+"/summary/update",schemaPath:"#/properties/summary/properties/update/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema176.properties.summary.properties.update.type,parentSchema:schema176.properties.summary.properties.update,data:data39};
+const err89 = {instancePath:instancePath+"/summary/update",schemaPath:"#/properties/summary/properties/update/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema178.properties.summary.properties.update.type,parentSchema:schema178.properties.summary.properties.update,data:data39};
 if(vErrors === null){
 vErrors = [err89];
 }
@@ -17716,7 +17890,7 @@ errors++;
 }
 if((typeof data39 == "number") && (isFinite(data39))){
 if(data39 < 0 || isNaN(data39)){
-const err90 = {instancePath:instancePath+"/summary/update",schemaPath:"#/properties/summary/properties/update/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema176.properties.summary.properties.update,data:data39};
+const err90 = {instancePath:instancePath+"/summary/update",schemaPath:"#/properties/summary/properties/update/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema178.properties.summary.properties.update,data:data39};
 if(vErrors === null){
 vErrors = [err90];
 }
@@ -17730,7 +17904,7 @@ errors++;
 if(data36.noop !== undefined){
 let data40 = data36.noop;
 if(!(((typeof data40 == "number") && (!(data40 % 1) && !isNaN(data40))) && (isFinite(data40)))){
-const err91 = {instancePath:instancePath+"/summary/noop",schemaPath:"#/properties/summary/properties/noop/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema176.properties.summary.properties.noop.type,parentSchema:schema176.properties.summary.properties.noop,data:data40};
+const err91 = {instancePath:instancePath+"/summary/noop",schemaPath:"#/properties/summary/properties/noop/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema178.properties.summary.properties.noop.type,parentSchema:schema178.properties.summary.properties.noop,data:data40};
 if(vErrors === null){
 vErrors = [err91];
 }
@@ -17741,7 +17915,7 @@ errors++;
 }
 if((typeof data40 == "number") && (isFinite(data40))){
 if(data40 < 0 || isNaN(data40)){
-const err92 = {instancePath:instancePath+"/summary/noop",schemaPath:"#/properties/summary/properties/noop/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema176.properties.summary.properties.noop,data:data40};
+const err92 = {instancePath:instancePath+"/summary/noop",schemaPath:"#/properties/summary/properties/noop/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema178.properties.summary.properties.noop,data:data40};
 if(vErrors === null){
 vErrors = [err92];
 }
@@ -17755,7 +17929,7 @@ errors++;
 if(data36.blocked !== undefined){
 let data41 = data36.blocked;
 if(!(((typeof data41 == "number") && (!(data41 % 1) && !isNaN(data41))) && (isFinite(data41)))){
-const err93 = {instancePath:instancePath+"/summary/blocked",schemaPath:"#/properties/summary/properties/blocked/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema176.properties.summary.properties.blocked.type,parentSchema:schema176.properties.summary.properties.blocked,data:data41};
+const err93 = {instancePath:instancePath+"/summary/blocked",schemaPath:"#/properties/summary/properties/blocked/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema178.properties.summary.properties.blocked.type,parentSchema:schema178.properties.summary.properties.blocked,data:data41};
 if(vErrors === null){
 vErrors = [err93];
 }
@@ -17766,7 +17940,7 @@ errors++;
 }
 if((typeof data41 == "number") && (isFinite(data41))){
 if(data41 < 0 || isNaN(data41)){
-const err94 = {instancePath:instancePath+"/summary/blocked",schemaPath:"#/properties/summary/properties/blocked/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema176.properties.summary.properties.blocked,data:data41};
+const err94 = {instancePath:instancePath+"/summary/blocked",schemaPath:"#/properties/summary/properties/blocked/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema178.properties.summary.properties.blocked,data:data41};
 if(vErrors === null){
 vErrors = [err94];
 }
@@ -17780,7 +17954,7 @@ errors++;
 if(data36.orphan !== undefined){
 let data42 = data36.orphan;
 if(!(((typeof data42 == "number") && (!(data42 % 1) && !isNaN(data42))) && (isFinite(data42)))){
-const err95 = {instancePath:instancePath+"/summary/orphan",schemaPath:"#/properties/summary/properties/orphan/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema176.properties.summary.properties.orphan.type,parentSchema:schema176.properties.summary.properties.orphan,data:data42};
+const err95 = {instancePath:instancePath+"/summary/orphan",schemaPath:"#/properties/summary/properties/orphan/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema178.properties.summary.properties.orphan.type,parentSchema:schema178.properties.summary.properties.orphan,data:data42};
 if(vErrors === null){
 vErrors = [err95];
 }
@@ -17791,7 +17965,7 @@ errors++;
 }
 if((typeof data42 == "number") && (isFinite(data42))){
 if(data42 < 0 || isNaN(data42)){
-const err96 = {instancePath:instancePath+"/summary/orphan",schemaPath:"#/properties/summary/properties/orphan/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema176.properties.summary.properties.orphan,data:data42};
+const err96 = {instancePath:instancePath+"/summary/orphan",schemaPath:"#/properties/summary/properties/orphan/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema178.properties.summary.properties.orphan,data:data42};
 if(vErrors === null){
 vErrors = [err96];
 }
@@ -17805,7 +17979,7 @@ errors++;
 if(data36.adopt !== undefined){
 let data43 = data36.adopt;
 if(!(((typeof data43 == "number") && (!(data43 % 1) && !isNaN(data43))) && (isFinite(data43)))){
-const err97 = {instancePath:instancePath+"/summary/adopt",schemaPath:"#/properties/summary/properties/adopt/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema176.properties.summary.properties.adopt.type,parentSchema:schema176.properties.summary.properties.adopt,data:data43};
+const err97 = {instancePath:instancePath+"/summary/adopt",schemaPath:"#/properties/summary/properties/adopt/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema178.properties.summary.properties.adopt.type,parentSchema:schema178.properties.summary.properties.adopt,data:data43};
 if(vErrors === null){
 vErrors = [err97];
 }
@@ -17816,7 +17990,7 @@ errors++;
 }
 if((typeof data43 == "number") && (isFinite(data43))){
 if(data43 < 0 || isNaN(data43)){
-const err98 = {instancePath:instancePath+"/summary/adopt",schemaPath:"#/properties/summary/properties/adopt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema176.properties.summary.properties.adopt,data:data43};
+const err98 = {instancePath:instancePath+"/summary/adopt",schemaPath:"#/properties/summary/properties/adopt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema178.properties.summary.properties.adopt,data:data43};
 if(vErrors === null){
 vErrors = [err98];
 }
@@ -17830,7 +18004,7 @@ errors++;
 if(data36.moved !== undefined){
 let data44 = data36.moved;
 if(!(((typeof data44 == "number") && (!(data44 % 1) && !isNaN(data44))) && (isFinite(data44)))){
-const err99 = {instancePath:instancePath+"/summary/moved",schemaPath:"#/properties/summary/properties/moved/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema176.properties.summary.properties.moved.type,parentSchema:schema176.properties.summary.properties.moved,data:data44};
+const err99 = {instancePath:instancePath+"/summary/moved",schemaPath:"#/properties/summary/properties/moved/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema178.properties.summary.properties.moved.type,parentSchema:schema178.properties.summary.properties.moved,data:data44};
 if(vErrors === null){
 vErrors = [err99];
 }
@@ -17841,7 +18015,7 @@ errors++;
 }
 if((typeof data44 == "number") && (isFinite(data44))){
 if(data44 < 0 || isNaN(data44)){
-const err100 = {instancePath:instancePath+"/summary/moved",schemaPath:"#/properties/summary/properties/moved/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema176.properties.summary.properties.moved,data:data44};
+const err100 = {instancePath:instancePath+"/summary/moved",schemaPath:"#/properties/summary/properties/moved/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema178.properties.summary.properties.moved,data:data44};
 if(vErrors === null){
 vErrors = [err100];
 }
@@ -17855,7 +18029,7 @@ errors++;
 if(data36.reactivate !== undefined){
 let data45 = data36.reactivate;
 if(!(((typeof data45 == "number") && (!(data45 % 1) && !isNaN(data45))) && (isFinite(data45)))){
-const err101 = {instancePath:instancePath+"/summary/reactivate",schemaPath:"#/properties/summary/properties/reactivate/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema176.properties.summary.properties.reactivate.type,parentSchema:schema176.properties.summary.properties.reactivate,data:data45};
+const err101 = {instancePath:instancePath+"/summary/reactivate",schemaPath:"#/properties/summary/properties/reactivate/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema178.properties.summary.properties.reactivate.type,parentSchema:schema178.properties.summary.properties.reactivate,data:data45};
 if(vErrors === null){
 vErrors = [err101];
 }
@@ -17866,7 +18040,7 @@ errors++;
 }
 if((typeof data45 == "number") && (isFinite(data45))){
 if(data45 < 0 || isNaN(data45)){
-const err102 = {instancePath:instancePath+"/summary/reactivate",schemaPath:"#/properties/summary/properties/reactivate/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema176.properties.summary.properties.reactivate,data:data45};
+const err102 = {instancePath:instancePath+"/summary/reactivate",schemaPath:"#/properties/summary/properties/reactivate/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema178.properties.summary.properties.reactivate,data:data45};
 if(vErrors === null){
 vErrors = [err102];
 }
@@ -17880,7 +18054,7 @@ errors++;
 if(data36.deactivate !== undefined){
 let data46 = data36.deactivate;
 if(!(((typeof data46 == "number") && (!(data46 % 1) && !isNaN(data46))) && (isFinite(data46)))){
-const err103 = {instancePath:instancePath+"/summary/deactivate",schemaPath:"#/properties/summary/properties/deactivate/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema176.properties.summary.properties.deactivate.type,parentSchema:schema176.properties.summary.properties.deactivate,data:data46};
+const err103 = {instancePath:instancePath+"/summary/deactivate",schemaPath:"#/properties/summary/properties/deactivate/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema178.properties.summary.properties.deactivate.type,parentSchema:schema178.properties.summary.properties.deactivate,data:data46};
 if(vErrors === null){
 vErrors = [err103];
 }
@@ -17891,7 +18065,7 @@ errors++;
 }
 if((typeof data46 == "number") && (isFinite(data46))){
 if(data46 < 0 || isNaN(data46)){
-const err104 = {instancePath:instancePath+"/summary/deactivate",schemaPath:"#/properties/summary/properties/deactivate/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema176.properties.summary.properties.deactivate,data:data46};
+const err104 = {instancePath:instancePath+"/summary/deactivate",schemaPath:"#/properties/summary/properties/deactivate/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema178.properties.summary.properties.deactivate,data:data46};
 if(vErrors === null){
 vErrors = [err104];
 }
@@ -17905,7 +18079,7 @@ errors++;
 if(data36.quotaResets !== undefined){
 let data47 = data36.quotaResets;
 if(!(((typeof data47 == "number") && (!(data47 % 1) && !isNaN(data47))) && (isFinite(data47)))){
-const err105 = {instancePath:instancePath+"/summary/quotaResets",schemaPath:"#/properties/summary/properties/quotaResets/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema176.properties.summary.properties.quotaResets.type,parentSchema:schema176.properties.summary.properties.quotaResets,data:data47};
+const err105 = {instancePath:instancePath+"/summary/quotaResets",schemaPath:"#/properties/summary/properties/quotaResets/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema178.properties.summary.properties.quotaResets.type,parentSchema:schema178.properties.summary.properties.quotaResets,data:data47};
 if(vErrors === null){
 vErrors = [err105];
 }
@@ -17916,7 +18090,7 @@ errors++;
 }
 if((typeof data47 == "number") && (isFinite(data47))){
 if(data47 < 0 || isNaN(data47)){
-const err106 = {instancePath:instancePath+"/summary/quotaResets",schemaPath:"#/properties/summary/properties/quotaResets/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema176.properties.summary.properties.quotaResets,data:data47};
+const err106 = {instancePath:instancePath+"/summary/quotaResets",schemaPath:"#/properties/summary/properties/quotaResets/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema178.properties.summary.properties.quotaResets,data:data47};
 if(vErrors === null){
 vErrors = [err106];
 }
@@ -17930,7 +18104,7 @@ errors++;
 if(data36.breaking !== undefined){
 let data48 = data36.breaking;
 if(!(((typeof data48 == "number") && (!(data48 % 1) && !isNaN(data48))) && (isFinite(data48)))){
-const err107 = {instancePath:instancePath+"/summary/breaking",schemaPath:"#/properties/summary/properties/breaking/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema176.properties.summary.properties.breaking.type,parentSchema:schema176.properties.summary.properties.breaking,data:data48};
+const err107 = {instancePath:instancePath+"/summary/breaking",schemaPath:"#/properties/summary/properties/breaking/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema178.properties.summary.properties.breaking.type,parentSchema:schema178.properties.summary.properties.breaking,data:data48};
 if(vErrors === null){
 vErrors = [err107];
 }
@@ -17941,7 +18115,7 @@ errors++;
 }
 if((typeof data48 == "number") && (isFinite(data48))){
 if(data48 < 0 || isNaN(data48)){
-const err108 = {instancePath:instancePath+"/summary/breaking",schemaPath:"#/properties/summary/properties/breaking/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema176.properties.summary.properties.breaking,data:data48};
+const err108 = {instancePath:instancePath+"/summary/breaking",schemaPath:"#/properties/summary/properties/breaking/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema178.properties.summary.properties.breaking,data:data48};
 if(vErrors === null){
 vErrors = [err108];
 }
@@ -17956,7 +18130,7 @@ if(data36.calls !== undefined){
 let data49 = data36.calls;
 if(data49 && typeof data49 == "object" && !Array.isArray(data49)){
 if(data49.gateway === undefined){
-const err109 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "gateway"},message:"must have required property '"+"gateway"+"'",schema:schema176.properties.summary.properties.calls.required,parentSchema:schema176.properties.summary.properties.calls,data:data49};
+const err109 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "gateway"},message:"must have required property '"+"gateway"+"'",schema:schema178.properties.summary.properties.calls.required,parentSchema:schema178.properties.summary.properties.calls,data:data49};
 if(vErrors === null){
 vErrors = [err109];
 }
@@ -17966,7 +18140,7 @@ vErrors.push(err109);
 errors++;
 }
 if(data49.portal === undefined){
-const err110 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "portal"},message:"must have required property '"+"portal"+"'",schema:schema176.properties.summary.properties.calls.required,parentSchema:schema176.properties.summary.properties.calls,data:data49};
+const err110 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "portal"},message:"must have required property '"+"portal"+"'",schema:schema178.properties.summary.properties.calls.required,parentSchema:schema178.properties.summary.properties.calls,data:data49};
 if(vErrors === null){
 vErrors = [err110];
 }
@@ -17976,7 +18150,7 @@ vErrors.push(err110);
 errors++;
 }
 if(data49.dashboard === undefined){
-const err111 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "dashboard"},message:"must have required property '"+"dashboard"+"'",schema:schema176.properties.summary.properties.calls.required,parentSchema:schema176.properties.summary.properties.calls,data:data49};
+const err111 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "dashboard"},message:"must have required property '"+"dashboard"+"'",schema:schema178.properties.summary.properties.calls.required,parentSchema:schema178.properties.summary.properties.calls,data:data49};
 if(vErrors === null){
 vErrors = [err111];
 }
@@ -17986,7 +18160,7 @@ vErrors.push(err111);
 errors++;
 }
 if(data49.llm === undefined){
-const err112 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "llm"},message:"must have required property '"+"llm"+"'",schema:schema176.properties.summary.properties.calls.required,parentSchema:schema176.properties.summary.properties.calls,data:data49};
+const err112 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "llm"},message:"must have required property '"+"llm"+"'",schema:schema178.properties.summary.properties.calls.required,parentSchema:schema178.properties.summary.properties.calls,data:data49};
 if(vErrors === null){
 vErrors = [err112];
 }
@@ -17996,7 +18170,7 @@ vErrors.push(err112);
 errors++;
 }
 if(data49.batchCalls === undefined){
-const err113 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "batchCalls"},message:"must have required property '"+"batchCalls"+"'",schema:schema176.properties.summary.properties.calls.required,parentSchema:schema176.properties.summary.properties.calls,data:data49};
+const err113 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "batchCalls"},message:"must have required property '"+"batchCalls"+"'",schema:schema178.properties.summary.properties.calls.required,parentSchema:schema178.properties.summary.properties.calls,data:data49};
 if(vErrors === null){
 vErrors = [err113];
 }
@@ -18006,7 +18180,7 @@ vErrors.push(err113);
 errors++;
 }
 if(data49.batched === undefined){
-const err114 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "batched"},message:"must have required property '"+"batched"+"'",schema:schema176.properties.summary.properties.calls.required,parentSchema:schema176.properties.summary.properties.calls,data:data49};
+const err114 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "batched"},message:"must have required property '"+"batched"+"'",schema:schema178.properties.summary.properties.calls.required,parentSchema:schema178.properties.summary.properties.calls,data:data49};
 if(vErrors === null){
 vErrors = [err114];
 }
@@ -18016,7 +18190,7 @@ vErrors.push(err114);
 errors++;
 }
 if(data49.total === undefined){
-const err115 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "total"},message:"must have required property '"+"total"+"'",schema:schema176.properties.summary.properties.calls.required,parentSchema:schema176.properties.summary.properties.calls,data:data49};
+const err115 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "total"},message:"must have required property '"+"total"+"'",schema:schema178.properties.summary.properties.calls.required,parentSchema:schema178.properties.summary.properties.calls,data:data49};
 if(vErrors === null){
 vErrors = [err115];
 }
@@ -18027,7 +18201,7 @@ errors++;
 }
 for(const key7 in data49){
 if(!(((((((key7 === "gateway") || (key7 === "portal")) || (key7 === "dashboard")) || (key7 === "llm")) || (key7 === "batchCalls")) || (key7 === "batched")) || (key7 === "total"))){
-const err116 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema176.properties.summary.properties.calls,data:data49};
+const err116 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema178.properties.summary.properties.calls,data:data49};
 if(vErrors === null){
 vErrors = [err116];
 }
@@ -18040,7 +18214,7 @@ errors++;
 if(data49.gateway !== undefined){
 let data50 = data49.gateway;
 if(!(((typeof data50 == "number") && (!(data50 % 1) && !isNaN(data50))) && (isFinite(data50)))){
-const err117 = {instancePath:instancePath+"/summary/calls/gateway",schemaPath:"#/properties/summary/properties/calls/properties/gateway/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema176.properties.summary.properties.calls.properties.gateway.type,parentSchema:schema176.properties.summary.properties.calls.properties.gateway,data:data50};
+const err117 = {instancePath:instancePath+"/summary/calls/gateway",schemaPath:"#/properties/summary/properties/calls/properties/gateway/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema178.properties.summary.properties.calls.properties.gateway.type,parentSchema:schema178.properties.summary.properties.calls.properties.gateway,data:data50};
 if(vErrors === null){
 vErrors = [err117];
 }
@@ -18051,7 +18225,7 @@ errors++;
 }
 if((typeof data50 == "number") && (isFinite(data50))){
 if(data50 < 0 || isNaN(data50)){
-const err118 = {instancePath:instancePath+"/summary/calls/gateway",schemaPath:"#/properties/summary/properties/calls/properties/gateway/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema176.properties.summary.properties.calls.properties.gateway,data:data50};
+const err118 = {instancePath:instancePath+"/summary/calls/gateway",schemaPath:"#/properties/summary/properties/calls/properties/gateway/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema178.properties.summary.properties.calls.properties.gateway,data:data50};
 if(vErrors === null){
 vErrors = [err118];
 }
@@ -18065,7 +18239,7 @@ errors++;
 if(data49.portal !== undefined){
 let data51 = data49.portal;
 if(!(((typeof data51 == "number") && (!(data51 % 1) && !isNaN(data51))) && (isFinite(data51)))){
-const err119 = {instancePath:instancePath+"/summary/calls/portal",schemaPath:"#/properties/summary/properties/calls/properties/portal/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema176.properties.summary.properties.calls.properties.portal.type,parentSchema:schema176.properties.summary.properties.calls.properties.portal,data:data51};
+const err119 = {instancePath:instancePath+"/summary/calls/portal",schemaPath:"#/properties/summary/properties/calls/properties/portal/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema178.properties.summary.properties.calls.properties.portal.type,parentSchema:schema178.properties.summary.properties.calls.properties.portal,data:data51};
 if(vErrors === null){
 vErrors = [err119];
 }
@@ -18076,7 +18250,7 @@ errors++;
 }
 if((typeof data51 == "number") && (isFinite(data51))){
 if(data51 < 0 || isNaN(data51)){
-const err120 = {instancePath:instancePath+"/summary/calls/portal",schemaPath:"#/properties/summary/properties/calls/properties/portal/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema176.properties.summary.properties.calls.properties.portal,data:data51};
+const err120 = {instancePath:instancePath+"/summary/calls/portal",schemaPath:"#/properties/summary/properties/calls/properties/portal/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema178.properties.summary.properties.calls.properties.portal,data:data51};
 if(vErrors === null){
 vErrors = [err120];
 }
@@ -18090,7 +18264,7 @@ errors++;
 if(data49.dashboard !== undefined){
 let data52 = data49.dashboard;
 if(!(((typeof data52 == "number") && (!(data52 % 1) && !isNaN(data52))) && (isFinite(data52)))){
-const err121 = {instancePath:instancePath+"/summary/calls/dashboard",schemaPath:"#/properties/summary/properties/calls/properties/dashboard/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema176.properties.summary.properties.calls.properties.dashboard.type,parentSchema:schema176.properties.summary.properties.calls.properties.dashboard,data:data52};
+const err121 = {instancePath:instancePath+"/summary/calls/dashboard",schemaPath:"#/properties/summary/properties/calls/properties/dashboard/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema178.properties.summary.properties.calls.properties.dashboard.type,parentSchema:schema178.properties.summary.properties.calls.properties.dashboard,data:data52};
 if(vErrors === null){
 vErrors = [err121];
 }
@@ -18101,7 +18275,7 @@ errors++;
 }
 if((typeof data52 == "number") && (isFinite(data52))){
 if(data52 < 0 || isNaN(data52)){
-const err122 = {instancePath:instancePath+"/summary/calls/dashboard",schemaPath:"#/properties/summary/properties/calls/properties/dashboard/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema176.properties.summary.properties.calls.properties.dashboard,data:data52};
+const err122 = {instancePath:instancePath+"/summary/calls/dashboard",schemaPath:"#/properties/summary/properties/calls/properties/dashboard/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema178.properties.summary.properties.calls.properties.dashboard,data:data52};
 if(vErrors === null){
 vErrors = [err122];
 }
@@ -18115,7 +18289,7 @@ errors++;
 if(data49.llm !== undefined){
 let data53 = data49.llm;
 if(!(((typeof data53 == "number") && (!(data53 % 1) && !isNaN(data53))) && (isFinite(data53)))){
-const err123 = {instancePath:instancePath+"/summary/calls/llm",schemaPath:"#/properties/summary/properties/calls/properties/llm/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema176.properties.summary.properties.calls.properties.llm.type,parentSchema:schema176.properties.summary.properties.calls.properties.llm,data:data53};
+const err123 = {instancePath:instancePath+"/summary/calls/llm",schemaPath:"#/properties/summary/properties/calls/properties/llm/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema178.properties.summary.properties.calls.properties.llm.type,parentSchema:schema178.properties.summary.properties.calls.properties.llm,data:data53};
 if(vErrors === null){
 vErrors = [err123];
 }
@@ -18126,7 +18300,7 @@ errors++;
 }
 if((typeof data53 == "number") && (isFinite(data53))){
 if(data53 < 0 || isNaN(data53)){
-const err124 = {instancePath:instancePath+"/summary/calls/llm",schemaPath:"#/properties/summary/properties/calls/properties/llm/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema176.properties.summary.properties.calls.properties.llm,data:data53};
+const err124 = {instancePath:instancePath+"/summary/calls/llm",schemaPath:"#/properties/summary/properties/calls/properties/llm/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema178.properties.summary.properties.calls.properties.llm,data:data53};
 if(vErrors === null){
 vErrors = [err124];
 }
@@ -18140,7 +18314,7 @@ errors++;
 if(data49.batchCalls !== undefined){
 let data54 = data49.batchCalls;
 if(!(((typeof data54 == "number") && (!(data54 % 1) && !isNaN(data54))) && (isFinite(data54)))){
-const err125 = {instancePath:instancePath+"/summary/calls/batchCalls",schemaPath:"#/properties/summary/properties/calls/properties/batchCalls/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema176.properties.summary.properties.calls.properties.batchCalls.type,parentSchema:schema176.properties.summary.properties.calls.properties.batchCalls,data:data54};
+const err125 = {instancePath:instancePath+"/summary/calls/batchCalls",schemaPath:"#/properties/summary/properties/calls/properties/batchCalls/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema178.properties.summary.properties.calls.properties.batchCalls.type,parentSchema:schema178.properties.summary.properties.calls.properties.batchCalls,data:data54};
 if(vErrors === null){
 vErrors = [err125];
 }
@@ -18151,7 +18325,7 @@ errors++;
 }
 if((typeof data54 == "number") && (isFinite(data54))){
 if(data54 < 0 || isNaN(data54)){
-const err126 = {instancePath:instancePath+"/summary/calls/batchCalls",schemaPath:"#/properties/summary/properties/calls/properties/batchCalls/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema176.properties.summary.properties.calls.properties.batchCalls,data:data54};
+const err126 = {instancePath:instancePath+"/summary/calls/batchCalls",schemaPath:"#/properties/summary/properties/calls/properties/batchCalls/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema178.properties.summary.properties.calls.properties.batchCalls,data:data54};
 if(vErrors === null){
 vErrors = [err126];
 }
@@ -18165,7 +18339,7 @@ errors++;
 if(data49.batched !== undefined){
 let data55 = data49.batched;
 if(!(((typeof data55 == "number") && (!(data55 % 1) && !isNaN(data55))) && (isFinite(data55)))){
-const err127 = {instancePath:instancePath+"/summary/calls/batched",schemaPath:"#/properties/summary/properties/calls/properties/batched/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema176.properties.summary.properties.calls.properties.batched.type,parentSchema:schema176.properties.summary.properties.calls.properties.batched,data:data55};
+const err127 = {instancePath:instancePath+"/summary/calls/batched",schemaPath:"#/properties/summary/properties/calls/properties/batched/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema178.properties.summary.properties.calls.properties.batched.type,parentSchema:schema178.properties.summary.properties.calls.properties.batched,data:data55};
 if(vErrors === null){
 vErrors = [err127];
 }
@@ -18176,7 +18350,7 @@ errors++;
 }
 if((typeof data55 == "number") && (isFinite(data55))){
 if(data55 < 0 || isNaN(data55)){
-const err128 = {instancePath:instancePath+"/summary/calls/batched",schemaPath:"#/properties/summary/properties/calls/properties/batched/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema176.properties.summary.properties.calls.properties.batched,data:data55};
+const err128 = {instancePath:instancePath+"/summary/calls/batched",schemaPath:"#/properties/summary/properties/calls/properties/batched/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema178.properties.summary.properties.calls.properties.batched,data:data55};
 if(vErrors === null){
 vErrors = [err128];
 }
@@ -18190,7 +18364,7 @@ errors++;
 if(data49.total !== undefined){
 let data56 = data49.total;
 if(!(((typeof data56 == "number") && (!(data56 % 1) && !isNaN(data56))) && (isFinite(data56)))){
-const err129 = {instancePath:instancePath+"/summary/calls/total",schemaPath:"#/properties/summary/properties/calls/properties/total/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema176.properties.summary.properties.calls.properties.total.type,parentSchema:schema176.properties.summary.properties.calls.properties.total,data:data56};
+const err129 = {instancePath:instancePath+"/summary/calls/total",schemaPath:"#/properties/summary/properties/calls/properties/total/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema178.properties.summary.properties.calls.properties.total.type,parentSchema:schema178.properties.summary.properties.calls.properties.total,data:data56};
 if(vErrors === null){
 vErrors = [err129];
 }
@@ -18201,7 +18375,7 @@ errors++;
 }
 if((typeof data56 == "number") && (isFinite(data56))){
 if(data56 < 0 || isNaN(data56)){
-const err130 = {instancePath:instancePath+"/summary/calls/total",schemaPath:"#/properties/summary/properties/calls/properties/total/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema176.properties.summary.properties.calls.properties.total,data:data56};
+const err130 = {instancePath:instancePath+"/summary/calls/total",schemaPath:"#/properties/summary/properties/calls/properties/total/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema178.properties.summary.properties.calls.properties.total,data:data56};
 if(vErrors === null){
 vErrors = [err130];
 }
@@ -18214,7 +18388,7 @@ errors++;
 }
 }
 else {
-const err131 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema176.properties.summary.properties.calls.type,parentSchema:schema176.properties.summary.properties.calls,data:data49};
+const err131 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema178.properties.summary.properties.calls.type,parentSchema:schema178.properties.summary.properties.calls,data:data49};
 if(vErrors === null){
 vErrors = [err131];
 }
@@ -18226,7 +18400,7 @@ errors++;
 }
 }
 else {
-const err132 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema176.properties.summary.type,parentSchema:schema176.properties.summary,data:data36};
+const err132 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema178.properties.summary.type,parentSchema:schema178.properties.summary,data:data36};
 if(vErrors === null){
 vErrors = [err132];
 }
@@ -18238,7 +18412,7 @@ errors++;
 }
 }
 else {
-const err133 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema176.type,parentSchema:schema176,data};
+const err133 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema178.type,parentSchema:schema178,data};
 if(vErrors === null){
 vErrors = [err133];
 }
@@ -18253,7 +18427,7 @@ return errors === 0;
 validate61.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const v10 = validate64;
-const schema182 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/portal-webhook.schema.json","title":"PortalWebhook","description":"A webhook of the developer portal: created with operation 9 (POST {portal}/webhooks), updated with operation 8 (PUT {portal}/webhooks/{id}). Headers are managed through a sub-resource the interfaces do not include.","type":"object","required":["apiVersion","kind","metadata","spec"],"additionalProperties":false,"properties":{"apiVersion":{"$ref":"common.schema.json#/$defs/apiVersion"},"kind":{"const":"PortalWebhook"},"metadata":{"$ref":"common.schema.json#/$defs/metadata"},"spec":{"type":"object","required":["Name","URL","Method","Events"],"additionalProperties":false,"properties":{"webhookId":{"description":"Adopt an existing webhook (its string id): gatesync updates it instead of creating a new one.","$ref":"common.schema.json#/$defs/nonEmptyString"},"Name":{"type":"string","minLength":1},"URL":{"description":"Target address of the webhook requests (sensitive when it carries credentials).","type":"string","pattern":"^(https?://|\\$\\{)","x-error":"must be an http(s) URL"},"Method":{"enum":["GET","POST","PUT","PATCH","DELETE"]},"Timeout":{"description":"Seconds before a delivery is given up.","type":"integer","minimum":0},"Events":{"type":"array","minItems":1,"uniqueItems":true,"items":{"enum":["AccessRequestApproved","AccessRequestRejected","AccessRequestCreated","OrganisationRequestCreated","OrganisationRequestApproved","OrganisationRequestRejected","OrganisationRegistered","UserRegistered","UserAccountActivated","UserAccountDeactivated","PasswordReset","RegisterInvite","ApplicationRegistered","CredentialRegistered"]}}}}}};
+const schema184 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/portal-webhook.schema.json","title":"PortalWebhook","description":"A webhook of the developer portal: created with operation 9 (POST {portal}/webhooks), updated with operation 8 (PUT {portal}/webhooks/{id}). Headers are managed through a sub-resource the interfaces do not include.","type":"object","required":["apiVersion","kind","metadata","spec"],"additionalProperties":false,"properties":{"apiVersion":{"$ref":"common.schema.json#/$defs/apiVersion"},"kind":{"const":"PortalWebhook"},"metadata":{"$ref":"common.schema.json#/$defs/metadata"},"spec":{"type":"object","required":["Name","URL","Method","Events"],"additionalProperties":false,"properties":{"webhookId":{"description":"Adopt an existing webhook (its string id): gatesync updates it instead of creating a new one.","$ref":"common.schema.json#/$defs/nonEmptyString"},"Name":{"type":"string","minLength":1},"URL":{"description":"Target address of the webhook requests (sensitive when it carries credentials).","type":"string","pattern":"^(https?://|\\$\\{)","x-error":"must be an http(s) URL"},"Method":{"enum":["GET","POST","PUT","PATCH","DELETE"]},"Timeout":{"description":"Seconds before a delivery is given up.","type":"integer","minimum":0},"Events":{"type":"array","minItems":1,"uniqueItems":true,"items":{"enum":["AccessRequestApproved","AccessRequestRejected","AccessRequestCreated","OrganisationRequestCreated","OrganisationRequestApproved","OrganisationRequestRejected","OrganisationRegistered","UserRegistered","UserAccountActivated","UserAccountDeactivated","PasswordReset","RegisterInvite","ApplicationRegistered","CredentialRegistered"]}}}}}};
 
 function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -18405,7 +18579,7 @@ return errors === 0;
 }
 validate65.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const pattern118 = new RegExp("^(https?://|\\$\\{)", "u");
+const pattern120 = new RegExp("^(https?://|\\$\\{)", "u");
 
 function validate64(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://gatesync.dev/schemas/portal-webhook.schema.json" */;
@@ -18420,7 +18594,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.apiVersion === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "apiVersion"},message:"must have required property '"+"apiVersion"+"'",schema:schema182.required,parentSchema:schema182,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "apiVersion"},message:"must have required property '"+"apiVersion"+"'",schema:schema184.required,parentSchema:schema184,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -18430,7 +18604,7 @@ vErrors.push(err0);
 errors++;
 }
 if(data.kind === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema182.required,parentSchema:schema182,data};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema184.required,parentSchema:schema184,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -18440,7 +18614,7 @@ vErrors.push(err1);
 errors++;
 }
 if(data.metadata === undefined){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "metadata"},message:"must have required property '"+"metadata"+"'",schema:schema182.required,parentSchema:schema182,data};
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "metadata"},message:"must have required property '"+"metadata"+"'",schema:schema184.required,parentSchema:schema184,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -18450,7 +18624,7 @@ vErrors.push(err2);
 errors++;
 }
 if(data.spec === undefined){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "spec"},message:"must have required property '"+"spec"+"'",schema:schema182.required,parentSchema:schema182,data};
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "spec"},message:"must have required property '"+"spec"+"'",schema:schema184.required,parentSchema:schema184,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -18461,7 +18635,7 @@ errors++;
 }
 for(const key0 in data){
 if(!((((key0 === "apiVersion") || (key0 === "kind")) || (key0 === "metadata")) || (key0 === "spec"))){
-const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema182,data};
+const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema184,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -18487,7 +18661,7 @@ errors++;
 if(data.kind !== undefined){
 let data1 = data.kind;
 if("PortalWebhook" !== data1){
-const err6 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "PortalWebhook"},message:"must be equal to constant",schema:"PortalWebhook",parentSchema:schema182.properties.kind,data:data1};
+const err6 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "PortalWebhook"},message:"must be equal to constant",schema:"PortalWebhook",parentSchema:schema184.properties.kind,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -18507,7 +18681,7 @@ if(data.spec !== undefined){
 let data3 = data.spec;
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(data3.Name === undefined){
-const err7 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "Name"},message:"must have required property '"+"Name"+"'",schema:schema182.properties.spec.required,parentSchema:schema182.properties.spec,data:data3};
+const err7 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "Name"},message:"must have required property '"+"Name"+"'",schema:schema184.properties.spec.required,parentSchema:schema184.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -18517,7 +18691,7 @@ vErrors.push(err7);
 errors++;
 }
 if(data3.URL === undefined){
-const err8 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "URL"},message:"must have required property '"+"URL"+"'",schema:schema182.properties.spec.required,parentSchema:schema182.properties.spec,data:data3};
+const err8 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "URL"},message:"must have required property '"+"URL"+"'",schema:schema184.properties.spec.required,parentSchema:schema184.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -18527,7 +18701,7 @@ vErrors.push(err8);
 errors++;
 }
 if(data3.Method === undefined){
-const err9 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "Method"},message:"must have required property '"+"Method"+"'",schema:schema182.properties.spec.required,parentSchema:schema182.properties.spec,data:data3};
+const err9 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "Method"},message:"must have required property '"+"Method"+"'",schema:schema184.properties.spec.required,parentSchema:schema184.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -18537,7 +18711,7 @@ vErrors.push(err9);
 errors++;
 }
 if(data3.Events === undefined){
-const err10 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "Events"},message:"must have required property '"+"Events"+"'",schema:schema182.properties.spec.required,parentSchema:schema182.properties.spec,data:data3};
+const err10 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "Events"},message:"must have required property '"+"Events"+"'",schema:schema184.properties.spec.required,parentSchema:schema184.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -18548,7 +18722,7 @@ errors++;
 }
 for(const key1 in data3){
 if(!((((((key1 === "webhookId") || (key1 === "Name")) || (key1 === "URL")) || (key1 === "Method")) || (key1 === "Timeout")) || (key1 === "Events"))){
-const err11 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema182.properties.spec,data:data3};
+const err11 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema184.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -18587,7 +18761,7 @@ if(data3.Name !== undefined){
 let data5 = data3.Name;
 if(typeof data5 === "string"){
 if(func1(data5) < 1){
-const err14 = {instancePath:instancePath+"/spec/Name",schemaPath:"#/properties/spec/properties/Name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema182.properties.spec.properties.Name,data:data5};
+const err14 = {instancePath:instancePath+"/spec/Name",schemaPath:"#/properties/spec/properties/Name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema184.properties.spec.properties.Name,data:data5};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -18598,7 +18772,7 @@ errors++;
 }
 }
 else {
-const err15 = {instancePath:instancePath+"/spec/Name",schemaPath:"#/properties/spec/properties/Name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema182.properties.spec.properties.Name.type,parentSchema:schema182.properties.spec.properties.Name,data:data5};
+const err15 = {instancePath:instancePath+"/spec/Name",schemaPath:"#/properties/spec/properties/Name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema184.properties.spec.properties.Name.type,parentSchema:schema184.properties.spec.properties.Name,data:data5};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -18611,8 +18785,8 @@ errors++;
 if(data3.URL !== undefined){
 let data6 = data3.URL;
 if(typeof data6 === "string"){
-if(!pattern118.test(data6)){
-const err16 = {instancePath:instancePath+"/spec/URL",schemaPath:"#/properties/spec/properties/URL/pattern",keyword:"pattern",params:{pattern: "^(https?://|\\$\\{)"},message:"must match pattern \""+"^(https?://|\\$\\{)"+"\"",schema:"^(https?://|\\$\\{)",parentSchema:schema182.properties.spec.properties.URL,data:data6};
+if(!pattern120.test(data6)){
+const err16 = {instancePath:instancePath+"/spec/URL",schemaPath:"#/properties/spec/properties/URL/pattern",keyword:"pattern",params:{pattern: "^(https?://|\\$\\{)"},message:"must match pattern \""+"^(https?://|\\$\\{)"+"\"",schema:"^(https?://|\\$\\{)",parentSchema:schema184.properties.spec.properties.URL,data:data6};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -18623,7 +18797,7 @@ errors++;
 }
 }
 else {
-const err17 = {instancePath:instancePath+"/spec/URL",schemaPath:"#/properties/spec/properties/URL/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema182.properties.spec.properties.URL.type,parentSchema:schema182.properties.spec.properties.URL,data:data6};
+const err17 = {instancePath:instancePath+"/spec/URL",schemaPath:"#/properties/spec/properties/URL/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema184.properties.spec.properties.URL.type,parentSchema:schema184.properties.spec.properties.URL,data:data6};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -18636,7 +18810,7 @@ errors++;
 if(data3.Method !== undefined){
 let data7 = data3.Method;
 if(!(((((data7 === "GET") || (data7 === "POST")) || (data7 === "PUT")) || (data7 === "PATCH")) || (data7 === "DELETE"))){
-const err18 = {instancePath:instancePath+"/spec/Method",schemaPath:"#/properties/spec/properties/Method/enum",keyword:"enum",params:{allowedValues: schema182.properties.spec.properties.Method.enum},message:"must be equal to one of the allowed values",schema:schema182.properties.spec.properties.Method.enum,parentSchema:schema182.properties.spec.properties.Method,data:data7};
+const err18 = {instancePath:instancePath+"/spec/Method",schemaPath:"#/properties/spec/properties/Method/enum",keyword:"enum",params:{allowedValues: schema184.properties.spec.properties.Method.enum},message:"must be equal to one of the allowed values",schema:schema184.properties.spec.properties.Method.enum,parentSchema:schema184.properties.spec.properties.Method,data:data7};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -18649,7 +18823,7 @@ errors++;
 if(data3.Timeout !== undefined){
 let data8 = data3.Timeout;
 if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-const err19 = {instancePath:instancePath+"/spec/Timeout",schemaPath:"#/properties/spec/properties/Timeout/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema182.properties.spec.properties.Timeout.type,parentSchema:schema182.properties.spec.properties.Timeout,data:data8};
+const err19 = {instancePath:instancePath+"/spec/Timeout",schemaPath:"#/properties/spec/properties/Timeout/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema184.properties.spec.properties.Timeout.type,parentSchema:schema184.properties.spec.properties.Timeout,data:data8};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -18660,7 +18834,7 @@ errors++;
 }
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 < 0 || isNaN(data8)){
-const err20 = {instancePath:instancePath+"/spec/Timeout",schemaPath:"#/properties/spec/properties/Timeout/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema182.properties.spec.properties.Timeout,data:data8};
+const err20 = {instancePath:instancePath+"/spec/Timeout",schemaPath:"#/properties/spec/properties/Timeout/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema184.properties.spec.properties.Timeout,data:data8};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -18675,7 +18849,7 @@ if(data3.Events !== undefined){
 let data9 = data3.Events;
 if(Array.isArray(data9)){
 if(data9.length < 1){
-const err21 = {instancePath:instancePath+"/spec/Events",schemaPath:"#/properties/spec/properties/Events/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema182.properties.spec.properties.Events,data:data9};
+const err21 = {instancePath:instancePath+"/spec/Events",schemaPath:"#/properties/spec/properties/Events/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema184.properties.spec.properties.Events,data:data9};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -18688,7 +18862,7 @@ const len0 = data9.length;
 for(let i0=0; i0<len0; i0++){
 let data10 = data9[i0];
 if(!((((((((((((((data10 === "AccessRequestApproved") || (data10 === "AccessRequestRejected")) || (data10 === "AccessRequestCreated")) || (data10 === "OrganisationRequestCreated")) || (data10 === "OrganisationRequestApproved")) || (data10 === "OrganisationRequestRejected")) || (data10 === "OrganisationRegistered")) || (data10 === "UserRegistered")) || (data10 === "UserAccountActivated")) || (data10 === "UserAccountDeactivated")) || (data10 === "PasswordReset")) || (data10 === "RegisterInvite")) || (data10 === "ApplicationRegistered")) || (data10 === "CredentialRegistered"))){
-const err22 = {instancePath:instancePath+"/spec/Events/" + i0,schemaPath:"#/properties/spec/properties/Events/items/enum",keyword:"enum",params:{allowedValues: schema182.properties.spec.properties.Events.items.enum},message:"must be equal to one of the allowed values",schema:schema182.properties.spec.properties.Events.items.enum,parentSchema:schema182.properties.spec.properties.Events.items,data:data10};
+const err22 = {instancePath:instancePath+"/spec/Events/" + i0,schemaPath:"#/properties/spec/properties/Events/items/enum",keyword:"enum",params:{allowedValues: schema184.properties.spec.properties.Events.items.enum},message:"must be equal to one of the allowed values",schema:schema184.properties.spec.properties.Events.items.enum,parentSchema:schema184.properties.spec.properties.Events.items,data:data10};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -18705,7 +18879,7 @@ outer0:
 for(;i1--;){
 for(j0 = i1; j0--;){
 if(func0(data9[i1], data9[j0])){
-const err23 = {instancePath:instancePath+"/spec/Events",schemaPath:"#/properties/spec/properties/Events/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)",schema:true,parentSchema:schema182.properties.spec.properties.Events,data:data9};
+const err23 = {instancePath:instancePath+"/spec/Events",schemaPath:"#/properties/spec/properties/Events/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)",schema:true,parentSchema:schema184.properties.spec.properties.Events,data:data9};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -18720,7 +18894,7 @@ break outer0;
 }
 }
 else {
-const err24 = {instancePath:instancePath+"/spec/Events",schemaPath:"#/properties/spec/properties/Events/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema182.properties.spec.properties.Events.type,parentSchema:schema182.properties.spec.properties.Events,data:data9};
+const err24 = {instancePath:instancePath+"/spec/Events",schemaPath:"#/properties/spec/properties/Events/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema184.properties.spec.properties.Events.type,parentSchema:schema184.properties.spec.properties.Events,data:data9};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -18732,7 +18906,7 @@ errors++;
 }
 }
 else {
-const err25 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema182.properties.spec.type,parentSchema:schema182.properties.spec,data:data3};
+const err25 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema184.properties.spec.type,parentSchema:schema184.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -18744,7 +18918,7 @@ errors++;
 }
 }
 else {
-const err26 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema182.type,parentSchema:schema182,data};
+const err26 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema184.type,parentSchema:schema184,data};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -18759,7 +18933,7 @@ return errors === 0;
 validate64.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const v11 = validate67;
-const schema187 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/resource.schema.json","title":"gatesync resource","description":"Any gatesync resource; dispatches on `kind` to the schema of that kind. Point yaml-language-server at this file. Generated from the kind registry by `npm run schemas`: do not edit.","type":"object","required":["apiVersion","kind","metadata","spec"],"properties":{"apiVersion":{"$ref":"common.schema.json#/$defs/apiVersion"},"kind":{"enum":["ApiDefinition","OAuthClient","OrgKey","ClientType","ApiProduct","PortalWebhook","DashboardWebhook","LlmSettings"],"description":"Kind of the resource."}},"allOf":[{"if":{"properties":{"kind":{"const":"ApiDefinition"}},"required":["kind"]},"then":{"$ref":"api-definition.schema.json"}},{"if":{"properties":{"kind":{"const":"OAuthClient"}},"required":["kind"]},"then":{"$ref":"oauth-client.schema.json"}},{"if":{"properties":{"kind":{"const":"OrgKey"}},"required":["kind"]},"then":{"$ref":"org-key.schema.json"}},{"if":{"properties":{"kind":{"const":"ClientType"}},"required":["kind"]},"then":{"$ref":"client-type.schema.json"}},{"if":{"properties":{"kind":{"const":"ApiProduct"}},"required":["kind"]},"then":{"$ref":"api-product.schema.json"}},{"if":{"properties":{"kind":{"const":"PortalWebhook"}},"required":["kind"]},"then":{"$ref":"portal-webhook.schema.json"}},{"if":{"properties":{"kind":{"const":"DashboardWebhook"}},"required":["kind"]},"then":{"$ref":"dashboard-webhook.schema.json"}},{"if":{"properties":{"kind":{"const":"LlmSettings"}},"required":["kind"]},"then":{"$ref":"llm-settings.schema.json"}}]};
+const schema189 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/resource.schema.json","title":"gatesync resource","description":"Any gatesync resource; dispatches on `kind` to the schema of that kind. Point yaml-language-server at this file. Generated from the kind registry by `npm run schemas`: do not edit.","type":"object","required":["apiVersion","kind","metadata","spec"],"properties":{"apiVersion":{"$ref":"common.schema.json#/$defs/apiVersion"},"kind":{"enum":["ApiDefinition","OAuthClient","OrgKey","ClientType","ApiProduct","PortalWebhook","DashboardWebhook","LlmSettings"],"description":"Kind of the resource."}},"allOf":[{"if":{"properties":{"kind":{"const":"ApiDefinition"}},"required":["kind"]},"then":{"$ref":"api-definition.schema.json"}},{"if":{"properties":{"kind":{"const":"OAuthClient"}},"required":["kind"]},"then":{"$ref":"oauth-client.schema.json"}},{"if":{"properties":{"kind":{"const":"OrgKey"}},"required":["kind"]},"then":{"$ref":"org-key.schema.json"}},{"if":{"properties":{"kind":{"const":"ClientType"}},"required":["kind"]},"then":{"$ref":"client-type.schema.json"}},{"if":{"properties":{"kind":{"const":"ApiProduct"}},"required":["kind"]},"then":{"$ref":"api-product.schema.json"}},{"if":{"properties":{"kind":{"const":"PortalWebhook"}},"required":["kind"]},"then":{"$ref":"portal-webhook.schema.json"}},{"if":{"properties":{"kind":{"const":"DashboardWebhook"}},"required":["kind"]},"then":{"$ref":"dashboard-webhook.schema.json"}},{"if":{"properties":{"kind":{"const":"LlmSettings"}},"required":["kind"]},"then":{"$ref":"llm-settings.schema.json"}}]};
 
 function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://gatesync.dev/schemas/resource.schema.json" */;
@@ -18825,7 +18999,7 @@ var props0 = true;
 }
 }
 if(!valid1){
-const err2 = {instancePath,schemaPath:"#/allOf/0/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema187.allOf[0].if,parentSchema:schema187.allOf[0],data};
+const err2 = {instancePath,schemaPath:"#/allOf/0/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema189.allOf[0].if,parentSchema:schema189.allOf[0],data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -18887,7 +19061,7 @@ var props1 = true;
 }
 }
 if(!valid3){
-const err5 = {instancePath,schemaPath:"#/allOf/1/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema187.allOf[1].if,parentSchema:schema187.allOf[1],data};
+const err5 = {instancePath,schemaPath:"#/allOf/1/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema189.allOf[1].if,parentSchema:schema189.allOf[1],data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -18958,7 +19132,7 @@ var props2 = true;
 }
 }
 if(!valid5){
-const err8 = {instancePath,schemaPath:"#/allOf/2/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema187.allOf[2].if,parentSchema:schema187.allOf[2],data};
+const err8 = {instancePath,schemaPath:"#/allOf/2/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema189.allOf[2].if,parentSchema:schema189.allOf[2],data};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -19029,7 +19203,7 @@ var props3 = true;
 }
 }
 if(!valid7){
-const err11 = {instancePath,schemaPath:"#/allOf/3/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema187.allOf[3].if,parentSchema:schema187.allOf[3],data};
+const err11 = {instancePath,schemaPath:"#/allOf/3/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema189.allOf[3].if,parentSchema:schema189.allOf[3],data};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -19100,7 +19274,7 @@ var props4 = true;
 }
 }
 if(!valid9){
-const err14 = {instancePath,schemaPath:"#/allOf/4/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema187.allOf[4].if,parentSchema:schema187.allOf[4],data};
+const err14 = {instancePath,schemaPath:"#/allOf/4/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema189.allOf[4].if,parentSchema:schema189.allOf[4],data};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -19171,7 +19345,7 @@ var props5 = true;
 }
 }
 if(!valid11){
-const err17 = {instancePath,schemaPath:"#/allOf/5/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema187.allOf[5].if,parentSchema:schema187.allOf[5],data};
+const err17 = {instancePath,schemaPath:"#/allOf/5/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema189.allOf[5].if,parentSchema:schema189.allOf[5],data};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -19242,7 +19416,7 @@ var props6 = true;
 }
 }
 if(!valid13){
-const err20 = {instancePath,schemaPath:"#/allOf/6/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema187.allOf[6].if,parentSchema:schema187.allOf[6],data};
+const err20 = {instancePath,schemaPath:"#/allOf/6/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema189.allOf[6].if,parentSchema:schema189.allOf[6],data};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -19313,7 +19487,7 @@ var props7 = true;
 }
 }
 if(!valid15){
-const err23 = {instancePath,schemaPath:"#/allOf/7/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema187.allOf[7].if,parentSchema:schema187.allOf[7],data};
+const err23 = {instancePath,schemaPath:"#/allOf/7/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema189.allOf[7].if,parentSchema:schema189.allOf[7],data};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -19333,7 +19507,7 @@ Object.assign(props0, props7);
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.apiVersion === undefined){
-const err24 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "apiVersion"},message:"must have required property '"+"apiVersion"+"'",schema:schema187.required,parentSchema:schema187,data};
+const err24 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "apiVersion"},message:"must have required property '"+"apiVersion"+"'",schema:schema189.required,parentSchema:schema189,data};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -19343,7 +19517,7 @@ vErrors.push(err24);
 errors++;
 }
 if(data.kind === undefined){
-const err25 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema187.required,parentSchema:schema187,data};
+const err25 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema189.required,parentSchema:schema189,data};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -19353,7 +19527,7 @@ vErrors.push(err25);
 errors++;
 }
 if(data.metadata === undefined){
-const err26 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "metadata"},message:"must have required property '"+"metadata"+"'",schema:schema187.required,parentSchema:schema187,data};
+const err26 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "metadata"},message:"must have required property '"+"metadata"+"'",schema:schema189.required,parentSchema:schema189,data};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -19363,7 +19537,7 @@ vErrors.push(err26);
 errors++;
 }
 if(data.spec === undefined){
-const err27 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "spec"},message:"must have required property '"+"spec"+"'",schema:schema187.required,parentSchema:schema187,data};
+const err27 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "spec"},message:"must have required property '"+"spec"+"'",schema:schema189.required,parentSchema:schema189,data};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -19393,7 +19567,7 @@ errors++;
 if(data.kind !== undefined){
 let data9 = data.kind;
 if(!((((((((data9 === "ApiDefinition") || (data9 === "OAuthClient")) || (data9 === "OrgKey")) || (data9 === "ClientType")) || (data9 === "ApiProduct")) || (data9 === "PortalWebhook")) || (data9 === "DashboardWebhook")) || (data9 === "LlmSettings"))){
-const err29 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema187.properties.kind.enum},message:"must be equal to one of the allowed values",schema:schema187.properties.kind.enum,parentSchema:schema187.properties.kind,data:data9};
+const err29 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema189.properties.kind.enum},message:"must be equal to one of the allowed values",schema:schema189.properties.kind.enum,parentSchema:schema189.properties.kind,data:data9};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -19405,7 +19579,7 @@ errors++;
 }
 }
 else {
-const err30 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema187.type,parentSchema:schema187,data};
+const err30 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema189.type,parentSchema:schema189,data};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -19421,9 +19595,9 @@ return errors === 0;
 validate67.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 export const v12 = validate76;
-const schema189 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/sandbox-fixtures.schema.json","title":"gatesync sandbox fixtures","description":"Objects the management interfaces cannot create (APIs, OAuth clients, identity providers with their client types, policies, API keys) and the portal's catalogues, tags and templates, loaded by `gatesync sandbox --fixtures FILE`. `${sandbox}` in an upstream URL stands for the sandbox's own address.","type":"object","additionalProperties":false,"properties":{"apis":{"type":"array","items":{"type":"object","required":["id","listenPath"],"additionalProperties":false,"properties":{"id":{"type":"string","minLength":1},"name":{"type":"string"},"listenPath":{"type":"string","pattern":"^/"},"strip":{"type":"boolean","default":true},"upstream":{"type":"string"},"active":{"type":"boolean","default":true},"authentication":{"type":"boolean","default":false},"batchProcessing":{"type":"boolean","default":false},"mockResponse":{"type":"boolean","default":false},"document":{"type":"object","description":"The API's OpenAPI document, without the gateway extension."}}}},"policies":{"description":"Policies, by id (their access rights include every API) or as {id, apis} (the APIs their access rights include).","type":"array","items":{"oneOf":[{"type":"string"},{"type":"object","required":["id","apis"],"additionalProperties":false,"properties":{"id":{"type":"string"},"apis":{"type":"array","items":{"type":"string"}}}}]}},"oauthClients":{"type":"array","items":{"type":"object","required":["apiId","clientId"],"additionalProperties":false,"properties":{"apiId":{"type":"string"},"clientId":{"type":"string"},"secret":{"type":"string"},"redirect_uri":{"type":"string"},"policy_id":{"type":"string"},"description":{"type":"string"},"meta_data":{"type":["object","null"]},"tokens":{"description":"Tokens issued to the client (revoked when policy_id changes).","type":"integer","minimum":0}}}},"providers":{"type":"array","items":{"type":"object","required":["id","type"],"additionalProperties":false,"properties":{"id":{"type":"integer"},"name":{"type":"string"},"type":{"enum":["Keycloak","Gluu","Other","AppType"],"description":"AppType: the provider kind that registers applications by type."},"clientTypes":{"type":"array","items":{"type":"object","required":["ID","Name"],"properties":{"ID":{"type":"integer"},"Name":{"type":"string"}}}}}}},"catalogues":{"$ref":"#/$defs/named"},"tags":{"$ref":"#/$defs/named"},"templates":{"$ref":"#/$defs/named"},"keys":{"description":"API keys accepted by the APIs' authentication (a sub-request's `authorization`).","type":"array","items":{"type":"object","required":["key","apis"],"additionalProperties":false,"properties":{"key":{"type":"string","minLength":1},"apis":{"type":"array","items":{"type":"string"}}}}}},"$defs":{"named":{"type":"array","items":{"type":"object","required":["id","name"],"additionalProperties":false,"properties":{"id":{"type":"integer"},"name":{"type":"string"}}}}}};
-const schema190 = {"type":"array","items":{"type":"object","required":["id","name"],"additionalProperties":false,"properties":{"id":{"type":"integer"},"name":{"type":"string"}}}};
-const pattern119 = new RegExp("^/", "u");
+const schema191 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/sandbox-fixtures.schema.json","title":"gatesync sandbox fixtures","description":"Objects the management interfaces cannot create (APIs, OAuth clients, identity providers with their client types, policies, API keys) and the portal's catalogues, tags and templates, loaded by `gatesync sandbox --fixtures FILE`. `${sandbox}` in an upstream URL stands for the sandbox's own address.","type":"object","additionalProperties":false,"properties":{"apis":{"type":"array","items":{"type":"object","required":["id","listenPath"],"additionalProperties":false,"properties":{"id":{"type":"string","minLength":1},"name":{"type":"string"},"listenPath":{"type":"string","pattern":"^/"},"strip":{"type":"boolean","default":true},"upstream":{"type":"string"},"active":{"type":"boolean","default":true},"authentication":{"type":"boolean","default":false},"batchProcessing":{"type":"boolean","default":false},"mockResponse":{"type":"boolean","default":false},"document":{"type":"object","description":"The API's OpenAPI document, without the gateway extension."}}}},"policies":{"description":"Policies, by id (their access rights include every API) or as {id, apis} (the APIs their access rights include).","type":"array","items":{"oneOf":[{"type":"string"},{"type":"object","required":["id","apis"],"additionalProperties":false,"properties":{"id":{"type":"string"},"apis":{"type":"array","items":{"type":"string"}}}}]}},"oauthClients":{"type":"array","items":{"type":"object","required":["apiId","clientId"],"additionalProperties":false,"properties":{"apiId":{"type":"string"},"clientId":{"type":"string"},"secret":{"type":"string"},"redirect_uri":{"type":"string"},"policy_id":{"type":"string"},"description":{"type":"string"},"meta_data":{"type":["object","null"]},"tokens":{"description":"Tokens issued to the client (revoked when policy_id changes).","type":"integer","minimum":0}}}},"providers":{"type":"array","items":{"type":"object","required":["id","type"],"additionalProperties":false,"properties":{"id":{"type":"integer"},"name":{"type":"string"},"type":{"enum":["Keycloak","Gluu","Other","AppType"],"description":"AppType: the provider kind that registers applications by type."},"clientTypes":{"type":"array","items":{"type":"object","required":["ID","Name"],"properties":{"ID":{"type":"integer"},"Name":{"type":"string"}}}}}}},"catalogues":{"$ref":"#/$defs/named"},"tags":{"$ref":"#/$defs/named"},"templates":{"$ref":"#/$defs/named"},"keys":{"description":"API keys accepted by the APIs' authentication (a sub-request's `authorization`).","type":"array","items":{"type":"object","required":["key","apis"],"additionalProperties":false,"properties":{"key":{"type":"string","minLength":1},"apis":{"type":"array","items":{"type":"string"}}}}}},"$defs":{"named":{"type":"array","items":{"type":"object","required":["id","name"],"additionalProperties":false,"properties":{"id":{"type":"integer"},"name":{"type":"string"}}}}}};
+const schema192 = {"type":"array","items":{"type":"object","required":["id","name"],"additionalProperties":false,"properties":{"id":{"type":"integer"},"name":{"type":"string"}}}};
+const pattern121 = new RegExp("^/", "u");
 
 function validate76(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://gatesync.dev/schemas/sandbox-fixtures.schema.json" */;
@@ -19439,7 +19613,7 @@ evaluated0.items = undefined;
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
 if(!((((((((key0 === "apis") || (key0 === "policies")) || (key0 === "oauthClients")) || (key0 === "providers")) || (key0 === "catalogues")) || (key0 === "tags")) || (key0 === "templates")) || (key0 === "keys"))){
-const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema189,data};
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema191,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -19457,7 +19631,7 @@ for(let i0=0; i0<len0; i0++){
 let data1 = data0[i0];
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 if(data1.id === undefined){
-const err1 = {instancePath:instancePath+"/apis/" + i0,schemaPath:"#/properties/apis/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema189.properties.apis.items.required,parentSchema:schema189.properties.apis.items,data:data1};
+const err1 = {instancePath:instancePath+"/apis/" + i0,schemaPath:"#/properties/apis/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema191.properties.apis.items.required,parentSchema:schema191.properties.apis.items,data:data1};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -19467,7 +19641,7 @@ vErrors.push(err1);
 errors++;
 }
 if(data1.listenPath === undefined){
-const err2 = {instancePath:instancePath+"/apis/" + i0,schemaPath:"#/properties/apis/items/required",keyword:"required",params:{missingProperty: "listenPath"},message:"must have required property '"+"listenPath"+"'",schema:schema189.properties.apis.items.required,parentSchema:schema189.properties.apis.items,data:data1};
+const err2 = {instancePath:instancePath+"/apis/" + i0,schemaPath:"#/properties/apis/items/required",keyword:"required",params:{missingProperty: "listenPath"},message:"must have required property '"+"listenPath"+"'",schema:schema191.properties.apis.items.required,parentSchema:schema191.properties.apis.items,data:data1};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -19477,8 +19651,8 @@ vErrors.push(err2);
 errors++;
 }
 for(const key1 in data1){
-if(!(func7.call(schema189.properties.apis.items.properties, key1))){
-const err3 = {instancePath:instancePath+"/apis/" + i0,schemaPath:"#/properties/apis/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema189.properties.apis.items,data:data1};
+if(!(func7.call(schema191.properties.apis.items.properties, key1))){
+const err3 = {instancePath:instancePath+"/apis/" + i0,schemaPath:"#/properties/apis/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema191.properties.apis.items,data:data1};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -19492,7 +19666,7 @@ if(data1.id !== undefined){
 let data2 = data1.id;
 if(typeof data2 === "string"){
 if(func1(data2) < 1){
-const err4 = {instancePath:instancePath+"/apis/" + i0+"/id",schemaPath:"#/properties/apis/items/properties/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema189.properties.apis.items.properties.id,data:data2};
+const err4 = {instancePath:instancePath+"/apis/" + i0+"/id",schemaPath:"#/properties/apis/items/properties/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema191.properties.apis.items.properties.id,data:data2};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -19503,7 +19677,7 @@ errors++;
 }
 }
 else {
-const err5 = {instancePath:instancePath+"/apis/" + i0+"/id",schemaPath:"#/properties/apis/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema189.properties.apis.items.properties.id.type,parentSchema:schema189.properties.apis.items.properties.id,data:data2};
+const err5 = {instancePath:instancePath+"/apis/" + i0+"/id",schemaPath:"#/properties/apis/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema191.properties.apis.items.properties.id.type,parentSchema:schema191.properties.apis.items.properties.id,data:data2};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -19516,7 +19690,7 @@ errors++;
 if(data1.name !== undefined){
 let data3 = data1.name;
 if(typeof data3 !== "string"){
-const err6 = {instancePath:instancePath+"/apis/" + i0+"/name",schemaPath:"#/properties/apis/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema189.properties.apis.items.properties.name.type,parentSchema:schema189.properties.apis.items.properties.name,data:data3};
+const err6 = {instancePath:instancePath+"/apis/" + i0+"/name",schemaPath:"#/properties/apis/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema191.properties.apis.items.properties.name.type,parentSchema:schema191.properties.apis.items.properties.name,data:data3};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -19529,8 +19703,8 @@ errors++;
 if(data1.listenPath !== undefined){
 let data4 = data1.listenPath;
 if(typeof data4 === "string"){
-if(!pattern119.test(data4)){
-const err7 = {instancePath:instancePath+"/apis/" + i0+"/listenPath",schemaPath:"#/properties/apis/items/properties/listenPath/pattern",keyword:"pattern",params:{pattern: "^/"},message:"must match pattern \""+"^/"+"\"",schema:"^/",parentSchema:schema189.properties.apis.items.properties.listenPath,data:data4};
+if(!pattern121.test(data4)){
+const err7 = {instancePath:instancePath+"/apis/" + i0+"/listenPath",schemaPath:"#/properties/apis/items/properties/listenPath/pattern",keyword:"pattern",params:{pattern: "^/"},message:"must match pattern \""+"^/"+"\"",schema:"^/",parentSchema:schema191.properties.apis.items.properties.listenPath,data:data4};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -19541,7 +19715,7 @@ errors++;
 }
 }
 else {
-const err8 = {instancePath:instancePath+"/apis/" + i0+"/listenPath",schemaPath:"#/properties/apis/items/properties/listenPath/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema189.properties.apis.items.properties.listenPath.type,parentSchema:schema189.properties.apis.items.properties.listenPath,data:data4};
+const err8 = {instancePath:instancePath+"/apis/" + i0+"/listenPath",schemaPath:"#/properties/apis/items/properties/listenPath/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema191.properties.apis.items.properties.listenPath.type,parentSchema:schema191.properties.apis.items.properties.listenPath,data:data4};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -19554,7 +19728,7 @@ errors++;
 if(data1.strip !== undefined){
 let data5 = data1.strip;
 if(typeof data5 !== "boolean"){
-const err9 = {instancePath:instancePath+"/apis/" + i0+"/strip",schemaPath:"#/properties/apis/items/properties/strip/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema189.properties.apis.items.properties.strip.type,parentSchema:schema189.properties.apis.items.properties.strip,data:data5};
+const err9 = {instancePath:instancePath+"/apis/" + i0+"/strip",schemaPath:"#/properties/apis/items/properties/strip/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema191.properties.apis.items.properties.strip.type,parentSchema:schema191.properties.apis.items.properties.strip,data:data5};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -19567,7 +19741,7 @@ errors++;
 if(data1.upstream !== undefined){
 let data6 = data1.upstream;
 if(typeof data6 !== "string"){
-const err10 = {instancePath:instancePath+"/apis/" + i0+"/upstream",schemaPath:"#/properties/apis/items/properties/upstream/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema189.properties.apis.items.properties.upstream.type,parentSchema:schema189.properties.apis.items.properties.upstream,data:data6};
+const err10 = {instancePath:instancePath+"/apis/" + i0+"/upstream",schemaPath:"#/properties/apis/items/properties/upstream/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema191.properties.apis.items.properties.upstream.type,parentSchema:schema191.properties.apis.items.properties.upstream,data:data6};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -19580,7 +19754,7 @@ errors++;
 if(data1.active !== undefined){
 let data7 = data1.active;
 if(typeof data7 !== "boolean"){
-const err11 = {instancePath:instancePath+"/apis/" + i0+"/active",schemaPath:"#/properties/apis/items/properties/active/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema189.properties.apis.items.properties.active.type,parentSchema:schema189.properties.apis.items.properties.active,data:data7};
+const err11 = {instancePath:instancePath+"/apis/" + i0+"/active",schemaPath:"#/properties/apis/items/properties/active/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema191.properties.apis.items.properties.active.type,parentSchema:schema191.properties.apis.items.properties.active,data:data7};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -19593,7 +19767,7 @@ errors++;
 if(data1.authentication !== undefined){
 let data8 = data1.authentication;
 if(typeof data8 !== "boolean"){
-const err12 = {instancePath:instancePath+"/apis/" + i0+"/authentication",schemaPath:"#/properties/apis/items/properties/authentication/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema189.properties.apis.items.properties.authentication.type,parentSchema:schema189.properties.apis.items.properties.authentication,data:data8};
+const err12 = {instancePath:instancePath+"/apis/" + i0+"/authentication",schemaPath:"#/properties/apis/items/properties/authentication/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema191.properties.apis.items.properties.authentication.type,parentSchema:schema191.properties.apis.items.properties.authentication,data:data8};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -19606,7 +19780,7 @@ errors++;
 if(data1.batchProcessing !== undefined){
 let data9 = data1.batchProcessing;
 if(typeof data9 !== "boolean"){
-const err13 = {instancePath:instancePath+"/apis/" + i0+"/batchProcessing",schemaPath:"#/properties/apis/items/properties/batchProcessing/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema189.properties.apis.items.properties.batchProcessing.type,parentSchema:schema189.properties.apis.items.properties.batchProcessing,data:data9};
+const err13 = {instancePath:instancePath+"/apis/" + i0+"/batchProcessing",schemaPath:"#/properties/apis/items/properties/batchProcessing/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema191.properties.apis.items.properties.batchProcessing.type,parentSchema:schema191.properties.apis.items.properties.batchProcessing,data:data9};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -19619,7 +19793,7 @@ errors++;
 if(data1.mockResponse !== undefined){
 let data10 = data1.mockResponse;
 if(typeof data10 !== "boolean"){
-const err14 = {instancePath:instancePath+"/apis/" + i0+"/mockResponse",schemaPath:"#/properties/apis/items/properties/mockResponse/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema189.properties.apis.items.properties.mockResponse.type,parentSchema:schema189.properties.apis.items.properties.mockResponse,data:data10};
+const err14 = {instancePath:instancePath+"/apis/" + i0+"/mockResponse",schemaPath:"#/properties/apis/items/properties/mockResponse/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema191.properties.apis.items.properties.mockResponse.type,parentSchema:schema191.properties.apis.items.properties.mockResponse,data:data10};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -19632,7 +19806,7 @@ errors++;
 if(data1.document !== undefined){
 let data11 = data1.document;
 if(!(data11 && typeof data11 == "object" && !Array.isArray(data11))){
-const err15 = {instancePath:instancePath+"/apis/" + i0+"/document",schemaPath:"#/properties/apis/items/properties/document/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema189.properties.apis.items.properties.document.type,parentSchema:schema189.properties.apis.items.properties.document,data:data11};
+const err15 = {instancePath:instancePath+"/apis/" + i0+"/document",schemaPath:"#/properties/apis/items/properties/document/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema191.properties.apis.items.properties.document.type,parentSchema:schema191.properties.apis.items.properties.document,data:data11};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -19644,7 +19818,7 @@ errors++;
 }
 }
 else {
-const err16 = {instancePath:instancePath+"/apis/" + i0,schemaPath:"#/properties/apis/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema189.properties.apis.items.type,parentSchema:schema189.properties.apis.items,data:data1};
+const err16 = {instancePath:instancePath+"/apis/" + i0,schemaPath:"#/properties/apis/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema191.properties.apis.items.type,parentSchema:schema191.properties.apis.items,data:data1};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -19656,7 +19830,7 @@ errors++;
 }
 }
 else {
-const err17 = {instancePath:instancePath+"/apis",schemaPath:"#/properties/apis/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema189.properties.apis.type,parentSchema:schema189.properties.apis,data:data0};
+const err17 = {instancePath:instancePath+"/apis",schemaPath:"#/properties/apis/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema191.properties.apis.type,parentSchema:schema191.properties.apis,data:data0};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -19677,7 +19851,7 @@ let valid6 = false;
 let passing0 = null;
 const _errs31 = errors;
 if(typeof data13 !== "string"){
-const err18 = {instancePath:instancePath+"/policies/" + i1,schemaPath:"#/properties/policies/items/oneOf/0/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema189.properties.policies.items.oneOf[0].type,parentSchema:schema189.properties.policies.items.oneOf[0],data:data13};
+const err18 = {instancePath:instancePath+"/policies/" + i1,schemaPath:"#/properties/policies/items/oneOf/0/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema191.properties.policies.items.oneOf[0].type,parentSchema:schema191.properties.policies.items.oneOf[0],data:data13};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -19694,7 +19868,7 @@ passing0 = 0;
 const _errs33 = errors;
 if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
 if(data13.id === undefined){
-const err19 = {instancePath:instancePath+"/policies/" + i1,schemaPath:"#/properties/policies/items/oneOf/1/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema189.properties.policies.items.oneOf[1].required,parentSchema:schema189.properties.policies.items.oneOf[1],data:data13};
+const err19 = {instancePath:instancePath+"/policies/" + i1,schemaPath:"#/properties/policies/items/oneOf/1/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema191.properties.policies.items.oneOf[1].required,parentSchema:schema191.properties.policies.items.oneOf[1],data:data13};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -19704,7 +19878,7 @@ vErrors.push(err19);
 errors++;
 }
 if(data13.apis === undefined){
-const err20 = {instancePath:instancePath+"/policies/" + i1,schemaPath:"#/properties/policies/items/oneOf/1/required",keyword:"required",params:{missingProperty: "apis"},message:"must have required property '"+"apis"+"'",schema:schema189.properties.policies.items.oneOf[1].required,parentSchema:schema189.properties.policies.items.oneOf[1],data:data13};
+const err20 = {instancePath:instancePath+"/policies/" + i1,schemaPath:"#/properties/policies/items/oneOf/1/required",keyword:"required",params:{missingProperty: "apis"},message:"must have required property '"+"apis"+"'",schema:schema191.properties.policies.items.oneOf[1].required,parentSchema:schema191.properties.policies.items.oneOf[1],data:data13};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -19715,7 +19889,7 @@ errors++;
 }
 for(const key2 in data13){
 if(!((key2 === "id") || (key2 === "apis"))){
-const err21 = {instancePath:instancePath+"/policies/" + i1,schemaPath:"#/properties/policies/items/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema189.properties.policies.items.oneOf[1],data:data13};
+const err21 = {instancePath:instancePath+"/policies/" + i1,schemaPath:"#/properties/policies/items/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema191.properties.policies.items.oneOf[1],data:data13};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -19728,7 +19902,7 @@ errors++;
 if(data13.id !== undefined){
 let data14 = data13.id;
 if(typeof data14 !== "string"){
-const err22 = {instancePath:instancePath+"/policies/" + i1+"/id",schemaPath:"#/properties/policies/items/oneOf/1/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema189.properties.policies.items.oneOf[1].properties.id.type,parentSchema:schema189.properties.policies.items.oneOf[1].properties.id,data:data14};
+const err22 = {instancePath:instancePath+"/policies/" + i1+"/id",schemaPath:"#/properties/policies/items/oneOf/1/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema191.properties.policies.items.oneOf[1].properties.id.type,parentSchema:schema191.properties.policies.items.oneOf[1].properties.id,data:data14};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -19745,7 +19919,7 @@ const len2 = data15.length;
 for(let i2=0; i2<len2; i2++){
 let data16 = data15[i2];
 if(typeof data16 !== "string"){
-const err23 = {instancePath:instancePath+"/policies/" + i1+"/apis/" + i2,schemaPath:"#/properties/policies/items/oneOf/1/properties/apis/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema189.properties.policies.items.oneOf[1].properties.apis.items.type,parentSchema:schema189.properties.policies.items.oneOf[1].properties.apis.items,data:data16};
+const err23 = {instancePath:instancePath+"/policies/" + i1+"/apis/" + i2,schemaPath:"#/properties/policies/items/oneOf/1/properties/apis/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema191.properties.policies.items.oneOf[1].properties.apis.items.type,parentSchema:schema191.properties.policies.items.oneOf[1].properties.apis.items,data:data16};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -19757,7 +19931,7 @@ errors++;
 }
 }
 else {
-const err24 = {instancePath:instancePath+"/policies/" + i1+"/apis",schemaPath:"#/properties/policies/items/oneOf/1/properties/apis/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema189.properties.policies.items.oneOf[1].properties.apis.type,parentSchema:schema189.properties.policies.items.oneOf[1].properties.apis,data:data15};
+const err24 = {instancePath:instancePath+"/policies/" + i1+"/apis",schemaPath:"#/properties/policies/items/oneOf/1/properties/apis/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema191.properties.policies.items.oneOf[1].properties.apis.type,parentSchema:schema191.properties.policies.items.oneOf[1].properties.apis,data:data15};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -19769,7 +19943,7 @@ errors++;
 }
 }
 else {
-const err25 = {instancePath:instancePath+"/policies/" + i1,schemaPath:"#/properties/policies/items/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema189.properties.policies.items.oneOf[1].type,parentSchema:schema189.properties.policies.items.oneOf[1],data:data13};
+const err25 = {instancePath:instancePath+"/policies/" + i1,schemaPath:"#/properties/policies/items/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema191.properties.policies.items.oneOf[1].type,parentSchema:schema191.properties.policies.items.oneOf[1],data:data13};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -19790,7 +19964,7 @@ passing0 = 1;
 }
 }
 if(!valid6){
-const err26 = {instancePath:instancePath+"/policies/" + i1,schemaPath:"#/properties/policies/items/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema189.properties.policies.items.oneOf,parentSchema:schema189.properties.policies.items,data:data13};
+const err26 = {instancePath:instancePath+"/policies/" + i1,schemaPath:"#/properties/policies/items/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema191.properties.policies.items.oneOf,parentSchema:schema191.properties.policies.items,data:data13};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -19813,7 +19987,7 @@ vErrors = null;
 }
 }
 else {
-const err27 = {instancePath:instancePath+"/policies",schemaPath:"#/properties/policies/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema189.properties.policies.type,parentSchema:schema189.properties.policies,data:data12};
+const err27 = {instancePath:instancePath+"/policies",schemaPath:"#/properties/policies/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema191.properties.policies.type,parentSchema:schema191.properties.policies,data:data12};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -19831,7 +20005,7 @@ for(let i3=0; i3<len3; i3++){
 let data18 = data17[i3];
 if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
 if(data18.apiId === undefined){
-const err28 = {instancePath:instancePath+"/oauthClients/" + i3,schemaPath:"#/properties/oauthClients/items/required",keyword:"required",params:{missingProperty: "apiId"},message:"must have required property '"+"apiId"+"'",schema:schema189.properties.oauthClients.items.required,parentSchema:schema189.properties.oauthClients.items,data:data18};
+const err28 = {instancePath:instancePath+"/oauthClients/" + i3,schemaPath:"#/properties/oauthClients/items/required",keyword:"required",params:{missingProperty: "apiId"},message:"must have required property '"+"apiId"+"'",schema:schema191.properties.oauthClients.items.required,parentSchema:schema191.properties.oauthClients.items,data:data18};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -19841,7 +20015,7 @@ vErrors.push(err28);
 errors++;
 }
 if(data18.clientId === undefined){
-const err29 = {instancePath:instancePath+"/oauthClients/" + i3,schemaPath:"#/properties/oauthClients/items/required",keyword:"required",params:{missingProperty: "clientId"},message:"must have required property '"+"clientId"+"'",schema:schema189.properties.oauthClients.items.required,parentSchema:schema189.properties.oauthClients.items,data:data18};
+const err29 = {instancePath:instancePath+"/oauthClients/" + i3,schemaPath:"#/properties/oauthClients/items/required",keyword:"required",params:{missingProperty: "clientId"},message:"must have required property '"+"clientId"+"'",schema:schema191.properties.oauthClients.items.required,parentSchema:schema191.properties.oauthClients.items,data:data18};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -19852,7 +20026,7 @@ errors++;
 }
 for(const key3 in data18){
 if(!((((((((key3 === "apiId") || (key3 === "clientId")) || (key3 === "secret")) || (key3 === "redirect_uri")) || (key3 === "policy_id")) || (key3 === "description")) || (key3 === "meta_data")) || (key3 === "tokens"))){
-const err30 = {instancePath:instancePath+"/oauthClients/" + i3,schemaPath:"#/properties/oauthClients/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema189.properties.oauthClients.items,data:data18};
+const err30 = {instancePath:instancePath+"/oauthClients/" + i3,schemaPath:"#/properties/oauthClients/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema191.properties.oauthClients.items,data:data18};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -19865,7 +20039,7 @@ errors++;
 if(data18.apiId !== undefined){
 let data19 = data18.apiId;
 if(typeof data19 !== "string"){
-const err31 = {instancePath:instancePath+"/oauthClients/" + i3+"/apiId",schemaPath:"#/properties/oauthClients/items/properties/apiId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema189.properties.oauthClients.items.properties.apiId.type,parentSchema:schema189.properties.oauthClients.items.properties.apiId,data:data19};
+const err31 = {instancePath:instancePath+"/oauthClients/" + i3+"/apiId",schemaPath:"#/properties/oauthClients/items/properties/apiId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema191.properties.oauthClients.items.properties.apiId.type,parentSchema:schema191.properties.oauthClients.items.properties.apiId,data:data19};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -19878,7 +20052,7 @@ errors++;
 if(data18.clientId !== undefined){
 let data20 = data18.clientId;
 if(typeof data20 !== "string"){
-const err32 = {instancePath:instancePath+"/oauthClients/" + i3+"/clientId",schemaPath:"#/properties/oauthClients/items/properties/clientId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema189.properties.oauthClients.items.properties.clientId.type,parentSchema:schema189.properties.oauthClients.items.properties.clientId,data:data20};
+const err32 = {instancePath:instancePath+"/oauthClients/" + i3+"/clientId",schemaPath:"#/properties/oauthClients/items/properties/clientId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema191.properties.oauthClients.items.properties.clientId.type,parentSchema:schema191.properties.oauthClients.items.properties.clientId,data:data20};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -19891,7 +20065,7 @@ errors++;
 if(data18.secret !== undefined){
 let data21 = data18.secret;
 if(typeof data21 !== "string"){
-const err33 = {instancePath:instancePath+"/oauthClients/" + i3+"/secret",schemaPath:"#/properties/oauthClients/items/properties/secret/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema189.properties.oauthClients.items.properties.secret.type,parentSchema:schema189.properties.oauthClients.items.properties.secret,data:data21};
+const err33 = {instancePath:instancePath+"/oauthClients/" + i3+"/secret",schemaPath:"#/properties/oauthClients/items/properties/secret/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema191.properties.oauthClients.items.properties.secret.type,parentSchema:schema191.properties.oauthClients.items.properties.secret,data:data21};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -19904,7 +20078,7 @@ errors++;
 if(data18.redirect_uri !== undefined){
 let data22 = data18.redirect_uri;
 if(typeof data22 !== "string"){
-const err34 = {instancePath:instancePath+"/oauthClients/" + i3+"/redirect_uri",schemaPath:"#/properties/oauthClients/items/properties/redirect_uri/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema189.properties.oauthClients.items.properties.redirect_uri.type,parentSchema:schema189.properties.oauthClients.items.properties.redirect_uri,data:data22};
+const err34 = {instancePath:instancePath+"/oauthClients/" + i3+"/redirect_uri",schemaPath:"#/properties/oauthClients/items/properties/redirect_uri/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema191.properties.oauthClients.items.properties.redirect_uri.type,parentSchema:schema191.properties.oauthClients.items.properties.redirect_uri,data:data22};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -19917,7 +20091,7 @@ errors++;
 if(data18.policy_id !== undefined){
 let data23 = data18.policy_id;
 if(typeof data23 !== "string"){
-const err35 = {instancePath:instancePath+"/oauthClients/" + i3+"/policy_id",schemaPath:"#/properties/oauthClients/items/properties/policy_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema189.properties.oauthClients.items.properties.policy_id.type,parentSchema:schema189.properties.oauthClients.items.properties.policy_id,data:data23};
+const err35 = {instancePath:instancePath+"/oauthClients/" + i3+"/policy_id",schemaPath:"#/properties/oauthClients/items/properties/policy_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema191.properties.oauthClients.items.properties.policy_id.type,parentSchema:schema191.properties.oauthClients.items.properties.policy_id,data:data23};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -19930,7 +20104,7 @@ errors++;
 if(data18.description !== undefined){
 let data24 = data18.description;
 if(typeof data24 !== "string"){
-const err36 = {instancePath:instancePath+"/oauthClients/" + i3+"/description",schemaPath:"#/properties/oauthClients/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema189.properties.oauthClients.items.properties.description.type,parentSchema:schema189.properties.oauthClients.items.properties.description,data:data24};
+const err36 = {instancePath:instancePath+"/oauthClients/" + i3+"/description",schemaPath:"#/properties/oauthClients/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema191.properties.oauthClients.items.properties.description.type,parentSchema:schema191.properties.oauthClients.items.properties.description,data:data24};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -19943,7 +20117,7 @@ errors++;
 if(data18.meta_data !== undefined){
 let data25 = data18.meta_data;
 if((!(data25 && typeof data25 == "object" && !Array.isArray(data25))) && (data25 !== null)){
-const err37 = {instancePath:instancePath+"/oauthClients/" + i3+"/meta_data",schemaPath:"#/properties/oauthClients/items/properties/meta_data/type",keyword:"type",params:{type: schema189.properties.oauthClients.items.properties.meta_data.type},message:"must be object,null",schema:schema189.properties.oauthClients.items.properties.meta_data.type,parentSchema:schema189.properties.oauthClients.items.properties.meta_data,data:data25};
+const err37 = {instancePath:instancePath+"/oauthClients/" + i3+"/meta_data",schemaPath:"#/properties/oauthClients/items/properties/meta_data/type",keyword:"type",params:{type: schema191.properties.oauthClients.items.properties.meta_data.type},message:"must be object,null",schema:schema191.properties.oauthClients.items.properties.meta_data.type,parentSchema:schema191.properties.oauthClients.items.properties.meta_data,data:data25};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -19956,7 +20130,7 @@ errors++;
 if(data18.tokens !== undefined){
 let data26 = data18.tokens;
 if(!(((typeof data26 == "number") && (!(data26 % 1) && !isNaN(data26))) && (isFinite(data26)))){
-const err38 = {instancePath:instancePath+"/oauthClients/" + i3+"/tokens",schemaPath:"#/properties/oauthClients/items/properties/tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema189.properties.oauthClients.items.properties.tokens.type,parentSchema:schema189.properties.oauthClients.items.properties.tokens,data:data26};
+const err38 = {instancePath:instancePath+"/oauthClients/" + i3+"/tokens",schemaPath:"#/properties/oauthClients/items/properties/tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema191.properties.oauthClients.items.properties.tokens.type,parentSchema:schema191.properties.oauthClients.items.properties.tokens,data:data26};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -19967,7 +20141,7 @@ errors++;
 }
 if((typeof data26 == "number") && (isFinite(data26))){
 if(data26 < 0 || isNaN(data26)){
-const err39 = {instancePath:instancePath+"/oauthClients/" + i3+"/tokens",schemaPath:"#/properties/oauthClients/items/properties/tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema189.properties.oauthClients.items.properties.tokens,data:data26};
+const err39 = {instancePath:instancePath+"/oauthClients/" + i3+"/tokens",schemaPath:"#/properties/oauthClients/items/properties/tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema191.properties.oauthClients.items.properties.tokens,data:data26};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -19980,7 +20154,7 @@ errors++;
 }
 }
 else {
-const err40 = {instancePath:instancePath+"/oauthClients/" + i3,schemaPath:"#/properties/oauthClients/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema189.properties.oauthClients.items.type,parentSchema:schema189.properties.oauthClients.items,data:data18};
+const err40 = {instancePath:instancePath+"/oauthClients/" + i3,schemaPath:"#/properties/oauthClients/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema191.properties.oauthClients.items.type,parentSchema:schema191.properties.oauthClients.items,data:data18};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -19992,7 +20166,7 @@ errors++;
 }
 }
 else {
-const err41 = {instancePath:instancePath+"/oauthClients",schemaPath:"#/properties/oauthClients/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema189.properties.oauthClients.type,parentSchema:schema189.properties.oauthClients,data:data17};
+const err41 = {instancePath:instancePath+"/oauthClients",schemaPath:"#/properties/oauthClients/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema191.properties.oauthClients.type,parentSchema:schema191.properties.oauthClients,data:data17};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -20010,7 +20184,7 @@ for(let i4=0; i4<len4; i4++){
 let data28 = data27[i4];
 if(data28 && typeof data28 == "object" && !Array.isArray(data28)){
 if(data28.id === undefined){
-const err42 = {instancePath:instancePath+"/providers/" + i4,schemaPath:"#/properties/providers/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema189.properties.providers.items.required,parentSchema:schema189.properties.providers.items,data:data28};
+const err42 = {instancePath:instancePath+"/providers/" + i4,schemaPath:"#/properties/providers/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema191.properties.providers.items.required,parentSchema:schema191.properties.providers.items,data:data28};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -20020,7 +20194,7 @@ vErrors.push(err42);
 errors++;
 }
 if(data28.type === undefined){
-const err43 = {instancePath:instancePath+"/providers/" + i4,schemaPath:"#/properties/providers/items/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema189.properties.providers.items.required,parentSchema:schema189.properties.providers.items,data:data28};
+const err43 = {instancePath:instancePath+"/providers/" + i4,schemaPath:"#/properties/providers/items/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema191.properties.providers.items.required,parentSchema:schema191.properties.providers.items,data:data28};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -20031,7 +20205,7 @@ errors++;
 }
 for(const key4 in data28){
 if(!((((key4 === "id") || (key4 === "name")) || (key4 === "type")) || (key4 === "clientTypes"))){
-const err44 = {instancePath:instancePath+"/providers/" + i4,schemaPath:"#/properties/providers/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema189.properties.providers.items,data:data28};
+const err44 = {instancePath:instancePath+"/providers/" + i4,schemaPath:"#/properties/providers/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema191.properties.providers.items,data:data28};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -20044,7 +20218,7 @@ errors++;
 if(data28.id !== undefined){
 let data29 = data28.id;
 if(!(((typeof data29 == "number") && (!(data29 % 1) && !isNaN(data29))) && (isFinite(data29)))){
-const err45 = {instancePath:instancePath+"/providers/" + i4+"/id",schemaPath:"#/properties/providers/items/properties/id/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema189.properties.providers.items.properties.id.type,parentSchema:schema189.properties.providers.items.properties.id,data:data29};
+const err45 = {instancePath:instancePath+"/providers/" + i4+"/id",schemaPath:"#/properties/providers/items/properties/id/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema191.properties.providers.items.properties.id.type,parentSchema:schema191.properties.providers.items.properties.id,data:data29};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -20057,7 +20231,7 @@ errors++;
 if(data28.name !== undefined){
 let data30 = data28.name;
 if(typeof data30 !== "string"){
-const err46 = {instancePath:instancePath+"/providers/" + i4+"/name",schemaPath:"#/properties/providers/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema189.properties.providers.items.properties.name.type,parentSchema:schema189.properties.providers.items.properties.name,data:data30};
+const err46 = {instancePath:instancePath+"/providers/" + i4+"/name",schemaPath:"#/properties/providers/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema191.properties.providers.items.properties.name.type,parentSchema:schema191.properties.providers.items.properties.name,data:data30};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -20070,7 +20244,7 @@ errors++;
 if(data28.type !== undefined){
 let data31 = data28.type;
 if(!((((data31 === "Keycloak") || (data31 === "Gluu")) || (data31 === "Other")) || (data31 === "AppType"))){
-const err47 = {instancePath:instancePath+"/providers/" + i4+"/type",schemaPath:"#/properties/providers/items/properties/type/enum",keyword:"enum",params:{allowedValues: schema189.properties.providers.items.properties.type.enum},message:"must be equal to one of the allowed values",schema:schema189.properties.providers.items.properties.type.enum,parentSchema:schema189.properties.providers.items.properties.type,data:data31};
+const err47 = {instancePath:instancePath+"/providers/" + i4+"/type",schemaPath:"#/properties/providers/items/properties/type/enum",keyword:"enum",params:{allowedValues: schema191.properties.providers.items.properties.type.enum},message:"must be equal to one of the allowed values",schema:schema191.properties.providers.items.properties.type.enum,parentSchema:schema191.properties.providers.items.properties.type,data:data31};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -20088,7 +20262,7 @@ for(let i5=0; i5<len5; i5++){
 let data33 = data32[i5];
 if(data33 && typeof data33 == "object" && !Array.isArray(data33)){
 if(data33.ID === undefined){
-const err48 = {instancePath:instancePath+"/providers/" + i4+"/clientTypes/" + i5,schemaPath:"#/properties/providers/items/properties/clientTypes/items/required",keyword:"required",params:{missingProperty: "ID"},message:"must have required property '"+"ID"+"'",schema:schema189.properties.providers.items.properties.clientTypes.items.required,parentSchema:schema189.properties.providers.items.properties.clientTypes.items,data:data33};
+const err48 = {instancePath:instancePath+"/providers/" + i4+"/clientTypes/" + i5,schemaPath:"#/properties/providers/items/properties/clientTypes/items/required",keyword:"required",params:{missingProperty: "ID"},message:"must have required property '"+"ID"+"'",schema:schema191.properties.providers.items.properties.clientTypes.items.required,parentSchema:schema191.properties.providers.items.properties.clientTypes.items,data:data33};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -20098,7 +20272,7 @@ vErrors.push(err48);
 errors++;
 }
 if(data33.Name === undefined){
-const err49 = {instancePath:instancePath+"/providers/" + i4+"/clientTypes/" + i5,schemaPath:"#/properties/providers/items/properties/clientTypes/items/required",keyword:"required",params:{missingProperty: "Name"},message:"must have required property '"+"Name"+"'",schema:schema189.properties.providers.items.properties.clientTypes.items.required,parentSchema:schema189.properties.providers.items.properties.clientTypes.items,data:data33};
+const err49 = {instancePath:instancePath+"/providers/" + i4+"/clientTypes/" + i5,schemaPath:"#/properties/providers/items/properties/clientTypes/items/required",keyword:"required",params:{missingProperty: "Name"},message:"must have required property '"+"Name"+"'",schema:schema191.properties.providers.items.properties.clientTypes.items.required,parentSchema:schema191.properties.providers.items.properties.clientTypes.items,data:data33};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -20110,7 +20284,7 @@ errors++;
 if(data33.ID !== undefined){
 let data34 = data33.ID;
 if(!(((typeof data34 == "number") && (!(data34 % 1) && !isNaN(data34))) && (isFinite(data34)))){
-const err50 = {instancePath:instancePath+"/providers/" + i4+"/clientTypes/" + i5+"/ID",schemaPath:"#/properties/providers/items/properties/clientTypes/items/properties/ID/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema189.properties.providers.items.properties.clientTypes.items.properties.ID.type,parentSchema:schema189.properties.providers.items.properties.clientTypes.items.properties.ID,data:data34};
+const err50 = {instancePath:instancePath+"/providers/" + i4+"/clientTypes/" + i5+"/ID",schemaPath:"#/properties/providers/items/properties/clientTypes/items/properties/ID/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema191.properties.providers.items.properties.clientTypes.items.properties.ID.type,parentSchema:schema191.properties.providers.items.properties.clientTypes.items.properties.ID,data:data34};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -20123,7 +20297,7 @@ errors++;
 if(data33.Name !== undefined){
 let data35 = data33.Name;
 if(typeof data35 !== "string"){
-const err51 = {instancePath:instancePath+"/providers/" + i4+"/clientTypes/" + i5+"/Name",schemaPath:"#/properties/providers/items/properties/clientTypes/items/properties/Name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema189.properties.providers.items.properties.clientTypes.items.properties.Name.type,parentSchema:schema189.properties.providers.items.properties.clientTypes.items.properties.Name,data:data35};
+const err51 = {instancePath:instancePath+"/providers/" + i4+"/clientTypes/" + i5+"/Name",schemaPath:"#/properties/providers/items/properties/clientTypes/items/properties/Name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema191.properties.providers.items.properties.clientTypes.items.properties.Name.type,parentSchema:schema191.properties.providers.items.properties.clientTypes.items.properties.Name,data:data35};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -20135,7 +20309,7 @@ errors++;
 }
 }
 else {
-const err52 = {instancePath:instancePath+"/providers/" + i4+"/clientTypes/" + i5,schemaPath:"#/properties/providers/items/properties/clientTypes/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema189.properties.providers.items.properties.clientTypes.items.type,parentSchema:schema189.properties.providers.items.properties.clientTypes.items,data:data33};
+const err52 = {instancePath:instancePath+"/providers/" + i4+"/clientTypes/" + i5,schemaPath:"#/properties/providers/items/properties/clientTypes/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema191.properties.providers.items.properties.clientTypes.items.type,parentSchema:schema191.properties.providers.items.properties.clientTypes.items,data:data33};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -20147,7 +20321,7 @@ errors++;
 }
 }
 else {
-const err53 = {instancePath:instancePath+"/providers/" + i4+"/clientTypes",schemaPath:"#/properties/providers/items/properties/clientTypes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema189.properties.providers.items.properties.clientTypes.type,parentSchema:schema189.properties.providers.items.properties.clientTypes,data:data32};
+const err53 = {instancePath:instancePath+"/providers/" + i4+"/clientTypes",schemaPath:"#/properties/providers/items/properties/clientTypes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema191.properties.providers.items.properties.clientTypes.type,parentSchema:schema191.properties.providers.items.properties.clientTypes,data:data32};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -20159,7 +20333,7 @@ errors++;
 }
 }
 else {
-const err54 = {instancePath:instancePath+"/providers/" + i4,schemaPath:"#/properties/providers/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema189.properties.providers.items.type,parentSchema:schema189.properties.providers.items,data:data28};
+const err54 = {instancePath:instancePath+"/providers/" + i4,schemaPath:"#/properties/providers/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema191.properties.providers.items.type,parentSchema:schema191.properties.providers.items,data:data28};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -20171,7 +20345,7 @@ errors++;
 }
 }
 else {
-const err55 = {instancePath:instancePath+"/providers",schemaPath:"#/properties/providers/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema189.properties.providers.type,parentSchema:schema189.properties.providers,data:data27};
+const err55 = {instancePath:instancePath+"/providers",schemaPath:"#/properties/providers/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema191.properties.providers.type,parentSchema:schema191.properties.providers,data:data27};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -20189,7 +20363,7 @@ for(let i6=0; i6<len6; i6++){
 let data37 = data36[i6];
 if(data37 && typeof data37 == "object" && !Array.isArray(data37)){
 if(data37.id === undefined){
-const err56 = {instancePath:instancePath+"/catalogues/" + i6,schemaPath:"#/$defs/named/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema190.items.required,parentSchema:schema190.items,data:data37};
+const err56 = {instancePath:instancePath+"/catalogues/" + i6,schemaPath:"#/$defs/named/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema192.items.required,parentSchema:schema192.items,data:data37};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -20199,7 +20373,7 @@ vErrors.push(err56);
 errors++;
 }
 if(data37.name === undefined){
-const err57 = {instancePath:instancePath+"/catalogues/" + i6,schemaPath:"#/$defs/named/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema190.items.required,parentSchema:schema190.items,data:data37};
+const err57 = {instancePath:instancePath+"/catalogues/" + i6,schemaPath:"#/$defs/named/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema192.items.required,parentSchema:schema192.items,data:data37};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -20210,7 +20384,7 @@ errors++;
 }
 for(const key5 in data37){
 if(!((key5 === "id") || (key5 === "name"))){
-const err58 = {instancePath:instancePath+"/catalogues/" + i6,schemaPath:"#/$defs/named/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema190.items,data:data37};
+const err58 = {instancePath:instancePath+"/catalogues/" + i6,schemaPath:"#/$defs/named/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema192.items,data:data37};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -20223,7 +20397,7 @@ errors++;
 if(data37.id !== undefined){
 let data38 = data37.id;
 if(!(((typeof data38 == "number") && (!(data38 % 1) && !isNaN(data38))) && (isFinite(data38)))){
-const err59 = {instancePath:instancePath+"/catalogues/" + i6+"/id",schemaPath:"#/$defs/named/items/properties/id/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema190.items.properties.id.type,parentSchema:schema190.items.properties.id,data:data38};
+const err59 = {instancePath:instancePath+"/catalogues/" + i6+"/id",schemaPath:"#/$defs/named/items/properties/id/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema192.items.properties.id.type,parentSchema:schema192.items.properties.id,data:data38};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -20236,7 +20410,7 @@ errors++;
 if(data37.name !== undefined){
 let data39 = data37.name;
 if(typeof data39 !== "string"){
-const err60 = {instancePath:instancePath+"/catalogues/" + i6+"/name",schemaPath:"#/$defs/named/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema190.items.properties.name.type,parentSchema:schema190.items.properties.name,data:data39};
+const err60 = {instancePath:instancePath+"/catalogues/" + i6+"/name",schemaPath:"#/$defs/named/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema192.items.properties.name.type,parentSchema:schema192.items.properties.name,data:data39};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -20248,7 +20422,7 @@ errors++;
 }
 }
 else {
-const err61 = {instancePath:instancePath+"/catalogues/" + i6,schemaPath:"#/$defs/named/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema190.items.type,parentSchema:schema190.items,data:data37};
+const err61 = {instancePath:instancePath+"/catalogues/" + i6,schemaPath:"#/$defs/named/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema192.items.type,parentSchema:schema192.items,data:data37};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -20260,7 +20434,7 @@ errors++;
 }
 }
 else {
-const err62 = {instancePath:instancePath+"/catalogues",schemaPath:"#/$defs/named/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema190.type,parentSchema:schema190,data:data36};
+const err62 = {instancePath:instancePath+"/catalogues",schemaPath:"#/$defs/named/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema192.type,parentSchema:schema192,data:data36};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -20278,7 +20452,7 @@ for(let i7=0; i7<len7; i7++){
 let data41 = data40[i7];
 if(data41 && typeof data41 == "object" && !Array.isArray(data41)){
 if(data41.id === undefined){
-const err63 = {instancePath:instancePath+"/tags/" + i7,schemaPath:"#/$defs/named/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema190.items.required,parentSchema:schema190.items,data:data41};
+const err63 = {instancePath:instancePath+"/tags/" + i7,schemaPath:"#/$defs/named/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema192.items.required,parentSchema:schema192.items,data:data41};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -20288,7 +20462,7 @@ vErrors.push(err63);
 errors++;
 }
 if(data41.name === undefined){
-const err64 = {instancePath:instancePath+"/tags/" + i7,schemaPath:"#/$defs/named/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema190.items.required,parentSchema:schema190.items,data:data41};
+const err64 = {instancePath:instancePath+"/tags/" + i7,schemaPath:"#/$defs/named/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema192.items.required,parentSchema:schema192.items,data:data41};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -20299,7 +20473,7 @@ errors++;
 }
 for(const key6 in data41){
 if(!((key6 === "id") || (key6 === "name"))){
-const err65 = {instancePath:instancePath+"/tags/" + i7,schemaPath:"#/$defs/named/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema190.items,data:data41};
+const err65 = {instancePath:instancePath+"/tags/" + i7,schemaPath:"#/$defs/named/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema192.items,data:data41};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -20312,7 +20486,7 @@ errors++;
 if(data41.id !== undefined){
 let data42 = data41.id;
 if(!(((typeof data42 == "number") && (!(data42 % 1) && !isNaN(data42))) && (isFinite(data42)))){
-const err66 = {instancePath:instancePath+"/tags/" + i7+"/id",schemaPath:"#/$defs/named/items/properties/id/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema190.items.properties.id.type,parentSchema:schema190.items.properties.id,data:data42};
+const err66 = {instancePath:instancePath+"/tags/" + i7+"/id",schemaPath:"#/$defs/named/items/properties/id/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema192.items.properties.id.type,parentSchema:schema192.items.properties.id,data:data42};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -20325,7 +20499,7 @@ errors++;
 if(data41.name !== undefined){
 let data43 = data41.name;
 if(typeof data43 !== "string"){
-const err67 = {instancePath:instancePath+"/tags/" + i7+"/name",schemaPath:"#/$defs/named/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema190.items.properties.name.type,parentSchema:schema190.items.properties.name,data:data43};
+const err67 = {instancePath:instancePath+"/tags/" + i7+"/name",schemaPath:"#/$defs/named/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema192.items.properties.name.type,parentSchema:schema192.items.properties.name,data:data43};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -20337,7 +20511,7 @@ errors++;
 }
 }
 else {
-const err68 = {instancePath:instancePath+"/tags/" + i7,schemaPath:"#/$defs/named/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema190.items.type,parentSchema:schema190.items,data:data41};
+const err68 = {instancePath:instancePath+"/tags/" + i7,schemaPath:"#/$defs/named/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema192.items.type,parentSchema:schema192.items,data:data41};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -20349,7 +20523,7 @@ errors++;
 }
 }
 else {
-const err69 = {instancePath:instancePath+"/tags",schemaPath:"#/$defs/named/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema190.type,parentSchema:schema190,data:data40};
+const err69 = {instancePath:instancePath+"/tags",schemaPath:"#/$defs/named/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema192.type,parentSchema:schema192,data:data40};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -20367,7 +20541,7 @@ for(let i8=0; i8<len8; i8++){
 let data45 = data44[i8];
 if(data45 && typeof data45 == "object" && !Array.isArray(data45)){
 if(data45.id === undefined){
-const err70 = {instancePath:instancePath+"/templates/" + i8,schemaPath:"#/$defs/named/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema190.items.required,parentSchema:schema190.items,data:data45};
+const err70 = {instancePath:instancePath+"/templates/" + i8,schemaPath:"#/$defs/named/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema192.items.required,parentSchema:schema192.items,data:data45};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -20377,7 +20551,7 @@ vErrors.push(err70);
 errors++;
 }
 if(data45.name === undefined){
-const err71 = {instancePath:instancePath+"/templates/" + i8,schemaPath:"#/$defs/named/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema190.items.required,parentSchema:schema190.items,data:data45};
+const err71 = {instancePath:instancePath+"/templates/" + i8,schemaPath:"#/$defs/named/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema192.items.required,parentSchema:schema192.items,data:data45};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -20388,7 +20562,7 @@ errors++;
 }
 for(const key7 in data45){
 if(!((key7 === "id") || (key7 === "name"))){
-const err72 = {instancePath:instancePath+"/templates/" + i8,schemaPath:"#/$defs/named/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema190.items,data:data45};
+const err72 = {instancePath:instancePath+"/templates/" + i8,schemaPath:"#/$defs/named/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema192.items,data:data45};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -20401,7 +20575,7 @@ errors++;
 if(data45.id !== undefined){
 let data46 = data45.id;
 if(!(((typeof data46 == "number") && (!(data46 % 1) && !isNaN(data46))) && (isFinite(data46)))){
-const err73 = {instancePath:instancePath+"/templates/" + i8+"/id",schemaPath:"#/$defs/named/items/properties/id/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema190.items.properties.id.type,parentSchema:schema190.items.properties.id,data:data46};
+const err73 = {instancePath:instancePath+"/templates/" + i8+"/id",schemaPath:"#/$defs/named/items/properties/id/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema192.items.properties.id.type,parentSchema:schema192.items.properties.id,data:data46};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -20414,7 +20588,7 @@ errors++;
 if(data45.name !== undefined){
 let data47 = data45.name;
 if(typeof data47 !== "string"){
-const err74 = {instancePath:instancePath+"/templates/" + i8+"/name",schemaPath:"#/$defs/named/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema190.items.properties.name.type,parentSchema:schema190.items.properties.name,data:data47};
+const err74 = {instancePath:instancePath+"/templates/" + i8+"/name",schemaPath:"#/$defs/named/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema192.items.properties.name.type,parentSchema:schema192.items.properties.name,data:data47};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -20426,7 +20600,7 @@ errors++;
 }
 }
 else {
-const err75 = {instancePath:instancePath+"/templates/" + i8,schemaPath:"#/$defs/named/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema190.items.type,parentSchema:schema190.items,data:data45};
+const err75 = {instancePath:instancePath+"/templates/" + i8,schemaPath:"#/$defs/named/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema192.items.type,parentSchema:schema192.items,data:data45};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -20438,7 +20612,7 @@ errors++;
 }
 }
 else {
-const err76 = {instancePath:instancePath+"/templates",schemaPath:"#/$defs/named/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema190.type,parentSchema:schema190,data:data44};
+const err76 = {instancePath:instancePath+"/templates",schemaPath:"#/$defs/named/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema192.type,parentSchema:schema192,data:data44};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -20456,7 +20630,7 @@ for(let i9=0; i9<len9; i9++){
 let data49 = data48[i9];
 if(data49 && typeof data49 == "object" && !Array.isArray(data49)){
 if(data49.key === undefined){
-const err77 = {instancePath:instancePath+"/keys/" + i9,schemaPath:"#/properties/keys/items/required",keyword:"required",params:{missingProperty: "key"},message:"must have required property '"+"key"+"'",schema:schema189.properties.keys.items.required,parentSchema:schema189.properties.keys.items,data:data49};
+const err77 = {instancePath:instancePath+"/keys/" + i9,schemaPath:"#/properties/keys/items/required",keyword:"required",params:{missingProperty: "key"},message:"must have required property '"+"key"+"'",schema:schema191.properties.keys.items.required,parentSchema:schema191.properties.keys.items,data:data49};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -20466,7 +20640,7 @@ vErrors.push(err77);
 errors++;
 }
 if(data49.apis === undefined){
-const err78 = {instancePath:instancePath+"/keys/" + i9,schemaPath:"#/properties/keys/items/required",keyword:"required",params:{missingProperty: "apis"},message:"must have required property '"+"apis"+"'",schema:schema189.properties.keys.items.required,parentSchema:schema189.properties.keys.items,data:data49};
+const err78 = {instancePath:instancePath+"/keys/" + i9,schemaPath:"#/properties/keys/items/required",keyword:"required",params:{missingProperty: "apis"},message:"must have required property '"+"apis"+"'",schema:schema191.properties.keys.items.required,parentSchema:schema191.properties.keys.items,data:data49};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -20477,7 +20651,7 @@ errors++;
 }
 for(const key8 in data49){
 if(!((key8 === "key") || (key8 === "apis"))){
-const err79 = {instancePath:instancePath+"/keys/" + i9,schemaPath:"#/properties/keys/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties",schema:false,parentSchema:schema189.properties.keys.items,data:data49};
+const err79 = {instancePath:instancePath+"/keys/" + i9,schemaPath:"#/properties/keys/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties",schema:false,parentSchema:schema191.properties.keys.items,data:data49};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -20491,7 +20665,7 @@ if(data49.key !== undefined){
 let data50 = data49.key;
 if(typeof data50 === "string"){
 if(func1(data50) < 1){
-const err80 = {instancePath:instancePath+"/keys/" + i9+"/key",schemaPath:"#/properties/keys/items/properties/key/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema189.properties.keys.items.properties.key,data:data50};
+const err80 = {instancePath:instancePath+"/keys/" + i9+"/key",schemaPath:"#/properties/keys/items/properties/key/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema191.properties.keys.items.properties.key,data:data50};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -20502,7 +20676,7 @@ errors++;
 }
 }
 else {
-const err81 = {instancePath:instancePath+"/keys/" + i9+"/key",schemaPath:"#/properties/keys/items/properties/key/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema189.properties.keys.items.properties.key.type,parentSchema:schema189.properties.keys.items.properties.key,data:data50};
+const err81 = {instancePath:instancePath+"/keys/" + i9+"/key",schemaPath:"#/properties/keys/items/properties/key/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema191.properties.keys.items.properties.key.type,parentSchema:schema191.properties.keys.items.properties.key,data:data50};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -20519,7 +20693,7 @@ const len10 = data51.length;
 for(let i10=0; i10<len10; i10++){
 let data52 = data51[i10];
 if(typeof data52 !== "string"){
-const err82 = {instancePath:instancePath+"/keys/" + i9+"/apis/" + i10,schemaPath:"#/properties/keys/items/properties/apis/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema189.properties.keys.items.properties.apis.items.type,parentSchema:schema189.properties.keys.items.properties.apis.items,data:data52};
+const err82 = {instancePath:instancePath+"/keys/" + i9+"/apis/" + i10,schemaPath:"#/properties/keys/items/properties/apis/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema191.properties.keys.items.properties.apis.items.type,parentSchema:schema191.properties.keys.items.properties.apis.items,data:data52};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -20531,7 +20705,7 @@ errors++;
 }
 }
 else {
-const err83 = {instancePath:instancePath+"/keys/" + i9+"/apis",schemaPath:"#/properties/keys/items/properties/apis/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema189.properties.keys.items.properties.apis.type,parentSchema:schema189.properties.keys.items.properties.apis,data:data51};
+const err83 = {instancePath:instancePath+"/keys/" + i9+"/apis",schemaPath:"#/properties/keys/items/properties/apis/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema191.properties.keys.items.properties.apis.type,parentSchema:schema191.properties.keys.items.properties.apis,data:data51};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -20543,7 +20717,7 @@ errors++;
 }
 }
 else {
-const err84 = {instancePath:instancePath+"/keys/" + i9,schemaPath:"#/properties/keys/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema189.properties.keys.items.type,parentSchema:schema189.properties.keys.items,data:data49};
+const err84 = {instancePath:instancePath+"/keys/" + i9,schemaPath:"#/properties/keys/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema191.properties.keys.items.type,parentSchema:schema191.properties.keys.items,data:data49};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -20555,7 +20729,7 @@ errors++;
 }
 }
 else {
-const err85 = {instancePath:instancePath+"/keys",schemaPath:"#/properties/keys/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema189.properties.keys.type,parentSchema:schema189.properties.keys,data:data48};
+const err85 = {instancePath:instancePath+"/keys",schemaPath:"#/properties/keys/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema191.properties.keys.type,parentSchema:schema191.properties.keys,data:data48};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -20567,7 +20741,7 @@ errors++;
 }
 }
 else {
-const err86 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema189.type,parentSchema:schema189,data};
+const err86 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema191.type,parentSchema:schema191,data};
 if(vErrors === null){
 vErrors = [err86];
 }
