@@ -154,8 +154,14 @@ describe("adoption", () => {
     expect(shop.reason).toContain(`records this resource with server id ${id}`);
     await writeFile(path.join(h.dir, "config/q.yaml"), annotated("ApiProduct", "copy", " ", "Name: copy\nProviderID: 1"));
     expect((await h.plan()).changes.find((c) => c.id === "ApiProduct/copy")!.reason).toContain("gives no server id");
+    // an org key is written to its spec's own id: an annotation naming another id is refused, its hint followed adopts
     await writeFile(path.join(h.dir, "config/p.yaml"), annotated("OrgKey", "k", "x", "keyId: k"));
     const key = (await h.plan()).changes.find((c) => c.id === "OrgKey/k")!;
-    expect([key.action, key.reason]).toEqual(["blocked", expect.stringContaining("OrgKey cannot be adopted") as unknown]);
+    expect([key.action, key.reason]).toEqual(["blocked", expect.stringContaining('gives "x", but an OrgKey is written to its spec\'s own id "k"') as unknown]);
+    const set = /set `(gatesync\.dev\/adopt: "k")`/.exec(key.hint ?? "")![1]!;
+    await writeFile(path.join(h.dir, "config/p.yaml"), doc("OrgKey", "k", "keyId: k").replace("  name: k\n", `  name: k\n  annotations:\n    ${set}\n`));
+    const followed = (await h.plan()).changes.find((c) => c.id === "OrgKey/k")!;
+    expect([followed.action, followed.adopt?.serverId, followed.operation?.path]).toEqual(["adopt", "k", "/gw/org/keys/k"]);
+    expect(followed.notes.join()).toContain("taken as existing");
   });
 });

@@ -105,14 +105,14 @@ describe("gatesync import: the round trip against the sandbox", () => {
     expect(validated.code).toBe(0);
 
     const first = await h.plan();
-    // an org key's write is one upsert (POST /gw/org/keys/{id}) whether the key exists or not: on an empty
-    // state the planner counts it under `create`, though the call updates the existing key in place
-    const created = first.changes.filter((c) => c.action === "create");
-    expect(created.map((c) => `${c.id} ${c.operation?.method ?? ""} ${c.operation?.path ?? ""}`)).toEqual(["OrgKey/acme POST /gw/org/keys/acme"]);
-    expect(first.summary.create).toBe(1);
+    // the org key is annotated as existing at its own id: its upsert is an in-place update, nothing is created
+    expect(first.changes.filter((c) => c.action === "create").map((c) => c.id)).toEqual([]);
+    expect(first.summary.create).toBe(0);
+    const key = first.changes.find((c) => c.id === "OrgKey/acme");
+    expect([key?.action, key?.adopt?.serverId, key?.operation?.method, key?.operation?.path]).toEqual(["adopt", "acme", "POST", "/gw/org/keys/acme"]);
     const actions = new Set(first.changes.map((c) => c.action));
     expect(
-      [...actions].every((a) => a === "adopt" || a === "update" || a === "no-op" || a === "create"),
+      [...actions].every((a) => a === "adopt" || a === "update" || a === "no-op"),
       [...actions].join(),
     ).toBe(true);
     expect(
@@ -126,7 +126,7 @@ describe("gatesync import: the round trip against the sandbox", () => {
         .filter((c) => c.action === "adopt")
         .map((c) => c.id)
         .sort(),
-    ).toEqual(["ApiProduct/storefront", "DashboardWebhook/alerts", "LlmSettings/support-large-3", "PortalWebhook/crm"]);
+    ).toEqual(["ApiProduct/storefront", "DashboardWebhook/alerts", "LlmSettings/support-large-3", "OrgKey/acme", "PortalWebhook/crm"]);
     await h.apply();
     expect(counts(h)).toEqual(before);
     const second = await h.plan();

@@ -77,6 +77,8 @@ export function orgKey(s: Record<string, unknown>, keyIdHint: string | undefined
     kind: orgKeyKind.kind,
     name: resourceName(keyId),
     spec: { keyId, ...kept },
+    // the key exists at its own id: the annotation makes the first write an update, not a create
+    annotations: { [adoptAnnotation]: keyId },
     origin,
     sourceId: `org-key:${keyId}`,
     unmanaged: [...unmanaged, ...gatewayWritten.filter((k) => k in s)],

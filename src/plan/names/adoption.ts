@@ -11,7 +11,7 @@
  */
 import type { OperationName } from "../../contract/operations.js";
 import { operations } from "../../contract/operations.js";
-import { isAdoptable, serverIdAddress } from "../../kinds/registry.js";
+import { aKind, isAdoptable, serverIdAddress } from "../../kinds/registry.js";
 import type { Desired } from "../desired.js";
 import { holdsPayload } from "../../record/wrappers/lazy-record.js";
 import type { ResourceRecord, StateSnapshot } from "../../record/state.js";
@@ -73,6 +73,8 @@ export function planAdoption(d: Desired, record: ResourceRecord | undefined, cla
   }
   const serverId = record?.adopted !== undefined ? record.serverId : wanted;
   if (serverId === undefined) return undefined;
+  const specId = upsertedId(d);
+  if (specId !== undefined) return adoptUpserted(d, serverId, specId, claims);
   const create = d.request.create;
   if (!isAdoptable(d.kind) || create === undefined || operations[create].idempotent) {
     return {
@@ -101,5 +103,46 @@ export function planAdoption(d: Desired, record: ResourceRecord | undefined, cla
     address: { ...d.request.address, ...record?.address, ...serverIdAddress(d.kind, serverId) },
     ...(update === undefined ? {} : { update }),
     note,
+  };
+}
+
+/**
+ * The id a kind whose create is an idempotent upsert addressed by the spec's own id (an org
+ * key: `POST /gw/org/keys/{keyID}`) writes to; undefined for every other kind. Such an object
+ * cannot be adopted under another id, but the annotation may declare that the one at the
+ * spec's id already exists (as Terraform's import block does): the write is then an update.
+ */
+function upsertedId(d: Desired): string | undefined {
+  const { create, update, address } = d.request;
+  if (create === undefined || create !== update || !operations[create].idempotent) return undefined;
+  const params = [...operations[create].path.matchAll(/\{(\w+)\}/g)].map((m) => m[1] ?? "");
+  const ids = params.map((p) => address[p]).filter((v): v is string => v !== undefined);
+  return ids.length === 1 ? ids[0] : undefined;
+}
+
+function adoptUpserted(d: Desired, serverId: string, specId: string, claims: AdoptionClaims): AdoptionDecision {
+  const update = d.request.update;
+  if (serverId !== specId || update === undefined) {
+    return {
+      action: "blocked",
+      reason: `the \`${adoptAnnotation}\` annotation gives ${JSON.stringify(serverId)}, but ${aKind(d.kind)} is written to its spec's own id ${JSON.stringify(specId)} (${d.request.create === undefined ? "" : operations[d.request.create].path}): it can only be taken as existing under that id`,
+      hint: `set \`${adoptAnnotation}: "${specId}"\` to take the object at the spec's id as existing, or remove the annotation (the spec's id chooses the object)`,
+    };
+  }
+  const others = otherClaims(claims, d.kind, serverId, d.id);
+  if (others.length > 0) {
+    return {
+      action: "blocked",
+      reason: `server id ${serverId} is already recorded or adopted for ${others.join(", ")}: one object cannot be two resources`,
+      hint: forgetHint(d.id),
+    };
+  }
+  return {
+    action: "adopt",
+    serverId,
+    source: "repository",
+    address: { ...d.request.address },
+    update,
+    note: `adopted: the object at id ${serverId} is taken as existing, not verified; the write by that id is an in-place update that replaces its content with the repository's spec`,
   };
 }
