@@ -80,7 +80,6 @@ retries: { max: 2, baseDelayMs: 20, maxDelayMs: 100, timeoutMs: 5000 }
 `,
     });
     const a = startReplica(replicas, "a", dir, {
-      ...(process.env.H57_DIAG ? { NODE_OPTIONS: "--import /tmp/h57/diag.mjs" } : {}),
       GATESYNC_LOG_LEVEL: "info",
       GW_KEY: testCredentials.gatewayKey,
       DATABASE_URL: urlAs(role),
