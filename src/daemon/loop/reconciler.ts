@@ -5,7 +5,7 @@
  * - Nothing happens — no HTTP call to the interfaces — when the revision, the config and the state's serial are unchanged since the
  *   last successful run (run-basis.ts: a state another process wrote is planned and re-asserted), no re-assert is due and nothing is left to retry.
  * - A held environment (frozen, or outside its sync window: hold.ts) plans and applies nothing (held-run.ts).
- * - One bad resource never stops the loop: failures are retried on later runs, sooner (backoff).
+ * - One bad resource or lost database session (57P01) never stops the loop: a failed run, retried sooner (backoff); runLoop logs a run that throws.
  * - Stopping aborts the apply (no new calls start), lets calls in flight finish and waits for the run to record them.
  */
 import { setTimeout as sleep } from "node:timers/promises";
@@ -118,7 +118,7 @@ export class Reconciler {
     while (!this.stopping) {
       const traceparent = this.pendingTraceparent;
       this.pendingTraceparent = undefined;
-      await this.runOnce(reason, traceparent);
+      await this.runOnce(reason, traceparent).catch((err: unknown) => this.log.error({ err: (err as Error).message }, "run failed"));
       if (this.stopping) break;
       const delay = this.nextDelay();
       if (this.pendingReason === undefined) {
@@ -201,11 +201,11 @@ export class Reconciler {
       const diagnostics = this.lastInvalid?.diagnostics;
       return reported("invalid", { revision: snapshot.revision, ...(diagnostics === undefined ? {} : { diagnostics }) });
     }
-    const held = await heldReport(this.opts, { config, snapshot, log });
-    if (held !== undefined) return reported("frozen", held);
     // unlinked when the run ends: the daemon's own signal outlives every run
     const linked = linkedSignal([this.abort.signal, runAbort.signal]);
     try {
+      const held = await heldReport(this.opts, { config, snapshot, log });
+      if (held !== undefined) return reported("frozen", held);
       return await this.applyRevision(run, snapshot, { log, signal: linked.signal, reassert, config, teamHash }, reported);
     } catch (err) {
       return this.failed(err, where, log, reported);

@@ -72,6 +72,15 @@ export function openSharedPool(o: SharedPoolOptions): SharedPool {
     });
     // an idle client that loses its connection must not crash the process
     pool.on("error", () => undefined);
+    // every client hears its own 'error' for its whole life, checked out or not: pg-pool listens
+    // only while a client is idle, and a session ended while checked out (a takeover's
+    // pg_terminate_backend, 57P01) emits 'error' on the client, which unheard ended the process.
+    // Attached here, not after `pool.connect()` resolves: a new session terminated as it became
+    // ready sends its FATAL in the same packet as ReadyForQuery, handled synchronously after
+    // pg-pool hands the client out and before any caller's code runs
+    // (test/fleet/sessions-terminated.e2e.test.ts). The statement in flight is rejected anyway,
+    // and a lost lock is noticed by the lock's own listener (postgres-backend.ts).
+    pool.on("connect", (client) => client.on("error", () => undefined));
     entry = { pool, gate: new FairGate(settings.size), settings, refs: 0 };
     pools.set(key, entry);
   }
@@ -126,18 +135,13 @@ export class SharedPool {
       if (performance.now() - started >= settings.acquireMs) throw this.timeout(user, doing, gate.counts());
       throw err;
     }
-    // a session ended while checked out (a takeover's pg_terminate_backend, 57P01) emits 'error' on
-    // the client, which pg-pool listens to only while idle: unheard, it ended the process (the
-    // statement in flight is rejected anyway, and a lost lock is noticed by the lock's own listener)
-    const unheard = (): void => undefined;
-    client.on("error", unheard);
+    // its 'error' is heard from its creation on (the pool's 'connect' listener above)
     let released = false;
     return {
       client,
       release: (destroy = false) => {
         if (released) return;
         released = true;
-        client.off("error", unheard);
         client.release(destroy);
         leave();
       },
