@@ -74,6 +74,7 @@ export const gatesyncCommands = [
   "demo",
   "freeze",
   "history",
+  "import",
   "init",
   "ownership",
   "plan",
