@@ -52,7 +52,8 @@ let sandbox: SandboxHandle;
 let daemon: DaemonProcess;
 beforeAll(async () => {
   sandbox = await testSandbox();
-  const dir = await tempRepo({ "config/keys.yaml": doc("OrgKey", "acme", "keyId: org-acme-dash\nrate: 10\nper: 60") });
+  // each environment its own key: one object in two environments would have two owners (docs/user/teams.md)
+  const dir = await tempRepo({ "config/keys.yaml": doc("OrgKey", "acme", "keyId: org-acme-${var:env}\nrate: 10\nper: 60") });
   const target = `{ gateway: { url: ${sandbox.urls.gateway}, credentialEnv: GW_KEY } }`;
   writeFileSync(
     path.join(dir, "gatesync.yaml"),
@@ -62,8 +63,8 @@ source: { directory: ./config }
 targets:
   gateway: { url: http://127.0.0.1:9, credentialEnv: GW_KEY }
 environments:
-  staging: { targets: ${target}, state: { backend: sqlite, path: .gatesync/staging.db } }
-  production: { targets: ${target}, state: { backend: sqlite, path: .gatesync/production.db } }
+  staging: { values: { env: staging }, targets: ${target}, state: { backend: sqlite, path: .gatesync/staging.db } }
+  production: { values: { env: production }, targets: ${target}, state: { backend: sqlite, path: .gatesync/production.db } }
 state: { backend: sqlite, path: .gatesync/state.db }
 schedule: { interval: 1h, jitter: 0 }
 server: { listen: "127.0.0.1:0" }

@@ -11,7 +11,7 @@ import { randomBytes } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, describe, expect, it } from "vitest";
 import type { SandboxHandle } from "../../src/sandbox/sandbox.js";
-import { dropTestSchemas, pgUrl, sql, testSchema } from "../helpers/postgres.js";
+import { dropTestSchemas, grantOwnershipRegistry, pgUrl, sql, testSchema } from "../helpers/postgres.js";
 import { doc } from "../helpers/resources.js";
 import { testCredentials, testSandbox } from "../helpers/sandbox.js";
 import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
@@ -52,6 +52,7 @@ describe("a fleet of 20 environments on two replicas", () => {
   it(`stays within ${bound} connections (2 × (pool ${poolSize} + 2)) and applies every environment`, async () => {
     await sql(`CREATE ROLE ${role} LOGIN CONNECTION LIMIT ${bound}`);
     await sql(`GRANT CREATE ON DATABASE ${new URL(pgUrl).pathname.slice(1) || "test"} TO ${role}`);
+    await grantOwnershipRegistry(role);
     const schema = testSchema();
     const names = Array.from({ length: 20 }, (_, i) => `e${String(i + 1).padStart(2, "0")}`);
     envSchemas.push(...names.map((e) => `${schema}_${e}`));

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { PostgresStateBackend } from "../../src/record/postgres/postgres-backend.js";
+import { PostgresOwnership, ownershipSchema } from "../../src/record/ownership/postgres-ownership.js";
 import { testPostgresUrl } from "./postgres-probe.js";
 
 /** The PostgreSQL of this machine (`.ci/run` checks it is up). */
@@ -31,4 +32,19 @@ export async function sql<T extends pg.QueryResultRow = pg.QueryResultRow>(text:
 
 export async function dropTestSchemas(): Promise<void> {
   for (const s of schemas.splice(0)) await sql(`DROP SCHEMA IF EXISTS ${pg.escapeIdentifier(s)} CASCADE`);
+}
+
+/**
+ * Lets `role` (a test's own login) use the ownership registry: prepared first by the tests'
+ * superuser, then the grants every daemon's role needs on it (docs/user/teams.md).
+ */
+export async function grantOwnershipRegistry(role: string): Promise<void> {
+  const registry = new PostgresOwnership(postgresBackend(ownershipSchema));
+  try {
+    await registry.rowsOf([]);
+  } finally {
+    await registry.close();
+  }
+  await sql(`GRANT USAGE, CREATE ON SCHEMA ${ownershipSchema} TO ${role}`);
+  await sql(`GRANT SELECT, INSERT, UPDATE, DELETE ON ${ownershipSchema}.owners TO ${role}`);
 }

@@ -30,7 +30,7 @@ export class PostgresOwnership implements OwnershipRegistry {
 
   private prepared(): Promise<void> {
     this.ready ??= this.backend
-      .transaction("cannot prepare the ownership registry", async (c) => {
+      .transaction("prepare the ownership registry", async (c) => {
         await createSchema(c, ownershipSchema, ownershipSchema);
         await c.query(`CREATE TABLE IF NOT EXISTS ${t} (
           interface text NOT NULL, url text NOT NULL, object text NOT NULL,
@@ -50,7 +50,7 @@ export class PostgresOwnership implements OwnershipRegistry {
   }
 
   rowsOf(targets: readonly OwnershipTarget[]): Promise<OwnershipRow[]> {
-    return this.run("cannot read the ownership registry", async (c) => {
+    return this.run("read the ownership registry", async (c) => {
       const rows = await c.query(
         `SELECT ${columns} FROM ${t} WHERE (interface, url) IN (SELECT * FROM unnest($1::text[], $2::text[])) ORDER BY interface, url, object`,
         [targets.map((x) => x.interface), targets.map((x) => x.url)],
@@ -60,14 +60,12 @@ export class PostgresOwnership implements OwnershipRegistry {
   }
 
   all(): Promise<OwnershipRow[]> {
-    return this.run("cannot read the ownership registry", async (c) =>
-      validRows((await c.query(`SELECT ${columns} FROM ${t} ORDER BY interface, url, object`)).rows),
-    );
+    return this.run("read the ownership registry", async (c) => validRows((await c.query(`SELECT ${columns} FROM ${t} ORDER BY interface, url, object`)).rows));
   }
 
   claim(claims: readonly OwnershipClaim[], now: string): Promise<OwnershipRow[]> {
     if (claims.length === 0) return Promise.resolve([]);
-    return this.run("cannot write the ownership registry", async (c) => {
+    return this.run("write the ownership registry", async (c) => {
       const col = (f: (x: OwnershipClaim) => string): string[] => claims.map(f);
       const args = [col((x) => x.interface), col((x) => x.url), col((x) => x.object), col((x) => x.owner), col((x) => x.environment), col((x) => x.resource)];
       await c.query(
@@ -84,7 +82,7 @@ export class PostgresOwnership implements OwnershipRegistry {
   }
 
   release(key: OwnershipKey): Promise<OwnershipRow | undefined> {
-    return this.run("cannot write the ownership registry", async (c) => {
+    return this.run("write the ownership registry", async (c) => {
       const rows = await c.query(`DELETE FROM ${t} WHERE interface = $1 AND url = $2 AND object = $3 RETURNING ${columns}`, [
         key.interface,
         key.url,
@@ -95,7 +93,7 @@ export class PostgresOwnership implements OwnershipRegistry {
   }
 
   transfer(key: OwnershipKey, to: Claimant, now: string): Promise<OwnershipRow | undefined> {
-    return this.run("cannot write the ownership registry", async (c) => {
+    return this.run("write the ownership registry", async (c) => {
       const before = await c.query(`SELECT ${columns} FROM ${t} WHERE interface = $1 AND url = $2 AND object = $3 FOR UPDATE`, [
         key.interface,
         key.url,

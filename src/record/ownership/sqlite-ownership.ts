@@ -5,10 +5,11 @@
  * of one new object take turns, and the second finds the first's row.
  */
 import path from "node:path";
-import Database from "better-sqlite3";
+import type Database from "better-sqlite3";
 import { mkdirSync } from "node:fs";
 import { StateError } from "../../errors.js";
 import { stateIoError } from "../state-io.js";
+import { sqliteDriver } from "../sqlite/sqlite-driver.js";
 import { rowOf } from "./ownership.js";
 import type { Claimant, OwnershipClaim, OwnershipKey, OwnershipRegistry, OwnershipRow, OwnershipTarget } from "./ownership.js";
 
@@ -38,9 +39,11 @@ export class SqliteOwnership implements OwnershipRegistry {
 
   private open(): Database.Database {
     if (this.db !== undefined) return this.db;
+    // loaded only here (sqlite-driver.ts): a PostgreSQL state never needs the native driver
+    const Driver = sqliteDriver(this.file);
     try {
       mkdirSync(path.dirname(this.file), { recursive: true });
-      const db = new Database(this.file, { timeout: 5000 });
+      const db = new Driver(this.file, { timeout: 5000 });
       db.pragma("journal_mode = WAL");
       db.pragma("synchronous = FULL");
       db.exec(schema);

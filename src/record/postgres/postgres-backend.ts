@@ -304,13 +304,9 @@ export class PostgresStateBackend implements StateBackend {
     });
   }
 
-  /**
-   * `work` in a transaction of its own on a pooled connection of this state's database: what the
-   * ownership registry (record/ownership/postgres-ownership.ts) reads and claims through, so it
-   * uses the connections the state uses.
-   */
-  transaction<T>(what: string, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-    return this.inTransaction(what, work);
+  /** `work` in a transaction on this state's pooled connections: the ownership registry's way in (record/ownership/). */
+  transaction<T>(doing: string, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    return this.inTransaction(doing, work);
   }
 
   /** `work` in a transaction of its own on a pooled connection. */
