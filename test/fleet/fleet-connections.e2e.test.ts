@@ -11,7 +11,7 @@ import { randomBytes } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, describe, expect, it } from "vitest";
 import type { SandboxHandle } from "../../src/sandbox/sandbox.js";
-import { dropTestSchemas, grantOwnershipRegistry, pgUrl, sql, testSchema } from "../helpers/postgres.js";
+import { dropTestRole, dropTestSchemas, grantOwnershipRegistry, pgUrl, sql, testSchema, urlAs } from "../helpers/postgres.js";
 import { doc } from "../helpers/resources.js";
 import { testCredentials, testSandbox } from "../helpers/sandbox.js";
 import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
@@ -30,21 +30,11 @@ afterAll(async () => {
   for (const s of sandboxes) await s.stop();
   for (const s of envSchemas.splice(0)) await sql(`DROP SCHEMA IF EXISTS ${s} CASCADE`);
   await dropTestSchemas();
-  await sql(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = $1`, [role]).catch(() => undefined);
-  await sql(`DROP OWNED BY ${role}`).catch(() => undefined);
-  await sql(`DROP ROLE IF EXISTS ${role}`).catch(() => undefined);
+  await dropTestRole(role);
   await removeTempRepos();
 });
 
 const until = untilWithLogs(replicas);
-
-/** The same URL as the tests' PostgreSQL, logged in as `user`. */
-function urlAs(user: string): string {
-  const u = new URL(pgUrl);
-  u.username = user;
-  u.password = "";
-  return u.toString();
-}
 
 const sessions = async (): Promise<number> => Number((await sql<{ n: string }>("SELECT count(*) AS n FROM pg_stat_activity WHERE usename = $1", [role]))[0]!.n);
 

@@ -11,7 +11,7 @@ import { randomBytes } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, describe, expect, it } from "vitest";
 import type { SandboxHandle } from "../../src/sandbox/sandbox.js";
-import { dropTestSchemas, grantOwnershipRegistry, pgUrl, sql, testSchema } from "../helpers/postgres.js";
+import { dropTestRole, dropTestSchemas, grantOwnershipRegistry, pgUrl, sql, testSchema, urlAs } from "../helpers/postgres.js";
 import { doc } from "../helpers/resources.js";
 import { testCredentials, testSandbox } from "../helpers/sandbox.js";
 import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
@@ -29,20 +29,11 @@ afterAll(async () => {
   for (const s of sandboxes) await s.stop();
   for (const s of envSchemas.splice(0)) await sql(`DROP SCHEMA IF EXISTS ${s} CASCADE`);
   await dropTestSchemas();
-  await sql(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = $1`, [role]).catch(() => undefined);
-  await sql(`DROP OWNED BY ${role}`).catch(() => undefined);
-  await sql(`DROP ROLE IF EXISTS ${role}`).catch(() => undefined);
+  await dropTestRole(role);
   await removeTempRepos();
 });
 
 const until = untilWithLogs(replicas);
-
-function urlAs(user: string): string {
-  const u = new URL(pgUrl);
-  u.username = user;
-  u.password = "";
-  return u.toString();
-}
 
 /** What a takeover's fenceOff does to a replica: every session named for it ended (57P01). */
 const terminateAll = async (): Promise<number> =>

@@ -48,3 +48,18 @@ export async function grantOwnershipRegistry(role: string): Promise<void> {
   await sql(`GRANT USAGE, CREATE ON SCHEMA ${ownershipSchema} TO ${role}`);
   await sql(`GRANT SELECT, INSERT, UPDATE, DELETE ON ${ownershipSchema}.owners TO ${role}`);
 }
+
+/** The tests' PostgreSQL URL, logged in as `user` (a test's own role). */
+export function urlAs(user: string): string {
+  const u = new URL(pgUrl);
+  u.username = user;
+  u.password = "";
+  return u.toString();
+}
+
+/** A test's own role gone: its sessions ended, what it owns dropped. */
+export async function dropTestRole(role: string): Promise<void> {
+  await sql(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = $1`, [role]).catch(() => undefined);
+  await sql(`DROP OWNED BY ${role}`).catch(() => undefined);
+  await sql(`DROP ROLE IF EXISTS ${role}`).catch(() => undefined);
+}
