@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import path from "node:path";
 import type { GatesyncConfig } from "../config/config.js";
 import { ConfigError, ErrorCode, StateError } from "../errors.js";
+import type { PoolSettings } from "./postgres/shared-pool.js";
 import { PostgresStateBackend } from "./postgres/postgres-backend.js";
 import { SqliteStateBackend } from "./sqlite/sqlite-backend.js";
 import { migrateCommand } from "./sqlite/sqlite-open.js";
@@ -55,6 +56,18 @@ export function openStateBackend(
       new SqliteStateBackend(config.state.path, stale === undefined ? {} : { staleMs: stale, refreshMs: Math.max(50, Math.round(stale / 6)) }),
     );
   }
-  const pool = config.state.pool === undefined ? {} : { pool: config.state.pool };
-  return redactingState(new PostgresStateBackend({ url: postgresUrl(config, env), schema: config.state.schema, ...pool, ...options }));
+  return redactingState(new PostgresStateBackend({ ...postgresConnection(config, env), schema: config.state.schema, ...options }));
+}
+
+/**
+ * The database and pool settings of a PostgreSQL state: every backend of the process on that
+ * database (the state, the ownership registry) asks for the shared pool with these, so the first
+ * to open it does not decide its size alone.
+ */
+export function postgresConnection(
+  config: GatesyncConfig,
+  env: Readonly<Record<string, string | undefined>>,
+): { readonly url: string; readonly pool?: PoolSettings } {
+  const url = postgresUrl(config, env);
+  return config.state.backend === "postgres" && config.state.pool !== undefined ? { url, pool: config.state.pool } : { url };
 }

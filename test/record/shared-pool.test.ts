@@ -9,6 +9,10 @@ import { afterAll, describe, expect, it } from "vitest";
 import { ErrorCode } from "../../src/errors.js";
 import { PostgresStateBackend } from "../../src/record/postgres/postgres-backend.js";
 import { openPoolCount } from "../../src/record/postgres/shared-pool.js";
+import { postgresConnection } from "../../src/record/open-backend.js";
+import path from "node:path";
+import { loadConfig } from "../../src/config/config.js";
+import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
 import { dropTestSchemas, pgUrl, sql, testSchema } from "../helpers/postgres.js";
 
 afterAll(dropTestSchemas);
@@ -19,6 +23,27 @@ const sessionsOf = async (name: string): Promise<number> =>
   Number((await sql<{ n: string }>("SELECT count(*) AS n FROM pg_stat_activity WHERE application_name = $1", [name]))[0]!.n);
 
 describe("the shared PostgreSQL pool", () => {
+  it("takes its size from state.pool whichever backend of the database opens it first (the ownership registry included)", async () => {
+    const dir = await tempRepo({
+      "config/.keep": "",
+      "gatesync.yaml": `apiVersion: gatesync.dev/v1
+kind: GatesyncConfig
+source: { directory: ./config }
+targets: { gateway: { url: http://127.0.0.1:9, credentialEnv: GW_KEY } }
+state: { backend: postgres, urlEnv: DATABASE_URL, schema: s, pool: { size: 3, acquireTimeout: 5s } }
+`,
+    });
+    const config = await loadConfig(path.join(dir, "gatesync.yaml"));
+    const registryFirst = new PostgresStateBackend({
+      ...postgresConnection(config, { DATABASE_URL: pgUrl }),
+      schema: testSchema(),
+      applicationName: appName(),
+    });
+    expect(registryFirst.connections.settings.size).toBe(3);
+    await registryFirst.close();
+    await removeTempRepos();
+  });
+
   it("keeps 30 environments' states, reading, writing history and locking at once, within the pool's 4 sessions", async () => {
     const name = appName();
     const before = openPoolCount();

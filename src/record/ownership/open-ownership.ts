@@ -3,7 +3,7 @@
  * state file's directory, or PostgreSQL's `gatesync_ownership` schema of the state's database.
  */
 import type { GatesyncConfig } from "../../config/config.js";
-import { postgresUrl } from "../open-backend.js";
+import { postgresConnection } from "../open-backend.js";
 import { PostgresStateBackend } from "../postgres/postgres-backend.js";
 import type { OwnershipRegistry } from "./ownership.js";
 import { PostgresOwnership, ownershipSchema } from "./postgres-ownership.js";
@@ -15,5 +15,5 @@ export function openOwnership(
   options: { readonly applicationName?: string } = {},
 ): OwnershipRegistry {
   if (config.state.backend === "sqlite") return new SqliteOwnership(ownershipFileBeside(config.state.path));
-  return new PostgresOwnership(new PostgresStateBackend({ url: postgresUrl(config, env), schema: ownershipSchema, ...options }));
+  return new PostgresOwnership(new PostgresStateBackend({ ...postgresConnection(config, env), schema: ownershipSchema, ...options }));
 }
