@@ -8,12 +8,11 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { parse } from "yaml";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { TeamRepository } from "../helpers/ci-runner.js";
-import { mergeRequestClone, runnerBase, stateToken, teamRepository } from "../helpers/ci-runner.js";
+import { describe, expect, it } from "vitest";
+import { mergeRequestClone, runnerBase, stateToken, teamRepositoryForFile } from "../helpers/ci-runner.js";
 import { fakeCommentApi } from "../helpers/comment-api.js";
 import { bashOutcome } from "../helpers/ci-runner.js";
-import { projectRoot, removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
+import { projectRoot, tempRepo } from "../helpers/temp-repo.js";
 
 interface Step {
   name: string;
@@ -29,14 +28,7 @@ interface Action {
 }
 const action = parse(readFileSync(path.join(projectRoot, "action.yml"), "utf8")) as Action;
 
-let team: TeamRepository;
-beforeAll(async () => {
-  team = await teamRepository();
-}, 120_000);
-afterAll(async () => {
-  await team?.stop();
-  await removeTempRepos();
-});
+const team = teamRepositoryForFile();
 
 /** Runs the action's steps in `dir`; the steps' outcomes, the outputs and what they printed. */
 async function runAction(dir: string, given: Record<string, string>, env: Record<string, string>) {
@@ -67,7 +59,7 @@ async function runAction(dir: string, given: Record<string, string>, env: Record
     const stepEnv = Object.fromEntries(Object.entries(step.env ?? {}).map(([k, v]) => [k, fill(String(v))]));
     const r = await bashOutcome(["--noprofile", "--norc", "-eo", "pipefail", "-c", fill(step.run)], {
       cwd: dir,
-      env: { ...runnerBase(team.bin), GITHUB_ACTIONS: "true", GITHUB_ACTION_PATH: projectRoot, GITHUB_OUTPUT: outputFile, ...env, ...stepEnv },
+      env: { ...runnerBase(team().bin), GITHUB_ACTIONS: "true", GITHUB_ACTION_PATH: projectRoot, GITHUB_OUTPUT: outputFile, ...env, ...stepEnv },
     });
     printed += r.stdout + r.stderr;
     if (step.id !== undefined)
@@ -89,19 +81,19 @@ describe("the GitHub Action, its steps run as the runner runs them", () => {
     const api = await fakeCommentApi("github", { "ci-token": "github-actions[bot]" });
     try {
       const forge = { GITHUB_API_URL: api.url, GITHUB_REPOSITORY: "o/r", PLAN_STATE: stateToken, PR_TOKEN: "ci-token" };
-      const inputs = { "daemon-url": team.daemon.url, "state-token-env": "PLAN_STATE", "comment-token-env": "PR_TOKEN" };
-      const dir = await mergeRequestClone(team.origin, (t) => t.replace("rate: 1000", "rate: 2000"));
+      const inputs = { "daemon-url": team().daemon.url, "state-token-env": "PLAN_STATE", "comment-token-env": "PR_TOKEN" };
+      const dir = await mergeRequestClone(team().origin, (t) => t.replace("rate: 1000", "rate: 2000"));
       const first = await runAction(dir, inputs, forge);
       expect(first.failed, first.printed).toBe(false);
       expect(first.outputs.plan).toEqual({ exitcode: "2" });
       expect(api.comments).toHaveLength(1);
       expect(api.comments[0]!.body).toMatch(/^<!-- gatesync-plan -->\n/);
       expect(api.comments[0]!.body).toContain("OrgKey/acme");
-      expect(api.comments[0]!.body).toContain(`the daemon's state at ${team.daemon.url}/state`);
+      expect(api.comments[0]!.body).toContain(`the daemon's state at ${team().daemon.url}/state`);
       expect(api.comments[0]!.body).not.toContain(stateToken);
 
       // the next push: the files no longer validate — annotated at the line, the same comment says so, the job fails
-      const bad = await mergeRequestClone(team.origin, (t) => t.replace("rate: 1000", 'rate: "fast"'));
+      const bad = await mergeRequestClone(team().origin, (t) => t.replace("rate: 1000", 'rate: "fast"'));
       const second = await runAction(bad, inputs, forge);
       // validate fails; the plan step records gatesync plan's code (1: no plan) and the comment is still written; the last step fails the job
       expect(second.ran.map((s) => s.code)).toEqual([0, 1, 0, 0, 1]);
@@ -121,10 +113,10 @@ describe("the GitHub Action, its steps run as the runner runs them", () => {
   it("a wrong state token fails the job with the daemon's refusal in the comment, not a plan from nothing", async () => {
     const api = await fakeCommentApi("github", { "ci-token": "github-actions[bot]" });
     try {
-      const dir = await mergeRequestClone(team.origin, (t) => t.replace("rate: 1000", "rate: 3000"));
+      const dir = await mergeRequestClone(team().origin, (t) => t.replace("rate: 1000", "rate: 3000"));
       const r = await runAction(
         dir,
-        { "daemon-url": team.daemon.url },
+        { "daemon-url": team().daemon.url },
         { GITHUB_API_URL: api.url, GITHUB_REPOSITORY: "o/r", GATESYNC_STATE_TOKEN: "wrong", GITHUB_TOKEN: "ci-token" },
       );
       expect(r.outputs.plan?.exitcode).not.toMatch(/^[0234]$/);

@@ -7,12 +7,11 @@
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { parseAllDocuments } from "yaml";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { TeamRepository } from "../helpers/ci-runner.js";
-import { mergeRequestClone, runnerBase, stateToken, teamRepository } from "../helpers/ci-runner.js";
+import { describe, expect, it } from "vitest";
+import { mergeRequestClone, runnerBase, stateToken, teamRepositoryForFile } from "../helpers/ci-runner.js";
 import { fakeCommentApi } from "../helpers/comment-api.js";
 import { bashOutcome } from "../helpers/ci-runner.js";
-import { projectRoot, removeTempRepos } from "../helpers/temp-repo.js";
+import { projectRoot } from "../helpers/temp-repo.js";
 
 interface Spec {
   spec: { inputs: Record<string, { default?: string }> };
@@ -40,25 +39,18 @@ function included(given: Record<string, string>): Job {
   return (Object.values(parseAllDocuments(filled)[0]!.toJS() as Record<string, Job>)[0] ?? body) as Job;
 }
 
-let team: TeamRepository;
-beforeAll(async () => {
-  team = await teamRepository();
-}, 120_000);
-afterAll(async () => {
-  await team?.stop();
-  await removeTempRepos();
-});
+const team = teamRepositoryForFile();
 
 function runJob(job: Job, dir: string, env: Record<string, string>) {
   const script = ["set -eo pipefail", ...job.script].join("\n");
-  return bashOutcome(["--noprofile", "--norc", "-c", script], { cwd: dir, env: { ...runnerBase(team.bin), ...job.variables, ...env } });
+  return bashOutcome(["--noprofile", "--norc", "-c", script], { cwd: dir, env: { ...runnerBase(team().bin), ...job.variables, ...env } });
 }
 
 describe("the GitLab CI/CD component, its job run as the runner runs it", () => {
   it("keeps one note with the plan against the daemon's state; invalid files go to the Code Quality report and the note", async () => {
     const api = await fakeCommentApi("gitlab", { "project-token": "project_42_bot" });
     try {
-      const job = included({ "daemon-url": team.daemon.url, "state-token-variable": "PLAN_STATE", "comment-token-variable": "NOTES_TOKEN" });
+      const job = included({ "daemon-url": team().daemon.url, "state-token-variable": "PLAN_STATE", "comment-token-variable": "NOTES_TOKEN" });
       for (const line of job.script) expect(typeof line, JSON.stringify(line)).toBe("string");
       expect(job.rules[0]!.if).toBe('$CI_PIPELINE_SOURCE == "merge_request_event"');
       const ci = {
@@ -69,16 +61,16 @@ describe("the GitLab CI/CD component, its job run as the runner runs it", () => 
         PLAN_STATE: stateToken,
         NOTES_TOKEN: "project-token",
       };
-      const dir = await mergeRequestClone(team.origin, (t) => t.replace("rate: 1000", "rate: 2000"));
+      const dir = await mergeRequestClone(team().origin, (t) => t.replace("rate: 1000", "rate: 2000"));
       const first = await runJob(job, dir, ci);
       expect(first.status, first.stdout + first.stderr).toBe(0);
       expect(api.comments).toHaveLength(1);
       expect(api.comments[0]!.body).toMatch(/^<!-- gatesync-plan -->\n/);
       expect(api.comments[0]!.body).toContain("OrgKey/acme");
-      expect(api.comments[0]!.body).toContain(`the daemon's state at ${team.daemon.url}/state`);
+      expect(api.comments[0]!.body).toContain(`the daemon's state at ${team().daemon.url}/state`);
       expect(JSON.parse(readFileSync(path.join(dir, job.artifacts.reports.codequality), "utf8"))).toEqual([]);
 
-      const bad = await mergeRequestClone(team.origin, (t) => t.replace("rate: 1000", 'rate: "fast"'));
+      const bad = await mergeRequestClone(team().origin, (t) => t.replace("rate: 1000", 'rate: "fast"'));
       const second = await runJob(job, bad, ci);
       expect(second.status).toBe(1);
       const report = JSON.parse(readFileSync(path.join(bad, "gl-code-quality.json"), "utf8")) as Array<{

@@ -14,7 +14,8 @@ import { eventually } from "./eventually.js";
 import { git } from "./git-repo.js";
 import { doc } from "./resources.js";
 import { call, testSandbox } from "./sandbox.js";
-import { projectRoot, tempRepo } from "./temp-repo.js";
+import { afterAll, beforeAll } from "vitest";
+import { projectRoot, removeTempRepos, tempRepo } from "./temp-repo.js";
 
 export const stateToken = "ci-runner-state-token-5c2a";
 
@@ -29,6 +30,22 @@ export interface TeamRepository {
 }
 
 /** The repository, pushed to a bare origin; the daemon on its own checkout, synced once. */
+/** One team repository and daemon for a whole test file: made before its tests, stopped after them. */
+export function teamRepositoryForFile(): () => TeamRepository {
+  let team: TeamRepository | undefined;
+  beforeAll(async () => {
+    team = await teamRepository();
+  }, 120_000);
+  afterAll(async () => {
+    await team?.stop();
+    await removeTempRepos();
+  });
+  return () => {
+    if (team === undefined) throw new Error("the team repository is made in beforeAll");
+    return team;
+  };
+}
+
 export async function teamRepository(): Promise<TeamRepository> {
   const sandbox = await testSandbox();
   const work = await tempRepo({
