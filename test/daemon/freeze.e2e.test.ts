@@ -63,7 +63,7 @@ describe("freezes", () => {
     await untilAcmeRate(daemon, "production", 10);
     const frozen = await cli(daemon, "freeze", "production", "--reason", "incident 4521", "--until", "2h");
     expect(frozen.stderr).toBe("");
-    expect(frozen.stdout).toMatch(/^production frozen until \d\d:\d\d UTC: incident 4521: it plans but applies and promotes nothing/);
+    expect(frozen.stdout).toMatch(/^production frozen until (\d{4}-\d\d-\d\d )?\d\d:\d\d UTC: incident 4521: it plans but applies and promotes nothing/);
     expect((await holdOf(daemon, "production"))?.message).toMatch(/^production frozen until (\d{4}-\d\d-\d\d )?\d\d:\d\d UTC: incident 4521$/);
     const page = await (await fetch(`${daemon.daemon.url}/environments/production/`)).text();
     expect(page).toMatch(/production frozen until [^<]*: incident 4521<\/span>: it plans but applies and promotes nothing/);
@@ -153,7 +153,7 @@ describe("freezes", () => {
     await daemon.sync();
     const run = await daemon.daemon.environments.get("staging")!.runOnce("webhook");
     expect(run.result).toBe("frozen");
-    expect(run.error).toMatch(/^staging in its deny window \(deny "0,20,40 \* \* \* \* \*" Europe\/Berlin\) until \d\d:\d\d UTC$/);
+    expect(run.error).toMatch(/^staging in its deny window \(deny "0,20,40 \* \* \* \* \*" Europe\/Berlin\) until (\d{4}-\d\d-\d\d )?\d\d:\d\d UTC$/);
     expect(acmeRate(daemon, "staging")).toBe(30);
     expect(daemon.staging.inspect.calls().log.length).toBe(calls);
     // the window closes: no push, no sync — the daemon looks again then and applies
