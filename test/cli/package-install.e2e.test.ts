@@ -1,6 +1,7 @@
 /**
  * The packed package installs like any CLI: `npm pack` (its prepack builds dist/), then an
- * install of the tarball into an empty directory from npm's cache (--offline), production
+ * install of the tarball into an empty directory from npm's cache (--offline, pinned to our lock's
+ * versions by scripts/pack/offline-lock.ts: a fresh cache holds no registry documents), production
  * dependencies only — no TypeScript, no build, no install script waiting for approval — and the
  * commands a team runs work from it: --version, validate, plan and run (a PostgreSQL state: the
  * SQLite driver is an optional peer, and without it a SQLite state says how to add it).
@@ -10,6 +11,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { SandboxHandle } from "../../src/sandbox/sandbox.js";
+import { writeOfflineLock } from "../../scripts/pack/offline-lock.js";
 import { pgUrl, testSchema } from "../helpers/postgres.js";
 import { doc } from "../helpers/resources.js";
 import { testCredentials, testSandbox } from "../helpers/sandbox.js";
@@ -37,6 +39,8 @@ beforeAll(async () => {
   // as the README says: the team's package.json, @scarf/scarf's telemetry script (a Spectral dependency's) denied
   npm(dir, "init", "-y");
   npm(dir, "pkg", "set", "allowScripts.@scarf/scarf=false", "--json");
+  // npm ci cached tarballs, not the registry's package documents: pin the offline install to our lock's versions
+  writeOfflineLock(dir);
   install = npm(dir, "install", "--offline", "--omit=dev", "--no-audit", "--no-fund", tarball);
   sandbox = await testSandbox();
 }, 600_000);
