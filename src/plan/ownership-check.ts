@@ -81,22 +81,15 @@ export function refuseOwned(d: PlannedChange, row: OwnershipRow): PlannedChange 
 /** The kind that provides API ids (the gateway's API definitions): what a reference by API id names. */
 const apiKind = allKinds().find((k) => k.providedApiId !== undefined);
 
-/** The API ids a request names without writing them: an OAuth client's (`apiID`), a product's APIDetails, an org key's access rights. */
+/** The API ids a request names without writing them: its address's (an OAuth client's), and those its kind lists in its compare (KindModule.referencedApiIds). */
 function referencedApiIds(d: Desired): string[] {
   const ids = new Set<string>();
   const own = d.request.address.apiID;
   if (own !== undefined) ids.add(own);
   // the compare is read only for the kinds that list APIs in it (made again, it costs a plan's time)
-  if (d.kind !== "ApiProduct" && d.kind !== "OrgKey") return [...ids];
-  const compare = d.request.readCompare();
-  if (Array.isArray(compare.APIDetails)) for (const a of compare.APIDetails as unknown[]) addId(ids, (a as Record<string, unknown> | null)?.APIID);
-  const rights = compare.access_rights;
-  if (rights !== null && typeof rights === "object") for (const r of Object.values(rights)) addId(ids, (r as Record<string, unknown> | null)?.api_id);
+  const kind = knownKind(d.kind);
+  if (kind?.referencedApiIds !== undefined) for (const id of kind.referencedApiIds(d.request.readCompare())) ids.add(id);
   return [...ids];
-}
-
-function addId(ids: Set<string>, id: unknown): void {
-  if (typeof id === "string" && id !== "") ids.add(id);
 }
 
 /** Whether another claimant holds any API on the gateway: without one, no reference can cross owners (nothing more is read). */
