@@ -59,7 +59,8 @@ export function ownedElsewhere(id: string, row: OwnershipRow): string {
   return `OWNED_ELSEWHERE: ${ownedText(id, row)}`;
 }
 
-const ownedText = (id: string, row: OwnershipRow): string =>
+/** `OrgKey/acme (org-key:acme on gateway https://…) is owned by team payments (environment payments-prod)`. */
+export const ownedText = (id: string, row: OwnershipRow): string =>
   `${id} (${row.object} on ${row.interface} ${row.url}) is owned by team ${row.owner} (environment ${row.environment})`;
 
 /** The hint of a refusal: the owner's to change, or the operator's to hand over. */

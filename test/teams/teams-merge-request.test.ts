@@ -130,6 +130,18 @@ describe("a team's merge request planned against the daemon of two teams", () =>
     expect(orgKeysOf(sandbox).get("acme-mr")?.session.rate).toBe(100);
   });
 
+  it("validate refuses the other team's object at its file, as the daemon's run will; the rest is valid", async () => {
+    const config = await billingCheckout();
+    const validated = await job(["validate", path.join(path.dirname(config), "config"), "-c", config, "--state-url", daemon.url!, "--env", "billing-prod"]);
+    expect(validated.code).toBe(1);
+    const at = `config/acme.yaml:1:1: ${refusal().replace("OWNED_ELSEWHERE: ", "")}`;
+    expect(validated.stdout).toContain(`error[OWNED_ELSEWHERE] ${at}`);
+    expect(validated.stdout.match(/OWNED_ELSEWHERE/g)).toHaveLength(1);
+    // the annotation a pull request shows at the line
+    const github = await job(["validate", path.join(path.dirname(config), "config"), "-c", config, "--state-url", daemon.url!, "--format", "github"]);
+    expect(github.stdout).toMatch(/::error file=config\/acme\.yaml,line=1[^\n]*OWNED_ELSEWHERE[^\n]*owned by team payments \(environment payments-prod\)/);
+  });
+
   it("checks as the daemon's owner of each environment: payments' own plan refuses nothing", async () => {
     const dir = await tempRepo({
       "gatesync.yaml": checkoutFile("payments-prod"),
@@ -138,6 +150,8 @@ describe("a team's merge request planned against the daemon of two teams", () =>
     const planned = await job(["plan", "-c", path.join(dir, "gatesync.yaml"), "--state-url", daemon.url!, "--env", "payments-prod", "--detailed-exitcode"]);
     expect(planned.stdout).not.toContain("OWNED_ELSEWHERE");
     expect(planned.code).toBe(2);
+    const validated = await job(["validate", path.join(dir, "config"), "-c", path.join(dir, "gatesync.yaml"), "--state-url", daemon.url!]);
+    expect([validated.code, validated.stdout]).toEqual([0, expect.not.stringContaining("OWNED_ELSEWHERE") as unknown]);
   });
 
   it("fails the plan, saying why, when the daemon's registry cannot be read", async () => {
