@@ -125,6 +125,10 @@ describe("a team's merge request planned against the daemon of two teams", () =>
     expect(comment.stdout).toContain(refusal());
     expect(comment.stdout).toContain("# at config/acme.yaml:1");
     expect(comment.stdout).toContain(reference);
+    // without --env: every environment the daemon runs, each checked as its own owner — payments' acme is its own
+    const every = await job(["plan", "-c", config, "--state-url", daemon.url!, "--format", "markdown"]);
+    expect(every.stdout.match(/OWNED_ELSEWHERE: OrgKey\/acme/g)).toHaveLength(1);
+    expect(every.stdout).toContain(refusal());
     // a plan sends nothing; payments' value stays
     expect(callsOf(sandbox)).toBe(calls);
     expect(orgKeysOf(sandbox).get("acme-mr")?.session.rate).toBe(100);
