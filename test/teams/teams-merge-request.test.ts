@@ -158,10 +158,16 @@ describe("a team's merge request planned against the daemon of two teams", () =>
     expect([validated.code, validated.stdout]).toEqual([0, expect.not.stringContaining("OWNED_ELSEWHERE") as unknown]);
   });
 
-  it("fails the plan, saying why, when the daemon's registry cannot be read", async () => {
+  it("fails the plan, saying why, when the daemon's registry cannot be read; validate warns", async () => {
     const config = await billingCheckout();
     const refused = await job(["plan", "-c", config, "--state-url", daemon.url!, "--env", "billing-prod"], "wrong-token");
     expect(refused.code).not.toBe(0);
     expect(refused.stderr).toContain("the token was refused (401)");
+    // validate says it could not check, and validates the rest
+    const validated = await job(["validate", path.join(path.dirname(config), "config"), "-c", config, "--state-url", daemon.url!], "wrong-token");
+    expect(validated.code).toBe(0);
+    expect(validated.stdout).toContain("the ownership registry was not read, so objects other teams own were not checked:");
+    expect(validated.stdout).toContain("the token was refused (401)");
+    expect(validated.stdout).not.toContain("OWNED_ELSEWHERE");
   });
 });

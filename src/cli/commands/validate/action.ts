@@ -122,10 +122,10 @@ export async function validateAction(
     // the operator settings of a repository's own gatesync.yaml are said by the daemon that ignores them, where their value differs
     // the ownership registry: the daemon's with its address, else the one beside the config's state
     const owners = config === undefined ? undefined : await ownershipSources(config, io.env, opts);
-    const how = { fromSource: dir === undefined, mergeRequest: forMergeRequest(io.env), ...(owners === undefined ? {} : { owners }) };
+    const how = { fromSource: dir === undefined, mergeRequest: forMergeRequest(io.env), ...(owners === undefined ? {} : { owners: owners.of }) };
     const result = await validateEnvironments(filesOf, config, opts.env, io.env, how);
     const only = opts.only === undefined ? undefined : onlyFilesOf(opts.only);
-    const diagnostics = only === undefined ? result.diagnostics : onlyFindingsOf(result.diagnostics, only);
+    const diagnostics = [...(owners?.notes ?? []), ...(only === undefined ? result.diagnostics : onlyFindingsOf(result.diagnostics, only))];
     const report = { valid: !hasErrors(diagnostics), files: result.files, resources: result.resources.length, diagnostics };
     io.stdout(renderValidation(report, opts.format, io.isTty && io.env.NO_COLOR === undefined));
     process.exitCode = report.valid ? 0 : 1;

@@ -10,7 +10,7 @@
 import { existsSync } from "node:fs";
 import type { GatesyncConfig } from "../../../config/config.js";
 import { claimantOf } from "../../../config/environments.js";
-import { ErrorCode } from "../../../errors.js";
+import { ErrorCode, GatesyncError } from "../../../errors.js";
 import type { Diagnostic } from "../../../errors.js";
 import type { Resource } from "../../../kinds/resource.js";
 import { desiredKey, isElsewhere, ownedHint, ownedText } from "../../../plan/ownership-check.js";
@@ -47,8 +47,34 @@ function ownRegistry(config: GatesyncConfig, env: Env): OwnershipRegistry | unde
   return env[config.state.urlEnv] === undefined || env[config.state.urlEnv] === "" ? undefined : openOwnership(config, env);
 }
 
-/** The registries validate reads (see above); `top` the checkout's config, `only` its --env. */
-export async function ownershipSources(top: GatesyncConfig, env: Env, flags: { stateUrl?: string; env?: string }): Promise<OwnershipSources> {
+/**
+ * A registry that cannot be read (an unreachable daemon, a refused token) is a warning: the
+ * rest of the repository is validated, and `plan` fails on it (STATE_UNREACHABLE).
+ */
+function notChecked(err: unknown): Diagnostic {
+  if (!(err instanceof GatesyncError)) throw err;
+  return {
+    severity: "warning",
+    code: err.code,
+    message: `the ownership registry was not read, so objects other teams own were not checked: ${err.message}`,
+    ...(err.hint === undefined ? {} : { hint: err.hint }),
+  };
+}
+
+/** The registries validate reads (see above), or why none could be: `top` the checkout's config, `flags.env` its --env. */
+export async function ownershipSources(
+  top: GatesyncConfig,
+  env: Env,
+  flags: { stateUrl?: string; env?: string },
+): Promise<{ readonly of: OwnershipSources; readonly notes: Diagnostic[] }> {
+  try {
+    return { of: await sourcesOf(top, env, flags), notes: [] };
+  } catch (err) {
+    return { of: () => undefined, notes: [notChecked(err)] };
+  }
+}
+
+async function sourcesOf(top: GatesyncConfig, env: Env, flags: { stateUrl?: string; env?: string }): Promise<OwnershipSources> {
   const url = givenStateUrl(env, flags);
   if (url === undefined) return (_name, config) => ((r) => (r === undefined ? undefined : { config, registry: r }))(ownRegistry(config, env));
   const token = env[stateTokenVariable] === "" ? undefined : env[stateTokenVariable];
@@ -71,7 +97,9 @@ export async function ownershipFindings(
   const { config, registry } = source;
   try {
     const targets = ownershipTargets(config);
-    const rows = await registry.rowsOf(Object.entries(targets).map(([i, url]) => ({ interface: i, url })));
+    const read = await registry.rowsOf(Object.entries(targets).map(([i, url]) => ({ interface: i, url }))).catch((err: unknown) => notChecked(err));
+    if (!Array.isArray(read)) return [read];
+    const rows = read;
     if (rows.length === 0) return [];
     const byKey = new Map(rows.map((r) => [keyOf(r), r]));
     const claimant = claimantOf(config);
