@@ -158,7 +158,7 @@ describe("a team's merge request planned against the daemon of two teams", () =>
     expect([validated.code, validated.stdout]).toEqual([0, expect.not.stringContaining("OWNED_ELSEWHERE") as unknown]);
   });
 
-  it("fails the plan, saying why, when the daemon's registry cannot be read; validate warns", async () => {
+  it("fails the plan, saying why, when the daemon refuses the token; validate warns and validates the rest", async () => {
     const config = await billingCheckout();
     const refused = await job(["plan", "-c", config, "--state-url", daemon.url!, "--env", "billing-prod"], "wrong-token");
     expect(refused.code).not.toBe(0);
