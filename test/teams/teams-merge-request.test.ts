@@ -9,6 +9,8 @@
  */
 import { execFileSync } from "node:child_process";
 import { mkdir, writeFile } from "node:fs/promises";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { Writable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -156,6 +158,34 @@ describe("a team's merge request planned against the daemon of two teams", () =>
     expect(planned.code).toBe(2);
     const validated = await job(["validate", path.join(dir, "config"), "-c", path.join(dir, "gatesync.yaml"), "--state-url", daemon.url!]);
     expect([validated.code, validated.stdout]).toEqual([0, expect.not.stringContaining("OWNED_ELSEWHERE") as unknown]);
+  });
+
+  it("fails the plan of a daemon that does not serve its registry (an older one), with the hint; the current daemon does", async () => {
+    // the daemon's answers, all but …/ownership (a 404, as a daemon without the route answers)
+    const older = createServer((req, res) => {
+      if (req.url?.endsWith("/ownership") === true) {
+        res.writeHead(404, { "content-type": "application/json" }).end('{"error":"not found"}');
+        return;
+      }
+      void fetch(`${daemon.url!}${req.url ?? "/"}`, { headers: { authorization: req.headers.authorization ?? "" } }).then(async (r) => {
+        res.writeHead(r.status, { "content-type": "application/json" }).end(await r.text());
+      });
+    });
+    await new Promise<void>((resolve) => older.listen(0, "127.0.0.1", resolve));
+    try {
+      const config = await billingCheckout();
+      const address = `http://127.0.0.1:${(older.address() as AddressInfo).port}`;
+      const refused = await job(["plan", "-c", config, "--state-url", address, "--env", "billing-prod"]);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain("the daemon does not serve its ownership registry (404)");
+      expect(refused.stderr).toContain("GET /environments/NAME/ownership");
+      expect(refused.stdout).not.toContain("OrgKey/own");
+    } finally {
+      await new Promise((resolve) => older.close(resolve));
+    }
+    // the hint followed: this gatesync's daemon serves it, and the plan is made
+    const config = await billingCheckout();
+    expect((await job(["plan", "-c", config, "--state-url", daemon.url!, "--env", "billing-prod", "--detailed-exitcode"])).code).toBe(3);
   });
 
   it("fails the plan, saying why, when the daemon refuses the token; validate warns and validates the rest", async () => {
