@@ -1,6 +1,7 @@
 /**
  * What ownership (docs/user/teams.md) costs a run: the planner's check of N resources against a
- * registry of N rows (half of them another owner's), and the SQLite registry's read and claim of
+ * registry of N rows (half of them another owner's) — and with another owner's API among them, when
+ * each org key's access rights are read for references across owners — and the SQLite registry's read and claim of
  * N rows. The check is one map lookup per change (O(changes + rows)), the read O(rows of the
  * environment's targets), the claim O(unclaimed objects) — never their product.
  *
@@ -53,7 +54,11 @@ async function planFigures(n: number): Promise<Record<string, number>> {
   };
   const without = await timed(() => computePlan(set.desired, emptyState, planOptions));
   const withCheck = await timed(() => computePlan(set.desired, emptyState, { ...planOptions, ownership: view }));
-  return { resources: n, planMs: without, planWithOwnershipMs: withCheck };
+  // another owner's API on the gateway: each org key's access rights are read for references across owners
+  const api: OwnershipRow = { ...claimOf(0, "payments"), object: "api:pay-api", resource: "ApiDefinition/pay", claimedAt: "2026-12-02T00:00:00Z" };
+  const withApi: OwnershipView = { ...view, rows: new Map([...view.rows, [keyOf(api), api]]) };
+  const withReferences = await timed(() => computePlan(set.desired, emptyState, { ...planOptions, ownership: withApi }));
+  return { resources: n, planMs: without, planWithOwnershipMs: withCheck, planWithForeignApiMs: withReferences };
 }
 
 async function registryFigures(n: number): Promise<Record<string, number>> {

@@ -1,5 +1,5 @@
 import type { KindModule, KindRequest, RequestContext, Spec } from "./kind.js";
-import { apiRefsIn, idMember, withApiId } from "./spec-fields.js";
+import { apiRefsIn, idMember, idsIn, withApiId } from "./spec-fields.js";
 
 /** Operation 5: POST {portal_api_url}/products (create only). */
 export const apiProductKind: KindModule<"ApiProduct"> = {
@@ -11,6 +11,7 @@ export const apiProductKind: KindModule<"ApiProduct"> = {
   serverOwnedFields: [],
   deprecatedFields: {},
   references: (spec: Spec) => apiRefsIn(spec.APIDetails, ["spec", "APIDetails"]),
+  referencedApiIds: (compare) => idsIn(compare.APIDetails, "APIID"),
   identity: () => undefined,
   // the portal ids products itself: a product is known again by its Name
   objectKeys: (_address, compare) => (typeof compare.Name === "string" ? { content: `product named ${JSON.stringify(compare.Name)}` } : {}),

@@ -308,4 +308,10 @@ export interface KindModule<K extends string = KindName> {
    * requests carry the id, not the name. Absent: nothing refers to this kind's resources by API id.
    */
   providedApiId?(spec: Spec): string | undefined;
+  /**
+   * The gateway API ids a request's compare lists without writing them (a product's APIDetails,
+   * an org key's access rights): references the ownership check says cross owners
+   * (plan/ownership-check.ts). Absent: none beyond its address's `apiID`.
+   */
+  referencedApiIds?(compare: Readonly<Record<string, unknown>>): string[];
 }

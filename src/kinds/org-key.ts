@@ -1,6 +1,6 @@
 import type { KindModule, KindRequest, RequestContext, RuleFinding, Spec } from "./kind.js";
 import { classifyOrgKey } from "./breaking/access.js";
-import { apiRefsIn, deprecationFindings, withoutFields, stringField, withApiId } from "./spec-fields.js";
+import { apiRefsIn, deprecationFindings, withoutFields, stringField, withApiId, idsIn } from "./spec-fields.js";
 
 const deprecatedFields = {
   apply_policy_id: "apply_policies",
@@ -35,6 +35,7 @@ export const orgKeyKind: KindModule<"OrgKey"> = {
   serverOwnedFields: ["last_updated"],
   deprecatedFields,
   references: (spec: Spec) => apiRefsIn(spec.access_rights, ["spec", "access_rights"]),
+  referencedApiIds: (compare) => idsIn(compare.access_rights, "api_id"),
   identity: (spec) => `org-key:${stringField(spec, "keyId")}`,
   objectKeys: (address) => (address.keyID === undefined ? {} : { address: `org-key:${address.keyID}` }),
   request(spec: Spec, ctx: RequestContext): KindRequest {

@@ -68,3 +68,14 @@ export function deprecationFindings(spec: Spec, deprecated: Readonly<Record<stri
       hint: `use \`${replacement}\` instead`,
     }));
 }
+
+/** The string ids under `field` of each entry of a list or map (a product's APIDetails' APIID, an org key's access rights' api_id). */
+export function idsIn(container: unknown, field: string): string[] {
+  if (container === null || typeof container !== "object") return [];
+  const out: string[] = [];
+  for (const item of Object.values(container)) {
+    const id = item !== null && typeof item === "object" ? (item as Record<string, unknown>)[field] : undefined;
+    if (typeof id === "string" && id !== "") out.push(id);
+  }
+  return out;
+}

@@ -59,7 +59,8 @@ export function ownedElsewhere(id: string, row: OwnershipRow): string {
   return `OWNED_ELSEWHERE: ${ownedText(id, row)}`;
 }
 
-const ownedText = (id: string, row: OwnershipRow): string =>
+/** `OrgKey/acme (org-key:acme on gateway https://…) is owned by team payments (environment payments-prod)`. */
+export const ownedText = (id: string, row: OwnershipRow): string =>
   `${id} (${row.object} on ${row.interface} ${row.url}) is owned by team ${row.owner} (environment ${row.environment})`;
 
 /** The hint of a refusal: the owner's to change, or the operator's to hand over. */
@@ -81,16 +82,44 @@ export function refuseOwned(d: PlannedChange, row: OwnershipRow): PlannedChange 
 /** The kind that provides API ids (the gateway's API definitions): what a reference by API id names. */
 const apiKind = allKinds().find((k) => k.providedApiId !== undefined);
 
-/** A declared API id another owner holds (an OAuth client of it): a reference, not a write. */
-function referenceNote(d: Desired, view: OwnershipView): string | undefined {
-  const apiId = d.request.address.apiID;
-  if (apiKind === undefined || apiId === undefined || d.kind === apiKind.kind) return undefined;
+/** The API ids a request names without writing them: its address's (an OAuth client's), and those its kind lists in its compare (KindModule.referencedApiIds). */
+function referencedApiIds(d: Desired): string[] {
+  const ids = new Set<string>();
+  const own = d.request.address.apiID;
+  if (own !== undefined) ids.add(own);
+  // the compare is read only for the kinds that list APIs in it (made again, it costs a plan's time)
+  const kind = knownKind(d.kind);
+  if (kind?.referencedApiIds !== undefined) for (const id of kind.referencedApiIds(d.request.readCompare())) ids.add(id);
+  return [...ids];
+}
+
+/** Whether another claimant holds any API on the gateway: without one, no reference can cross owners (nothing more is read). */
+function foreignApis(view: OwnershipView): boolean {
+  const url = apiKind === undefined ? undefined : view.targets[apiKind.interface];
+  for (const row of view.rows.values())
+    if (row.interface === apiKind?.interface && row.url === url && row.object.startsWith("api:") && isElsewhere(row, view.claimant)) return true;
+  return false;
+}
+
+/**
+ * The APIs another owner holds that a declared resource references (an OAuth client of it, a
+ * product listing it, an org key granting access to it): allowed, nothing of them is written;
+ * each said (`references ApiDefinition/pay (api:pay-api), owned by team payments …`).
+ */
+function referenceNotes(d: Desired, view: OwnershipView): string[] {
+  if (apiKind === undefined || d.kind === apiKind.kind) return [];
   const url = view.targets[apiKind.interface];
-  const object = apiKind.objectKeys({ apiID: apiId }, noCompare).address;
-  if (url === undefined || object === undefined) return undefined;
-  const row = view.rows.get(keyOf({ interface: apiKind.interface, url, object }));
-  if (row === undefined || !isElsewhere(row, view.claimant)) return undefined;
-  return `references API ${apiId}, owned by team ${row.owner} (environment ${row.environment}): a reference across owners, allowed (nothing of it is written)`;
+  if (url === undefined) return [];
+  const notes: string[] = [];
+  for (const apiId of referencedApiIds(d)) {
+    const object = apiKind.objectKeys({ apiID: apiId }, noCompare).address;
+    const row = object === undefined ? undefined : view.rows.get(keyOf({ interface: apiKind.interface, url, object }));
+    if (row === undefined || !isElsewhere(row, view.claimant)) continue;
+    notes.push(
+      `references ${row.resource} (${row.object}), owned by team ${row.owner} (environment ${row.environment}): a reference across owners, allowed (nothing of it is written)`,
+    );
+  }
+  return notes;
 }
 
 /**
@@ -105,6 +134,7 @@ export function checkOwnership(
   view: OwnershipView,
   recheck = false,
 ): PlannedChange[] {
+  const crossing = !recheck && foreignApis(view);
   return changes.map((c) => {
     const row = rowFor(c.id, desired, state, view);
     if (row !== undefined && isElsewhere(row, view.claimant)) {
@@ -113,8 +143,8 @@ export function checkOwnership(
       return { ...c, ownedBy: { owner: row.owner, environment: row.environment }, notes: [...c.notes, `${ownedText(c.id, row)}: not managed here`] };
     }
     const d = desired.get(c.id);
-    const note = d === undefined || recheck ? undefined : referenceNote(d, view);
-    return note === undefined ? c : { ...c, notes: [...c.notes, note] };
+    const notes = d === undefined || recheck || !crossing ? [] : referenceNotes(d, view);
+    return notes.length === 0 ? c : { ...c, notes: [...c.notes, ...notes] };
   });
 }
 

@@ -51,6 +51,7 @@ const expectedNamed: readonly Row[] = [
   ["GET", "/environments/{env}/metrics", "pages"],
   ["GET", "/environments/{env}/status", "pages"],
   ["GET", "/environments/{env}/state", "state"],
+  ["GET", "/environments/{env}/ownership", "state"],
   ["POST", "/environments/{env}/sync", "sync"],
   ["POST", "/environments/{env}/promote", "promote"],
   ["POST", "/environments/{env}/freeze", "promote"],
@@ -229,6 +230,7 @@ const expectedImplicit: ReadonlyArray<readonly [root: string, canonical: string,
   ["/ui/app.js", "/environments/default/ui/app.js", "pages"],
   ["/status", "/environments/default/status", "pages"],
   ["/state", "/environments/default/state", "state"],
+  ["/ownership", "/environments/default/ownership", "state"],
 ];
 
 describe("the implicit environment's root paths", () => {

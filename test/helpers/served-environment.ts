@@ -1,4 +1,6 @@
 /** The implicit environment as a server started in a test serves it: its state, runs and `/status`, no page. */
+import { ownershipAnswer } from "../../src/daemon/http/ownership-endpoint.js";
+import type { OwnershipAnswer } from "../../src/daemon/http/ownership-endpoint.js";
 import type { GatesyncConfig } from "../../src/config/config.js";
 import { sharedRunHistory } from "../../src/daemon/history/shared-history.js";
 import type { ServedEnvironments } from "../../src/daemon/http/served.js";
@@ -25,5 +27,7 @@ export function implicitEnvironment({ reconciler, state, config }: TestEnvironme
     logger: silentLogger(),
   });
   const status = (): Promise<Record<string, unknown>> => buildStatus({ reconciler, runs, state, sourceDescription: "test" });
-  return { implicit: true, list: [{ name: "default", page: undefined, state, status }], statusOfAll: status };
+  // no registry in these tests: the environment's targets have no rows
+  const ownership = (): Promise<OwnershipAnswer> => ownershipAnswer(config, { rowsOf: () => Promise.resolve([]) });
+  return { implicit: true, list: [{ name: "default", page: undefined, state, status, ownership }], statusOfAll: status };
 }

@@ -9,21 +9,21 @@ import type { OwnershipRow } from "../../src/record/ownership/ownership.js";
 import { keyOf } from "../../src/record/ownership/ownership.js";
 import type { OwnershipView } from "../../src/plan/ownership-check.js";
 import { desiredFrom, doc, planFor } from "../helpers/plan.js";
-import { orgKey } from "../helpers/resources.js";
+import { orgKey, product } from "../helpers/resources.js";
 
 const url = "https://gw.example";
-const row = (object: string, owner: string, environment = `${owner}-prod`, at = url): OwnershipRow => ({
+const row = (object: string, owner: string, environment = `${owner}-prod`, at = url, resource = "OrgKey/x"): OwnershipRow => ({
   interface: "gateway",
   url: at,
   object,
   owner,
   environment,
-  resource: "OrgKey/x",
+  resource,
   claimedAt: "2026-12-02T00:00:00Z",
 });
 const view = (rows: OwnershipRow[], owner = "billing", environment = "billing-prod"): OwnershipView => ({
   claimant: { owner, environment },
-  targets: { gateway: url },
+  targets: { gateway: url, portal: "https://portal.example" },
   rows: new Map(rows.map((r) => [keyOf(r), r])),
 });
 
@@ -31,12 +31,17 @@ const files = {
   "acme.yaml": orgKey({ name: "acme", rate: 5, per: 60 }),
   "own.yaml": orgKey({ name: "own", rate: 1, per: 60 }),
   "client.yaml": doc("OAuthClient", "app", "apiId: pay-api\nclientId: app-1\nredirect_uri: https://x"),
+  "product.yaml": product({ name: "bundle", spec: "APIDetails: [{ APIID: pay-api }, { APIID: own-api }]" }),
+  "grant.yaml": doc("OrgKey", "grant", "keyId: grant\nrate: 1\nper: 60\naccess_rights: { pay: { api_id: pay-api, api_name: pay, versions: [Default] } }"),
 };
+const payApi = (owner = "payments"): OwnershipRow => row("api:pay-api", owner, `${owner}-prod`, url, "ApiDefinition/pay");
+const referenceNote =
+  "references ApiDefinition/pay (api:pay-api), owned by team payments (environment payments-prod): a reference across owners, allowed (nothing of it is written)";
 
 describe("the ownership check", () => {
   it("refuses the write of another owner's object by name, and plans the rest", async () => {
     const set = await desiredFrom(files);
-    const plan = planFor(set, undefined, { ownership: view([row("org-key:acme", "payments"), row("api:pay-api", "payments")]) });
+    const plan = planFor(set, undefined, { ownership: view([row("org-key:acme", "payments"), payApi()]) });
     const acme = plan.changes.find((c) => c.id === "OrgKey/acme")!;
     expect(acme).toMatchObject({
       action: "blocked",
@@ -49,11 +54,26 @@ describe("the ownership check", () => {
     const client = plan.changes.find((c) => c.id === "OAuthClient/app")!;
     // (an OAuth client cannot be created: its first apply is an update)
     expect(client.action).toBe("update");
-    expect(client.notes).toContain(
-      "references API pay-api, owned by team payments (environment payments-prod): a reference across owners, allowed (nothing of it is written)",
-    );
-    expect(plan.summary).toMatchObject({ blocked: 1, create: 1, update: 1 });
-    expect(plan.summary.calls.total).toBe(2);
+    expect(client.notes).toContain(referenceNote);
+    expect(plan.summary).toMatchObject({ blocked: 1, create: 3, update: 1 });
+    expect(plan.summary.calls.total).toBe(4);
+  });
+
+  it("plans a product listing another owner's API and an org key granting it as references, each said once", async () => {
+    const set = await desiredFrom(files);
+    const plan = planFor(set, undefined, { ownership: view([payApi()]) });
+    for (const id of ["ApiProduct/bundle", "OrgKey/grant", "OAuthClient/app"]) {
+      const c = plan.changes.find((x) => x.id === id)!;
+      expect([id, c.action === "blocked", c.ownedBy, c.notes.filter((n) => n.startsWith("references "))]).toEqual([id, false, undefined, [referenceNote]]);
+    }
+    // an API of its own owner, or none of anyone's, is no reference across owners
+    const own = planFor(set, undefined, { ownership: view([payApi("billing")]) });
+    expect(own.changes.flatMap((c) => c.notes).filter((n) => n.startsWith("references "))).toEqual([]);
+    expect(
+      planFor(set, undefined, { ownership: view([]) })
+        .changes.flatMap((c) => c.notes)
+        .filter((n) => n.startsWith("references ")),
+    ).toEqual([]);
   });
 
   it("treats the same owner's other environment as another claimant, and its own row as its own", async () => {

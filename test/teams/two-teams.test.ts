@@ -63,6 +63,17 @@ describe("two teams on one gateway", () => {
     expect(keys.get("billing-own")?.session.rate).toBe(5);
   });
 
+  it("validate reads the registry beside the state and refuses the other team's object at its file, naming owner and environment", async () => {
+    const validated = await runCli(["validate", path.join(path.dirname(billing), "config"), "-c", billing], env);
+    expect(validated.code).toBe(1);
+    expect(validated.stdout).toContain(
+      `error[OWNED_ELSEWHERE] acme.yaml:1:1: OrgKey/acme (org-key:acme on gateway ${sandbox.urls.gateway.replace(/\/$/, "")}) is owned by team payments (environment default)`,
+    );
+    expect(validated.stdout.match(/OWNED_ELSEWHERE/g)).toHaveLength(1);
+    // the owner's own repository is valid
+    expect((await runCli(["validate", path.join(path.dirname(payments), "config"), "-c", payments], env)).code).toBe(0);
+  });
+
   it("lists the registry: one owner per object", async () => {
     const listed = await runCli(["ownership", "list", "-c", billing, "--format", "json"], env);
     expect(listed.code).toBe(0);

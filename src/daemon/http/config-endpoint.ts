@@ -9,7 +9,7 @@
  * by the state token, as `GET /state` is.
  */
 import type { GatesyncConfig } from "../../config/config.js";
-import { environmentsOf } from "../../config/environments.js";
+import { claimantOf, environmentsOf } from "../../config/environments.js";
 import { followedRef } from "../../config/track-section.js";
 import type { FollowedRef } from "../../config/track-section.js";
 import type { Reply } from "../../http/http-io.js";
@@ -26,6 +26,8 @@ export interface OperatorSettingsView {
     /** The path of its state, below the daemon's address. */
     readonly state: string;
     readonly orphans: GatesyncConfig["orphans"];
+    /** The team its runs claim for in the ownership registry (docs/user/teams.md): a merge-request plan checks as it. */
+    readonly owner?: string;
     readonly deactivationGuard: GatesyncConfig["deactivationGuard"];
     /** What it applies (its `track:`, else the top level's git ref); absent for a directory source. */
     readonly follows?: FollowedRef;
@@ -69,6 +71,7 @@ export function operatorSettingsView(config: GatesyncConfig, holds: ReadonlyMap<
         name: e.name,
         state: environmentStatePath(e.name, implicit),
         orphans: e.config.orphans,
+        owner: claimantOf(e.config).owner,
         deactivationGuard: e.config.deactivationGuard,
         targets: targetSettingsView(e.config.targets),
         ...(follows === undefined ? {} : { follows }),

@@ -12,6 +12,7 @@ import type { EnvironmentUnit } from "../environments/environment-unit.js";
 import { buildStatus, buildStatusHead } from "./status-body.js";
 import type { ServedReconciler } from "./served.js";
 import type { ServedEnvironment } from "./served.js";
+import { ownershipAnswer } from "./ownership-endpoint.js";
 import { verificationStatus } from "../../promotion/promotion-status.js";
 import type { EnvironmentSync, ForwardResult, ForwardedReason, TriggerRelay } from "./triggers.js";
 
@@ -98,6 +99,7 @@ export function servedEnvironments(http: EnvironmentsHttp): ServedEnvironment[] 
     name: unit.name,
     page: unit.page,
     state: unit.snapshots,
+    ownership: () => ownershipAnswer(unit.reconciler.configInForce.config, unit.ownership),
     status: http.implicit
       ? () =>
           buildStatus({

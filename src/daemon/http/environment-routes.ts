@@ -5,6 +5,7 @@
  */
 import type { Reply } from "../../http/http-io.js";
 import { handleStateRead } from "./state-endpoint.js";
+import { handleOwnershipRead } from "./ownership-endpoint.js";
 import type { Answer, RouteRequest, ServedEnvironment } from "./served.js";
 import type { PageName } from "../ui/status-page.js";
 
@@ -53,6 +54,11 @@ export async function environmentStatus(r: RouteRequest): Promise<Reply> {
 export async function environmentState(r: RouteRequest): Promise<Reply> {
   const env = environmentOf(r);
   return isReply(env) ? env : handleStateRead(env.state);
+}
+
+export async function environmentOwnership(r: RouteRequest): Promise<Reply> {
+  const env = environmentOf(r);
+  return isReply(env) ? env : handleOwnershipRead(env.ownership);
 }
 
 /** `/state` of a daemon of named environments: which environment's? */

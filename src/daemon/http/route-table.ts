@@ -15,7 +15,15 @@ import { handlePromote } from "./promote-endpoint.js";
 import { handleFreeze } from "./freeze-endpoint.js";
 import { handleEnvironmentSync, handleSync, handleWebhook } from "./triggers.js";
 import type { Credential } from "./credentials.js";
-import { environmentPage, environmentRoot, environmentState, environmentStatus, redirect, statePerEnvironment } from "./environment-routes.js";
+import {
+  environmentPage,
+  environmentRoot,
+  environmentOwnership,
+  environmentState,
+  environmentStatus,
+  redirect,
+  statePerEnvironment,
+} from "./environment-routes.js";
 import { health, metrics, ready } from "./probes.js";
 import type { Answer, RouteRequest } from "./served.js";
 import type { PageName } from "../ui/status-page.js";
@@ -89,6 +97,7 @@ export const routeTable: readonly Route[] = [
   page("/metrics", { handle: () => redirect("../../metrics") }),
   page("/status", { handle: environmentStatus }),
   { method: "GET", path: "/environments/{env}/state", credential: "state", scope: "environment", handle: environmentState },
+  { method: "GET", path: "/environments/{env}/ownership", credential: "state", scope: "environment", handle: environmentOwnership },
   {
     method: "POST",
     path: "/environments/{env}/sync",

@@ -7,6 +7,7 @@ import type { TriggerRelay } from "./triggers.js";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Reply } from "../../http/http-io.js";
 import type { StateBackend } from "../../record/state.js";
+import type { OwnershipAnswer } from "./ownership-endpoint.js";
 import type { PromoteRoute } from "./promote-endpoint.js";
 import type { FreezeRoute } from "./freeze-endpoint.js";
 import type { Hold } from "../hold/hold.js";
@@ -57,6 +58,8 @@ export interface ServedEnvironment {
   /** Its status page; absent: its page paths answer 404. */
   readonly page: StatusPage | undefined;
   readonly state: Pick<StateBackend, "read">;
+  /** Its `/ownership`: the registry's rows of its targets (ownership-endpoint.ts). */
+  readonly ownership: () => Promise<OwnershipAnswer>;
   /** Its `/status`. */
   status(): Promise<Record<string, unknown>>;
 }

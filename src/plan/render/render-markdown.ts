@@ -22,6 +22,7 @@ import {
   otherClasses,
   showValue,
   stateLine,
+  refusedAt,
   summaryLine,
 } from "./render-shared.js";
 
@@ -57,6 +58,8 @@ function compatibilityBlock(c: PlannedChange): string {
 function section(c: PlannedChange): string {
   const body: string[] = [];
   if (c.reason !== undefined) body.push(`# ${c.reason}`);
+  const at = refusedAt(c);
+  if (at !== "") body.push(`# at ${at.trim()}`);
   if (c.operation !== undefined) body.push(`# ${callText(c)}`);
   const maxFields = 80;
   const changed = fieldChanges(c);

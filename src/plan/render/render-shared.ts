@@ -97,3 +97,7 @@ export function movedText(c: PlannedChange): string {
   if (c.moved === undefined) return "";
   return `from ${c.moved.from}${c.moved.returned === true ? " (back to an earlier name: same object)" : c.moved.declared ? "" : " (detected: same object)"}`;
 }
+
+/** Where a resource refused for another owner is declared (`  config/acme.yaml:1`), else "". */
+export const refusedAt = (c: PlannedChange): string =>
+  c.action === "blocked" && c.ownedBy !== undefined && c.source !== undefined ? `  ${c.source.file}:${c.source.line}` : "";

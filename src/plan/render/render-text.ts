@@ -21,6 +21,7 @@ import {
   stateLine,
   summaryLine,
   symbol,
+  refusedAt,
 } from "./render-shared.js";
 
 const actionStyle: Record<Action, Style> = {
@@ -57,7 +58,7 @@ function changeLines(c: PlannedChange, paint: Paint): string[] {
   const mark = (c.breaking?.length ?? 0) > 0 ? `  ${paint("red", breakingMark)}` : "";
   const moved = c.moved === undefined ? "" : `  ${s(movedText(c))}`;
   const lines = [
-    `  ${paint(actionStyle[c.action], `${symbol[c.action]} ${s(c.id)}`)}  ${c.action}${moved}${c.operation === undefined ? "" : `  ${s(callText(c))}`}${mark}`,
+    `  ${paint(actionStyle[c.action], `${symbol[c.action]} ${s(c.id)}`)}  ${c.action}${moved}${c.operation === undefined ? "" : `  ${s(callText(c))}`}${mark}${s(refusedAt(c))}`,
   ];
   if (c.reason !== undefined) lines.push(`      ${s(c.reason)}`);
   for (const l of compatibilityLines(c).map(s)) lines.push(`      ${l.startsWith(breakingMark) ? paint("red", l) : paint("dim", l)}`);

@@ -13,6 +13,7 @@ import { environmentStatePath, holdTextLimit } from "../../../daemon/http/config
 import { boundText } from "../../../text/bounded-text.js";
 import type { OperatorSettingsView } from "../../../daemon/http/config-endpoint.js";
 import { daemonAddress } from "../../common/daemon-client.js";
+import { isOwnerName } from "../../../record/ownership/ownership.js";
 import { readFromDaemon } from "./plan-state.js";
 import { followedRefFrom } from "../../../config/track-section.js";
 import type { FollowedRef } from "../../../config/track-section.js";
@@ -43,6 +44,7 @@ function wellFormed(e: unknown): boolean {
     typeof entry.name === "string" &&
     /^[a-z][a-z0-9-]{0,39}$/.test(entry.name) &&
     (entry.orphans === "report" || entry.orphans === "deactivate") &&
+    (entry.owner === undefined || (typeof entry.owner === "string" && isOwnerName(entry.owner))) &&
     typeof entry.deactivationGuard === "object" &&
     entry.deactivationGuard !== null &&
     (entry.targets === undefined || isTargetSettingsView(entry.targets)) &&
@@ -105,7 +107,15 @@ export function daemonEnvironments(top: GatesyncConfig, view: OperatorSettingsVi
     const local = checkoutEnvironment(top, d.name, view.implicit);
     // the targets' settings are the daemon's (an older daemon that does not serve them: the defaults), never the checkout's
     const targets = d.targets === undefined ? defaultTargets(local.config.targets) : targetsFromView(d.targets, local.config.targets);
-    const config: GatesyncConfig = { ...local.config, targets, orphans: d.orphans, deactivationGuard: d.deactivationGuard };
+    // the owner is the daemon's (an operator setting), never the checkout's: the registry's rows are checked as its runs check them
+    const { owner: _checkouts, ...team } = local.config;
+    const config: GatesyncConfig = {
+      ...team,
+      targets,
+      orphans: d.orphans,
+      deactivationGuard: d.deactivationGuard,
+      ...(d.owner === undefined ? {} : { owner: d.owner }),
+    };
     const follows = followedRefFrom(d.follows);
     // the path is derived from the name, never taken from the answer: the state token goes there
     return {

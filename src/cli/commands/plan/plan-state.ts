@@ -18,6 +18,7 @@
 import { openOwnership } from "../../../record/ownership/open-ownership.js";
 import type { OwnershipRegistry } from "../../../record/ownership/ownership.js";
 import { ownershipFileBeside } from "../../../record/ownership/sqlite-ownership.js";
+import { DaemonOwnership } from "./daemon-ownership.js";
 import { existsSync } from "node:fs";
 import type { GatesyncConfig } from "../../../config/config.js";
 import { ErrorCode, StateError, UsageError } from "../../../errors.js";
@@ -64,12 +65,16 @@ export async function openPlanState(config: GatesyncConfig, env: Env, flags: Pla
 }
 
 /**
- * The ownership registry a plan against the config's own state reads (docs/user/teams.md); none
- * for a plan against another state (`--state`, a daemon's GET /state) or where none was ever
- * written (a plan never creates one).
+ * The ownership registry a plan reads (docs/user/teams.md): against the daemon (`--state-url`),
+ * the daemon's rows of the environment's targets (its GET …/ownership beside the state); against
+ * the config's own state, the registry beside it. None for a plan against another state
+ * (`--state`) or where none was ever written (a plan never creates one).
  */
 export function openPlanOwnership(config: GatesyncConfig, env: Env, flags: PlanStateFlags): OwnershipRegistry | undefined {
-  if (givenStateUrl(env, flags) !== undefined || flags.state !== undefined) return undefined;
+  const url = givenStateUrl(env, flags);
+  if (url !== undefined && flags.state === undefined)
+    return new DaemonOwnership(url, (at) => readFromDaemon(at, set(env[stateTokenVariable]), "ownership registry"));
+  if (url !== undefined || flags.state !== undefined) return undefined;
   if (config.state.backend === "sqlite" && !existsSync(ownershipFileBeside(config.state.path))) return undefined;
   return openOwnership(config, env);
 }
@@ -105,13 +110,23 @@ async function fetchDaemonState(base: string, token: string | undefined): Promis
  * What a plan may read of the daemon: its state as large as one string may be (the state grows
  * with the repository: no smaller bound would hold for every team), its settings some kilobytes.
  */
-const maxAnswerBytes = { state: 500 * 1024 * 1024, "operator settings": 4 * 1024 * 1024 } as const;
+const maxAnswerBytes = { state: 500 * 1024 * 1024, "operator settings": 4 * 1024 * 1024, "ownership registry": 100 * 1024 * 1024 } as const;
+
+/** What a plan reads of the daemon. */
+export type DaemonAnswer = keyof typeof maxAnswerBytes;
+
+const notServedHint: Readonly<Record<DaemonAnswer, string>> = {
+  state: "set server.stateTokenEnv in the daemon's gatesync.yaml and the variable it names, then restart it",
+  "operator settings": "set server.stateTokenEnv in the daemon's gatesync.yaml, and run a gatesync that serves GET /config",
+  "ownership registry":
+    "run a gatesync daemon that serves its environments' ownership registry (GET /environments/NAME/ownership): the version of this gatesync",
+};
 
 /**
  * The body of one of the daemon's read-only answers (`/state`, `/config`), read with the state
  * token (daemon-client.ts); STATE_UNREACHABLE says why not — never replaced by anything local.
  */
-export async function readFromDaemon(url: URL, token: string | undefined, what: "state" | "operator settings"): Promise<string> {
+export async function readFromDaemon(url: URL, token: string | undefined, what: DaemonAnswer): Promise<string> {
   if (token === undefined)
     throw new UsageError(
       `${stateTokenVariable} is not set: the daemon's ${what} are read with it`,
@@ -127,13 +142,7 @@ export async function readFromDaemon(url: URL, token: string | undefined, what: 
   });
   if (res.status === 401)
     throw unreachable("the token was refused (401)", `set ${stateTokenVariable} to the value of the daemon's server.stateTokenEnv variable`);
-  if (res.status === 404)
-    throw unreachable(
-      `the daemon does not serve its ${what} (404)`,
-      what === "state"
-        ? "set server.stateTokenEnv in the daemon's gatesync.yaml and the variable it names, then restart it"
-        : "set server.stateTokenEnv in the daemon's gatesync.yaml, and run a gatesync that serves GET /config",
-    );
+  if (res.status === 404) throw unreachable(`the daemon does not serve its ${what} (404)`, notServedHint[what]);
   if (res.status !== 200) throw unreachable(`it answered ${res.status}`, "see the daemon's log");
   return res.text;
 }

@@ -22,6 +22,8 @@ import { resourcesPerRef } from "../../common/resources.js";
 import { inRepository, repositoryPrefix, workTreeOf } from "../../../source/repository-path.js";
 import { commandSettings, forMergeRequest } from "../../common/command-settings.js";
 import { anyInside, onlyFilesOf, onlyFindingsOf } from "./only-files.js";
+import { ownershipFindings, ownershipSources } from "./ownership-findings.js";
+import type { OwnershipSources } from "./ownership-findings.js";
 
 /**
  * Validates a resource directory with the settings of a config (when there is one). Without a
@@ -93,7 +95,7 @@ function keepLines(file: string): string[] {
 /** `gatesync validate [dir]`: every environment without --env, else the one it names. */
 export async function validateAction(
   dir: string | undefined,
-  opts: { config?: string; format: ReportFormat; env?: string; only?: string[] },
+  opts: { config?: string; format: ReportFormat; env?: string; only?: string[]; stateUrl?: string },
   io: CliIo,
 ): Promise<void> {
   if (opts.only !== undefined && dir === undefined)
@@ -118,9 +120,12 @@ export async function validateAction(
     perRef === undefined || c === undefined ? { root: path.resolve(dir!) } : (await perRef.of(c)).input;
   try {
     // the operator settings of a repository's own gatesync.yaml are said by the daemon that ignores them, where their value differs
-    const result = await validateEnvironments(filesOf, config, opts.env, io.env, { fromSource: dir === undefined, mergeRequest: forMergeRequest(io.env) });
+    // the ownership registry: the daemon's with its address, else the one beside the config's state
+    const owners = config === undefined ? undefined : await ownershipSources(config, io.env, opts);
+    const how = { fromSource: dir === undefined, mergeRequest: forMergeRequest(io.env), ...(owners === undefined ? {} : { owners: owners.of }) };
+    const result = await validateEnvironments(filesOf, config, opts.env, io.env, how);
     const only = opts.only === undefined ? undefined : onlyFilesOf(opts.only);
-    const diagnostics = only === undefined ? result.diagnostics : onlyFindingsOf(result.diagnostics, only);
+    const diagnostics = [...(owners?.notes ?? []), ...(only === undefined ? result.diagnostics : onlyFindingsOf(result.diagnostics, only))];
     const report = { valid: !hasErrors(diagnostics), files: result.files, resources: result.resources.length, diagnostics };
     io.stdout(renderValidation(report, opts.format, io.isTty && io.env.NO_COLOR === undefined));
     process.exitCode = report.valid ? 0 : 1;
@@ -142,7 +147,7 @@ export async function validateEnvironments(
   config: GatesyncConfig | undefined,
   envName: string | undefined,
   env: Readonly<Record<string, string | undefined>>,
-  how: { readonly fromSource: boolean; readonly mergeRequest: boolean } = { fromSource: false, mergeRequest: false },
+  how: { readonly fromSource: boolean; readonly mergeRequest: boolean; readonly owners?: OwnershipSources } = { fromSource: false, mergeRequest: false },
 ): Promise<RepositoryResult & { valid: boolean }> {
   if (config === undefined) {
     const { root, boundary } = await filesOf(undefined);
@@ -156,7 +161,10 @@ export async function validateEnvironments(
     const { root, boundary } = await filesOf(e.config);
     const settings = await commandSettings(e.config, { root, ...(boundary === undefined ? {} : { boundary }) }, how);
     const validated = await validateDirectory(root, settings.config, env, undefined, boundary);
-    const result = { ...validated, diagnostics: [...settings.notes, ...validated.diagnostics] };
+    const owners = how.owners?.(e.name, settings.config);
+    const owned =
+      owners === undefined ? [] : await ownershipFindings(validated.resources, owners, env, { root, ...(boundary === undefined ? {} : { boundary }) });
+    const result = { ...validated, diagnostics: [...settings.notes, ...validated.diagnostics, ...owned] };
     first ??= result;
     for (const d of result.diagnostics) {
       const key = JSON.stringify(d);

@@ -18,8 +18,12 @@ export function addValidateCommand(program: Command, io: CliIo): void {
         .default("text"),
     )
     .option("--env <name>", envOptionHelp)
+    .option(
+      "--state-url <url>",
+      "the daemon's address (or GATESYNC_STATE_URL): its ownership registry is read with GATESYNC_STATE_TOKEN, as `plan --state-url` reads its state",
+    )
     .option("--only <files...>", "report only the findings in these files (the whole directory is still checked): the pre-commit hook's staged files")
-    .action(async (dir: string | undefined, opts: { config?: string; format: ReportFormat; env?: string; only?: string[] }) => {
+    .action(async (dir: string | undefined, opts: { config?: string; format: ReportFormat; env?: string; only?: string[]; stateUrl?: string }) => {
       const { validateAction } = await import("./action.js");
       await validateAction(dir, opts, io);
     });
