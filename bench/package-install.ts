@@ -46,7 +46,10 @@ function timedInstall(spec: string): Install {
 function packed(into: string): string {
   const r = spawnSync("npm", ["pack", "--pack-destination", into], { cwd: root, encoding: "utf8" });
   if (r.status !== 0) throw new Error(`npm pack: ${r.stderr}`);
-  return path.join(into, readdirSync(into).find((f) => f.endsWith(".tgz"))!);
+  return path.join(
+    into,
+    readdirSync(into).find((f) => f.endsWith(".tgz"))!,
+  );
 }
 
 const median = (xs: readonly number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
