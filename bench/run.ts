@@ -23,6 +23,7 @@
  *   BENCH_PARTS=import npm run bench   # only gatesync import of 10,000 objects against validate of what it wrote (bench/import.ts; its own table)
  *   BENCH_PARTS=sops npm run bench     # only what 1,000 ${sops:} references across 50 SOPS files add to a plan (bench/sops.ts; its own table)
  *   BENCH_PARTS=bounds npm run bench   # only inputs bounded before work: validate with `!!str` keys to without, a daemon's /healthz beside four 36,000-stanza SOPS files (bench/bounds.ts)
+ *   BENCH_PARTS=package-install npm run bench   # only the packed tarball's install against one small CLI's, from npm's cache, as a ratio (bench/package-install.ts)
  */
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -51,6 +52,7 @@ import { webhookOnly } from "./webhook-latency.js";
 import { sopsOnly } from "./sops.js";
 import { importOnly } from "./import.js";
 import { boundsOnly } from "./bounds.js";
+import { packageInstallOnly } from "./package-install.js";
 import { buildRows, coldRows, renderTable, rulesRows, scaleRows, tableFooter } from "./table.js";
 import type { SizeResult } from "./table.js";
 
@@ -284,5 +286,6 @@ const parts: Record<string, () => Promise<void>> = {
   sops: sopsOnly,
   import: importOnly,
   bounds: boundsOnly,
+  "package-install": packageInstallOnly,
 };
 await (parts[process.env.BENCH_PARTS ?? ""] ?? main)();

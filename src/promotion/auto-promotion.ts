@@ -29,9 +29,12 @@ export async function autoPromote(parts: PromotionParts, name: string): Promise<
   // the same gate as a person's promotion, judged again only when what it reads changed (each run asks)
   const key = await verdictKey(unit, from, next.revision);
   const judged = autoVerdicts.get(unit);
-  const refusal = judged?.key === key ? judged.refusal : await (parts.autoGate ?? selectionGate)(parts, unit, from, next.revision);
+  const fresh = judged?.key !== key;
+  const refusal = fresh ? await (parts.autoGate ?? selectionGate)(parts, unit, from, next.revision) : judged.refusal;
   autoVerdicts.set(unit, { key, refusal });
   if (refusal !== undefined) {
+    // counted once per verdict: each run asks again, and the same refusal is not a new one
+    if (fresh) parts.observe?.(name, { kind: "promotion", actor: "auto", result: "refused" });
     parts.logger?.warn({ environment: name, revision: next.revision, refusal }, "promotion: auto did not promote the candidate");
     return;
   }
@@ -47,6 +50,7 @@ export async function autoPromote(parts: PromotionParts, name: string): Promise<
     notes: [],
   };
   await record(unit, answer, { by: "auto" }, { revision: next.revision }, false);
+  parts.observe?.(name, { kind: "promotion", actor: "auto", result: "recorded" });
 }
 
 const versionText = (v: StateVersion): string => `${v.lineage}:${v.serial}`;

@@ -90,6 +90,16 @@ export interface PromotionParts {
   readonly autoGate?: (parts: PromotionParts, unit: PromotionUnit, from: PromotionUnit, revision: string) => Promise<string | undefined>;
   /** The freeze or closed sync window an environment is held by now (hold.ts), if any. */
   readonly hold?: (name: string) => Promise<PromotionHold | undefined>;
+  /** Told how each promotion or rollback asked for ended (the daemon's gatesync_promotions_total). */
+  readonly observe?: (environment: string, outcome: PromotionOutcome) => void;
+}
+
+/** How a promotion or rollback asked for ended, as the metrics count it. */
+export interface PromotionOutcome {
+  readonly kind: "promotion" | "rollback";
+  /** A person's (through the promote route's token) or `promotion: auto`'s. */
+  readonly actor: "token" | "auto";
+  readonly result: "recorded" | "dry-run" | "in-force" | "refused";
 }
 
 /** A freeze or closed sync window, as promotion reads it (the daemon's hold.ts makes them: its `Hold`). */
@@ -150,8 +160,23 @@ function alreadyInForce(unit: PromotionUnit, revision: string, from: string, rol
   return { environment: unit.name, revision, from, rollback, dryRun, plan, changes: 0, cannotUndo: [], notes: [], alreadyInForce: true };
 }
 
-/** Checks, plans and (unless a dry run) writes a promotion or rollback. */
+/** Checks, plans and (unless a dry run) writes a promotion or rollback; `parts.observe` is told how it ended. */
 export async function promote(parts: PromotionParts, name: string, ask: PromotionAsk): Promise<PromotionAnswer> {
+  const kind = ask.rollback === undefined ? "promotion" : "rollback";
+  const actor = ask.actor.by === "auto" ? "auto" : "token";
+  try {
+    const answer = await promoteOnce(parts, name, ask);
+    const result = answer.alreadyInForce === true ? "in-force" : ask.dryRun ? "dry-run" : "recorded";
+    parts.observe?.(name, { kind, actor, result });
+    return answer;
+  } catch (err) {
+    // refused by a gate, a hold or the revision asked for (no such environment: nothing to count it on)
+    if (err instanceof PromotionError && parts.unit(name) !== undefined) parts.observe?.(name, { kind, actor, result: "refused" });
+    throw err;
+  }
+}
+
+async function promoteOnce(parts: PromotionParts, name: string, ask: PromotionAsk): Promise<PromotionAnswer> {
   const rollback = ask.rollback !== undefined;
   const { unit, from } = targetOf(parts, name, rollback);
   const view = await sourceViewOf(from);

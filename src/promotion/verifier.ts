@@ -42,6 +42,19 @@ export function runFactOf(entry: RunRow): RunFact {
   };
 }
 
+/** Where the newest revision stands: soaking, verified, failing (its newest telling run failed), none (no telling run yet). */
+export type VerificationState = "none" | "soaking" | "verified" | "failing";
+
+/** What a verifier tells its metrics (daemon/metrics/metrics.ts). */
+export interface VerificationObserver {
+  /** A row written: a grant or a withdrawal. */
+  written(result: "verified" | "withdrawn"): void;
+  /** After each check where it leads; `soakEndsAt` (ms since the epoch) while soaking. */
+  state(state: VerificationState, soakEndsAt?: number): void;
+  /** Not judged here (another replica leads, or promotion reads nothing of the environment). */
+  cleared(): void;
+}
+
 export interface VerifierOptions {
   readonly state: HistoryStore;
   readonly bound: () => HistoryBound;
@@ -54,6 +67,7 @@ export interface VerifierOptions {
   /** A revision was verified: the environments promoted from this one may take it. */
   readonly onVerified: (revision: string) => void;
   readonly logger: Logger;
+  readonly observe?: VerificationObserver;
 }
 
 export class Verifier {
@@ -75,7 +89,10 @@ export class Verifier {
   }
 
   private async check(): Promise<void> {
-    if (!this.opts.leads()) return;
+    if (!this.opts.leads()) {
+      this.opts.observe?.cleared();
+      return;
+    }
     const runs = await this.opts.runs();
     const facts = runs.map(runFactOf);
     const rows = (await readVerifications(this.opts.state, 50)).map(verificationFactOf);
@@ -85,13 +102,16 @@ export class Verifier {
     if (streak === undefined) {
       // a failing run resets the soak: no run is asked for at the end of one that no longer runs
       clearTimeout(this.timer);
+      this.opts.observe?.state(facts.some((f) => f.verdict !== "neutral") ? "failing" : "none");
       return;
     }
     const soakMs = this.opts.soakMs();
     if (!soaked(streak, soakMs)) {
       this.wakeAt(soakEndsAt(streak, soakMs));
+      this.opts.observe?.state("soaking", soakEndsAt(streak, soakMs));
       return;
     }
+    this.opts.observe?.state("verified");
     const granted = standingOf(rows).find((v) => v.revision === streak.revision);
     if (granted !== undefined && granted.at >= streak.since) return;
     const run = runs.find((e) => e.record.revision === streak.revision)?.record;
@@ -107,6 +127,7 @@ export class Verifier {
     };
     await this.opts.state.appendHistory({ record }, this.opts.bound());
     this.opts.logger.info({ revision: streak.revision, soakMs }, "revision verified: a candidate for the environments promoted from this one");
+    this.opts.observe?.written("verified");
     this.opts.onVerified(streak.revision);
   }
 
@@ -124,6 +145,7 @@ export class Verifier {
       finishedAt: now,
     };
     await this.opts.state.appendHistory({ record }, this.opts.bound());
+    this.opts.observe?.written("withdrawn");
     this.opts.logger.warn({ revision: withdrawal.revision, reason: record.withdrawn!.reason }, "verification withdrawn: a later run of the revision failed");
   }
 

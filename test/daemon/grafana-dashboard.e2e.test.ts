@@ -1,18 +1,17 @@
 /**
  * examples/grafana/gatesync-dashboard.json asks only for what a daemon exports: every metric its
- * queries name is on a real daemon's /metrics (two environments, synced against a sandbox), and
- * each label a query selects or groups by is on that metric's series.
+ * queries name is on a real daemon's /metrics (`gatesync run` of two environments, production
+ * promoted from staging after staging verified the revision), and each label a query selects or
+ * groups by is on that metric's series.
  */
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { DaemonProcess } from "../helpers/daemon-process.js";
-import { spawnDaemon, stopDaemon } from "../helpers/daemon-process.js";
 import { eventually } from "../helpers/eventually.js";
-import { doc } from "../helpers/resources.js";
-import type { SandboxHandle } from "../../src/sandbox/sandbox.js";
-import { call, testSandbox } from "../helpers/sandbox.js";
-import { projectRoot, removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
+import { acmeKey, candidateReady, pagesReader, spawnedPromotionDaemon, untilAcmeRate } from "../helpers/promotion-daemon.js";
+import type { SpawnedPromotionDaemon } from "../helpers/promotion-daemon.js";
+import { call } from "../helpers/sandbox.js";
+import { projectRoot, removeTempRepos } from "../helpers/temp-repo.js";
 
 interface Panel {
   title: string;
@@ -48,47 +47,42 @@ function wanted(): Map<string, Set<string>> {
   return out;
 }
 
-let sandbox: SandboxHandle;
-let daemon: DaemonProcess;
+let d: SpawnedPromotionDaemon;
 beforeAll(async () => {
-  sandbox = await testSandbox();
-  // each environment its own key: one object in two environments would have two owners (docs/user/teams.md)
-  const dir = await tempRepo({ "config/keys.yaml": doc("OrgKey", "acme", "keyId: org-acme-${var:env}\nrate: 10\nper: 60") });
-  const target = `{ gateway: { url: ${sandbox.urls.gateway}, credentialEnv: GW_KEY } }`;
-  writeFileSync(
-    path.join(dir, "gatesync.yaml"),
-    `apiVersion: gatesync.dev/v1
-kind: GatesyncConfig
-source: { directory: ./config }
-targets:
-  gateway: { url: http://127.0.0.1:9, credentialEnv: GW_KEY }
-environments:
-  staging: { values: { env: staging }, targets: ${target}, state: { backend: sqlite, path: .gatesync/staging.db } }
-  production: { values: { env: production }, targets: ${target}, state: { backend: sqlite, path: .gatesync/production.db } }
-state: { backend: sqlite, path: .gatesync/state.db }
-schedule: { interval: 1h, jitter: 0 }
-server: { listen: "127.0.0.1:0" }
-`,
-  );
-  daemon = await spawnDaemon("gatesync.yaml", dir);
+  // production promoted from staging, a 1 s soak there: staging verifies its revision, production takes it
+  d = await spawnedPromotionDaemon(acmeKey(10));
+  await candidateReady(d);
+  const promoted = await d.promote({});
+  expect(promoted.status, promoted.text).toBe(202);
+  await untilAcmeRate(d, "production", 10, 60_000);
+  // a second ask of the revision in force: nothing to do (result="in-force")
+  expect((await d.promote({})).status).toBe(200);
   await eventually(
-    () => call(`${daemon.url}/status`).then((r) => r.body as { synced?: boolean; environments?: Array<{ synced: boolean }> }),
-    (s) => s.synced === true || (s.environments !== undefined && s.environments.every((e) => e.synced)),
+    () => call(`${d.url}/status`, pagesReader).then((r) => r.body as { environments?: Array<{ synced: boolean }> }),
+    (s) => s.environments !== undefined && s.environments.every((e) => e.synced),
     60_000,
-    () => daemon.output().slice(-3000),
+    () => d.process.output().slice(-3000),
   );
-}, 120_000);
+}, 180_000);
 afterAll(async () => {
-  await stopDaemon(daemon);
-  await sandbox?.stop();
+  await d?.stop();
   await removeTempRepos();
 });
 
+/** The value of one series of /metrics (undefined: no such series). */
+function sample(text: string, name: string, labels: Record<string, string>): number | undefined {
+  for (const m of text.matchAll(new RegExp(`^${name}\\{([^}]*)\\} (\\S+)$`, "gm"))) {
+    const got = Object.fromEntries([...m[1]!.matchAll(/(\w+)="([^"]*)"/g)].map((l) => [l[1]!, l[2]!]));
+    if (Object.entries(labels).every(([k, v]) => got[k] === v)) return Number(m[2]);
+  }
+  return undefined;
+}
+
 describe("the Grafana dashboard", () => {
   it("names only metrics a daemon exports, with the labels its queries use", async () => {
-    const text = await (await fetch(`${daemon.url}/metrics`)).text();
+    const text = await (await fetch(`${d.url}/metrics`)).text();
     const want = wanted();
-    expect(want.size).toBeGreaterThanOrEqual(12);
+    expect(want.size).toBeGreaterThanOrEqual(16);
     const problems: string[] = [];
     for (const [name, labels] of want) {
       const base = name.replace(/_(bucket|sum|count)$/, "");
@@ -103,6 +97,26 @@ describe("the Grafana dashboard", () => {
     }
     expect(problems).toEqual([]);
   }, 30_000);
+
+  it("counts the promotion and staging's verification it waited for", async () => {
+    // the verifier judges after each run: production's own state settles once its run of the promotion is written
+    await eventually(
+      async () => (await fetch(`${d.url}/metrics`)).text(),
+      (text) => sample(text, "gatesync_verification_state", { environment: "production", state: "verified" }) === 1,
+      30_000,
+    );
+    const text = await (await fetch(`${d.url}/metrics`)).text();
+    const production = { environment: "production", kind: "promotion", actor: "token" };
+    expect(sample(text, "gatesync_promotions_total", { ...production, result: "recorded" })).toBe(1);
+    expect(sample(text, "gatesync_promotions_total", { ...production, result: "in-force" })).toBe(1);
+    // candidateReady asked dry runs until staging had verified the revision: some were refused, at least one was not
+    expect(sample(text, "gatesync_promotions_total", { ...production, result: "dry-run" })).toBeGreaterThanOrEqual(1);
+    expect(sample(text, "gatesync_verifications_total", { environment: "staging", result: "verified" })).toBe(1);
+    expect(sample(text, "gatesync_verifications_total", { environment: "staging", result: "withdrawn" })).toBe(0);
+    expect(sample(text, "gatesync_verification_state", { environment: "staging", state: "verified" })).toBe(1);
+    expect(sample(text, "gatesync_verification_state", { environment: "staging", state: "soaking" })).toBe(0);
+    expect(sample(text, "gatesync_soak_remaining_seconds", { environment: "staging" })).toBe(0);
+  }, 40_000);
 
   it("links the alert rules, which exist", () => {
     const link = dashboard.links.find((l) => l.url.endsWith("examples/alerts/gatesync-rules.yaml"));

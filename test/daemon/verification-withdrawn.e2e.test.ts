@@ -90,6 +90,14 @@ describe("a verification withdrawn by a failing run", () => {
       (a) => a.status === 409,
     );
     expect((await d.promote({ revision: v1 })).status).toBe(409);
+    // /metrics: the withdrawal counted, staging's newest revision failing, both refusals counted
+    const metrics = await eventually(
+      async () => (await fetch(`${d.daemon.url}/metrics`)).text(),
+      (text) => text.includes('gatesync_verification_state{state="failing",environment="staging"} 1'),
+    );
+    expect(metrics).toContain('gatesync_verifications_total{result="withdrawn",environment="staging"} 1');
+    expect(metrics).toContain('gatesync_verifications_total{result="verified",environment="staging"} 1');
+    expect(metrics).toMatch(/^gatesync_promotions_total\{kind="promotion",actor="token",result="refused",environment="production"\} ([2-9]|\d\d+)$/m);
     const error = errorOf(refused.body);
     expect(error).toMatch(new RegExp(`^production cannot take ${short}: ${short}'s verification in staging was withdrawn at \\S+: post-apply check failed: `));
     expect(error).toContain(expectedGot);

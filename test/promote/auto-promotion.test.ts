@@ -2,7 +2,8 @@
  * `promotion: auto`'s step (src/promotion/auto-promotion.ts) over two real SQLite states: the
  * gate's verdict on a candidate is kept while what it read is unchanged, and judged again once
  * the source's state is written — a candidate refused because a post-apply check failed in
- * staging is promoted once that check passes there, without a new commit or a restart.
+ * staging is promoted once that check passes there, without a new commit or a restart; the
+ * daemon's gatesync_promotions_total is told each verdict once.
  */
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -87,13 +88,17 @@ describe("promotion: auto's gate verdict", () => {
       ["production", unitOf("production", productionState, { track: { promotedFrom: "staging" }, promotion: { mode: "auto", soakMs: 0 } })],
     ]);
     const { gate, judged } = stateGate();
-    const parts = { unit: (n: string) => units.get(n), autoGate: gate } as unknown as PromotionParts;
+    const outcomes: string[] = [];
+    const observe: PromotionParts["observe"] = (name, o) => outcomes.push(`${name} ${o.kind} ${o.actor} ${o.result}`);
+    const parts = { unit: (n: string) => units.get(n), autoGate: gate, observe } as unknown as PromotionParts;
 
     await autoPromote(parts, "production");
     await autoPromote(parts, "production");
     expect(await readPromotions(productionState, 10)).toEqual([]);
     // nothing either state holds changed: the second decision took the first's verdict
     expect(judged()).toBe(1);
+    // gatesync_promotions_total counts the refusal once: the second decision judged nothing new
+    expect(outcomes).toEqual(["production promotion auto refused"]);
 
     // staging's next run finds acme's check passing again: its record is written, the candidate unchanged
     await acmeChecked(stagingState, true);
@@ -101,6 +106,7 @@ describe("promotion: auto's gate verdict", () => {
     expect(judged()).toBe(2);
     const promotions = await readPromotions(productionState, 10);
     expect(promotions.map((p) => p.record)).toMatchObject([{ revision, from: "staging", actor: { by: "auto" } }]);
+    expect(outcomes).toEqual(["production promotion auto refused", "production promotion auto recorded"]);
     await stagingState.close();
     await productionState.close();
   });

@@ -141,6 +141,7 @@ export const promotionParts = (shared: SharedParts): PromotionParts => ({
   teamSettings: shared.teamSettings,
   logger: shared.logger,
   hold: async (name) => shared.unitOf(name)?.hold(),
+  observe: (name, outcome) => shared.metrics.promoted(name, outcome),
 });
 
 /**
@@ -186,6 +187,7 @@ function verifierOf(
     trigger: (reason) => parts.reconciler().trigger(reason),
     onVerified: () => wakePromoted(shared, name),
     logger: parts.logger.child({ component: "verification" }),
+    observe: shared.metrics.verification(name),
   });
 }
 

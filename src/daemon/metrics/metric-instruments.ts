@@ -91,3 +91,40 @@ export function statusInstruments(registers: Registry[], env: string[]) {
   });
   return { lastSuccess, commitsBehind, lastSuccessAge, commit, leader, synced, leaderless };
 }
+
+/**
+ * Promotion and verification (docs/user/promotion.md): promotions and rollbacks asked for and how
+ * they ended, verification rows written (a grant or a withdrawal), and where the revision an
+ * environment runs stands now — soaking (with the seconds left), verified, or failing.
+ */
+export function promotionInstruments(registers: Registry[], env: string[]) {
+  const promotions = new Counter({
+    name: "gatesync_promotions_total",
+    help: "Promotions and rollbacks by kind (promotion, rollback), who asked (actor: token, auto) and result: recorded, dry-run, in-force (nothing to do), refused (a gate, a hold, a bad revision)",
+    labelNames: ["kind", "actor", "result", ...env],
+    registers,
+  });
+  const verifications = new Counter({
+    name: "gatesync_verifications_total",
+    help: "Verification rows written by result: verified (a revision soaked healthy), withdrawn (a later run of a verified revision failed)",
+    labelNames: ["result", ...env],
+    registers,
+  });
+  const verificationState = new Gauge({
+    name: "gatesync_verification_state",
+    help: "1 for the state of the environment's newest revision: soaking, verified, failing (its newest run failed), none (no telling run); on the replica leading an environment promotion reads",
+    labelNames: ["state", ...env],
+    registers,
+  });
+  const soakEnds = new Map<string, { labels: Record<string, string>; at: number }>();
+  const soakRemaining = new Gauge({
+    name: "gatesync_soak_remaining_seconds",
+    help: "Seconds until the soak of the environment's newest revision ends (0 once it is verified or when none runs)",
+    labelNames: env,
+    registers,
+    collect() {
+      for (const { labels, at } of soakEnds.values()) this.set(labels, Math.max(0, (at - Date.now()) / 1000));
+    },
+  });
+  return { promotions, verifications, verificationState, soakRemaining, soakEnds };
+}

@@ -9,8 +9,10 @@
  */
 import { Gauge, Registry, collectDefaultMetrics } from "prom-client";
 import type { Counter, Histogram } from "prom-client";
-import { runInstruments, statusInstruments } from "./metric-instruments.js";
+import { promotionInstruments, runInstruments, statusInstruments } from "./metric-instruments.js";
 import type { CallEvent } from "../../apply/types.js";
+import type { PromotionOutcome } from "../../promotion/promotion.js";
+import type { VerificationObserver, VerificationState } from "../../promotion/verifier.js";
 
 /** What one environment's reconcile loop writes. */
 export interface RunMetrics {
@@ -42,6 +44,11 @@ export class DaemonMetrics implements RunMetrics {
   readonly leaderless: Gauge;
   /** 1 while the environment is frozen (`kind="freeze"`) or outside its sync window (`kind="window"`): it applies and promotes nothing. */
   readonly held: Gauge;
+  readonly promotions: Counter;
+  readonly verifications: Counter;
+  readonly verificationState: Gauge;
+  readonly soakRemaining: Gauge;
+  private readonly soakEnds: ReturnType<typeof promotionInstruments>["soakEnds"];
 
   /** `["environment"]` when the daemon serves several environments. */
   private readonly env: string[];
@@ -61,6 +68,37 @@ export class DaemonMetrics implements RunMetrics {
     ({ leader: this.leader, synced: this.synced, leaderless: this.leaderless } = status);
     const help = "1 while the environment is held — frozen (kind=freeze) or outside its sync window (kind=window) — applying and promoting nothing";
     this.held = new Gauge({ name: "gatesync_environment_held", help, labelNames: ["kind", ...env], registers });
+    const promotion = promotionInstruments(registers, env);
+    ({ promotions: this.promotions, verifications: this.verifications, verificationState: this.verificationState } = promotion);
+    ({ soakRemaining: this.soakRemaining, soakEnds: this.soakEnds } = promotion);
+  }
+
+  /** A promotion or rollback asked for (a person's, through the promote route, or `promotion: auto`'s) and how it ended. */
+  promoted(environment: string, o: PromotionOutcome): void {
+    this.promotions.inc({ kind: o.kind, actor: o.actor, result: o.result, ...this.labelsOf(environment) });
+  }
+
+  /** What the environment's verifier writes: the rows, and where its newest revision stands. */
+  verification(environment: string): VerificationObserver {
+    const l = this.labelsOf(environment);
+    const states: readonly VerificationState[] = ["none", "soaking", "verified", "failing"];
+    return {
+      written: (result) => this.verifications.inc({ result, ...l }),
+      state: (state, soakEndsAt) => {
+        // both results from 0: a rate() sees the first grant or withdrawal
+        for (const result of ["verified", "withdrawn"]) this.verifications.inc({ result, ...l }, 0);
+        for (const s of states) this.verificationState.set({ state: s, ...l }, s === state ? 1 : 0);
+        this.soakEnds.set(environment, { labels: l, at: soakEndsAt ?? 0 });
+      },
+      cleared: () => {
+        for (const s of states) this.verificationState.remove({ state: s, ...l });
+        if (this.soakEnds.delete(environment)) this.soakRemaining.remove(l);
+      },
+    };
+  }
+
+  private labelsOf(environment: string): Record<string, string> {
+    return this.env.length === 0 ? {} : { environment };
   }
 
   /** The hold an environment is under now (hold.ts), or none. */
