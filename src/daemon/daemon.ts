@@ -38,6 +38,8 @@ import { TeamSettingsReader, settingsFingerprint } from "./environments/reposito
 import type { DaemonServer } from "./http/server.js";
 import { atMost } from "./environments/shared-source.js";
 import { EnvironmentSources } from "./environments/environment-sources.js";
+import { standbyHeadsOf } from "./environments/standby-heads.js";
+import type { StandbyHeads } from "./environments/standby-heads.js";
 
 export interface DaemonOptions {
   readonly config: GatesyncConfig;
@@ -120,6 +122,13 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   // the first round takes this replica's leases (bounded by the lease connection's own timeouts)
   await a.leases?.firstRound();
   for (const u of list) u.reconciler.start();
+  // a standby follows the environments it does not lead in one statement per interval (standby-heads.ts)
+  const leases = a.leases;
+  const heads =
+    leases === undefined
+      ? undefined
+      : standbyHeadsOf(list, { env: opts.env, logger: opts.logger, applicationName: leases.applicationName, leads: (e) => leases.leads(e) });
+  heads?.start();
   if (opts.watchConfig !== false) inForce.reloader?.watch();
   const implicit = a.environments[0]!.implicit;
   opts.logger.info({ source: a.source.description, url: server?.url, ...(implicit ? {} : { environments: a.names, fleet: a.leases?.name }) }, "daemon started");
@@ -131,7 +140,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     firstRun: a.first.promise,
     configInForce: () => inForce.current.config,
     reload: async (reason) => (inForce.reloader === undefined ? "unchanged" : inForce.reloader.reload(reason)),
-    stop: () => stopDaemon(opts.logger, { a, list, inForce, server, dispatcher }),
+    stop: () => stopDaemon(opts.logger, { a, list, inForce, server, dispatcher, heads }),
   };
 }
 
@@ -280,6 +289,7 @@ interface Running {
   readonly inForce: ConfigInForce;
   readonly server: DaemonServer | undefined;
   readonly dispatcher: SharedParts["dispatcher"];
+  readonly heads: StandbyHeads | undefined;
 }
 
 /**
@@ -290,6 +300,7 @@ async function stopDaemon(logger: Logger, r: Running): Promise<void> {
   r.inForce.reloader?.stop();
   for (const u of r.list) await u.reconciler.stop();
   for (const u of r.list) u.verifier.stop();
+  await r.heads?.stop();
   await r.a.leases?.stop();
   await r.server?.close();
   for (const u of r.list) await u.notifier?.close();
