@@ -36,7 +36,7 @@ import { DaemonMetrics } from "./metrics/metrics.js";
 import type { Reconciler } from "./loop/reconciler.js";
 import { TeamSettingsReader, settingsFingerprint } from "./environments/repository-settings.js";
 import type { DaemonServer } from "./http/server.js";
-import { atMost } from "./environments/shared-source.js";
+import { RunSlots } from "./environments/run-slots.js";
 import { EnvironmentSources } from "./environments/environment-sources.js";
 import { standbyHeadsOf } from "./environments/standby-heads.js";
 import type { StandbyHeads } from "./environments/standby-heads.js";
@@ -98,6 +98,8 @@ interface Assembly {
   readonly source: EnvironmentSources;
   readonly metrics: DaemonMetrics;
   readonly leases: FleetLeases | undefined;
+  /** The places among the environments' runs (a takeover's first: run-slots.ts). */
+  readonly slots: RunSlots;
   readonly units: Map<string, EnvironmentUnit>;
   readonly first: FirstRuns;
   readonly own: { url?: string | undefined };
@@ -160,8 +162,12 @@ function assemble(opts: DaemonOptions, config: GatesyncConfig): Assembly {
   const own: { url?: string | undefined } = {};
   // with the test seam `canApply` the test decides who applies: no leases
   const metrics = new DaemonMetrics({ environments: !environments[0]!.implicit });
-  const leases = opts.canApply === undefined ? leasesFor({ config, env, logger, names, units, metrics, ownUrl: () => own.url, onTrigger: runHere }) : undefined;
-  return { config, environments, names, source, metrics, leases, units, first: new FirstRuns(names.length), own, runHere };
+  const slots = new RunSlots(config.limits.concurrentEnvironments ?? availableParallelism());
+  const leases =
+    opts.canApply === undefined
+      ? leasesFor({ config, env, logger, names, units, metrics, ownUrl: () => own.url, onTrigger: runHere, tookOver: (e) => slots.tookOver(e) })
+      : undefined;
+  return { config, environments, names, source, metrics, leases, slots, units, first: new FirstRuns(names.length), own, runHere };
 }
 
 function warnCredentialsInUrl(config: GatesyncConfig, logger: Logger): void {
@@ -182,7 +188,7 @@ function sharedParts(opts: DaemonOptions, a: Assembly, dispatcher: SharedParts["
     metrics: a.metrics,
     names: a.names,
     leases: a.leases,
-    runSlot: atMost(a.config.limits.concurrentEnvironments ?? availableParallelism()),
+    runSlots: a.slots,
     pacers: new TargetPacers(),
     teamSettings: new TeamSettingsReader(opts.logger),
     ...(opts.retryBaseMs === undefined ? {} : { retryBaseMs: opts.retryBaseMs }),
