@@ -17,6 +17,8 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { startSandbox } from "../src/sandbox/sandbox.js";
+import { PostgresOwnership, ownershipSchema } from "../src/record/ownership/postgres-ownership.js";
+import { PostgresStateBackend } from "../src/record/postgres/postgres-backend.js";
 import { databaseUrl, postgresReachable } from "./apply-rate.js";
 import { cli } from "./cold.js";
 import { credentials, env, loadNow, log, resultsHead } from "./common.js";
@@ -193,6 +195,11 @@ export async function fleetScaleOnly(): Promise<void> {
   if (!(await postgresReachable())) throw new Error(`PostgreSQL is not reachable at ${databaseUrl} (GATESYNC_BENCH_DATABASE_URL)`);
   await admin(`DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '${role}') THEN CREATE ROLE ${role} LOGIN; END IF; END $$`);
   await admin(`GRANT CREATE ON DATABASE ${new URL(databaseUrl).pathname.slice(1) || "test"} TO ${role}`);
+  // the ownership registry (docs/user/teams.md) prepared by the owner of the database, then the grants a daemon's role needs on it
+  const registry = new PostgresOwnership(new PostgresStateBackend({ url: databaseUrl, schema: ownershipSchema }));
+  await registry.rowsOf([]).finally(() => registry.close());
+  await admin(`GRANT USAGE, CREATE ON SCHEMA ${ownershipSchema} TO ${role}`);
+  await admin(`GRANT SELECT, INSERT, UPDATE, DELETE ON ${ownershipSchema}.owners TO ${role}`);
   const started = Date.now();
   const start = loadNow();
   const rows: Record<string, unknown>[] = [];

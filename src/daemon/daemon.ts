@@ -36,8 +36,10 @@ import { DaemonMetrics } from "./metrics/metrics.js";
 import type { Reconciler } from "./loop/reconciler.js";
 import { TeamSettingsReader, settingsFingerprint } from "./environments/repository-settings.js";
 import type { DaemonServer } from "./http/server.js";
-import { atMost } from "./environments/shared-source.js";
+import { RunSlots } from "./environments/run-slots.js";
 import { EnvironmentSources } from "./environments/environment-sources.js";
+import { standbyHeadsOf } from "./environments/standby-heads.js";
+import type { StandbyHeads } from "./environments/standby-heads.js";
 
 export interface DaemonOptions {
   readonly config: GatesyncConfig;
@@ -96,6 +98,8 @@ interface Assembly {
   readonly source: EnvironmentSources;
   readonly metrics: DaemonMetrics;
   readonly leases: FleetLeases | undefined;
+  /** The places among the environments' runs (a takeover's first: run-slots.ts). */
+  readonly slots: RunSlots;
   readonly units: Map<string, EnvironmentUnit>;
   readonly first: FirstRuns;
   readonly own: { url?: string | undefined };
@@ -120,6 +124,13 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   // the first round takes this replica's leases (bounded by the lease connection's own timeouts)
   await a.leases?.firstRound();
   for (const u of list) u.reconciler.start();
+  // a standby follows the environments it does not lead in one statement per interval (standby-heads.ts)
+  const leases = a.leases;
+  const heads =
+    leases === undefined
+      ? undefined
+      : standbyHeadsOf(list, { env: opts.env, logger: opts.logger, applicationName: leases.applicationName, leads: (e) => leases.leads(e) });
+  heads?.start();
   if (opts.watchConfig !== false) inForce.reloader?.watch();
   const implicit = a.environments[0]!.implicit;
   opts.logger.info({ source: a.source.description, url: server?.url, ...(implicit ? {} : { environments: a.names, fleet: a.leases?.name }) }, "daemon started");
@@ -131,7 +142,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     firstRun: a.first.promise,
     configInForce: () => inForce.current.config,
     reload: async (reason) => (inForce.reloader === undefined ? "unchanged" : inForce.reloader.reload(reason)),
-    stop: () => stopDaemon(opts.logger, { a, list, inForce, server, dispatcher }),
+    stop: () => stopDaemon(opts.logger, { a, list, inForce, server, dispatcher, heads }),
   };
 }
 
@@ -151,8 +162,12 @@ function assemble(opts: DaemonOptions, config: GatesyncConfig): Assembly {
   const own: { url?: string | undefined } = {};
   // with the test seam `canApply` the test decides who applies: no leases
   const metrics = new DaemonMetrics({ environments: !environments[0]!.implicit });
-  const leases = opts.canApply === undefined ? leasesFor({ config, env, logger, names, units, metrics, ownUrl: () => own.url, onTrigger: runHere }) : undefined;
-  return { config, environments, names, source, metrics, leases, units, first: new FirstRuns(names.length), own, runHere };
+  const slots = new RunSlots(config.limits.concurrentEnvironments ?? availableParallelism());
+  const leases =
+    opts.canApply === undefined
+      ? leasesFor({ config, env, logger, names, units, metrics, ownUrl: () => own.url, onTrigger: runHere, tookOver: (e) => slots.tookOver(e) })
+      : undefined;
+  return { config, environments, names, source, metrics, leases, slots, units, first: new FirstRuns(names.length), own, runHere };
 }
 
 function warnCredentialsInUrl(config: GatesyncConfig, logger: Logger): void {
@@ -173,7 +188,7 @@ function sharedParts(opts: DaemonOptions, a: Assembly, dispatcher: SharedParts["
     metrics: a.metrics,
     names: a.names,
     leases: a.leases,
-    runSlot: atMost(a.config.limits.concurrentEnvironments ?? availableParallelism()),
+    runSlots: a.slots,
     pacers: new TargetPacers(),
     teamSettings: new TeamSettingsReader(opts.logger),
     ...(opts.retryBaseMs === undefined ? {} : { retryBaseMs: opts.retryBaseMs }),
@@ -280,6 +295,7 @@ interface Running {
   readonly inForce: ConfigInForce;
   readonly server: DaemonServer | undefined;
   readonly dispatcher: SharedParts["dispatcher"];
+  readonly heads: StandbyHeads | undefined;
 }
 
 /**
@@ -290,6 +306,7 @@ async function stopDaemon(logger: Logger, r: Running): Promise<void> {
   r.inForce.reloader?.stop();
   for (const u of r.list) await u.reconciler.stop();
   for (const u of r.list) u.verifier.stop();
+  await r.heads?.stop();
   await r.a.leases?.stop();
   await r.server?.close();
   for (const u of r.list) await u.notifier?.close();

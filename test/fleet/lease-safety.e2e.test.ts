@@ -86,7 +86,7 @@ const replicaEnv = (databaseUrl = pgUrl): Record<string, string> => ({
 });
 
 interface FleetStatus {
-  fleet: { leads: string[]; replicas: number; leases: Array<{ environment: string; leader: string | null }> };
+  fleet: { leads: string[]; replicas: number; leases: Array<{ environment: string; leader: string | null }>; leaderless: string[]; ledTwice: string[] };
   environments: Array<{ environment: string; leader: string | null }>;
 }
 const status = async (r: Replica): Promise<FleetStatus> => (await call(`${r.url}/status`)).body as FleetStatus;
@@ -193,12 +193,16 @@ describe("leases that cannot orphan an environment", () => {
         "for nobody to lead",
       );
       const said = await until(
-        async () => [(await status(standby)).environments[0]?.leader, await metric(standby, "gatesync_environment_leaderless")],
+        async () => {
+          const s = await status(standby);
+          return [s.environments[0]?.leader, await metric(standby, "gatesync_environment_leaderless"), s.fleet.leaderless, s.fleet.ledTwice];
+        },
         ([who, leaderless]) => who === null && leaderless === 1,
         10_000,
         "for the standby to say nobody leads",
       );
-      expect(said).toEqual([null, 1]);
+      // /status says it at the fleet's level too: the environments nobody leads, none led twice
+      expect(said).toEqual([null, 1, ["solo"], []]);
       await sleep(lease.durationMs / 2 + 200); // past the client's timeout of the take waiting now
     } finally {
       await lock.release();
@@ -213,6 +217,7 @@ describe("leases that cannot orphan an environment", () => {
     console.log(`led again ${Date.now() - releasedAt} ms after the row lock was let go (lease ${lease.durationMs} ms)`);
     await expectTableTruthful(fleet, 3_000);
     expect(await Promise.all(fleet.map((r) => metric(r, "gatesync_environment_leaderless")))).toEqual([0, 0]);
+    expect((await Promise.all(fleet.map(status))).map((s) => s.fleet.leaderless)).toEqual([[], []]);
     await writeFile(path.join(dir, "config/keys.yaml"), keys(55));
     await until(() => rate(box, "k0") === 55, Boolean, 30_000, "for the next commit");
     await sleep(1_500);

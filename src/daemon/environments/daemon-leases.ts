@@ -25,6 +25,8 @@ export interface LeasedEnvironments {
   readonly metrics: DaemonMetrics;
   /** Runs these environments here: a trigger another replica received, for environments this one leads. */
   readonly onTrigger: (environments: readonly string[], reason: string, from?: string, traceparent?: string) => void;
+  /** A lease gained: the environment's next run goes before the runs waiting for a place (run-slots.ts). */
+  readonly tookOver?: (environment: string) => void;
 }
 
 /** The leases of the daemon's environments on a PostgreSQL state (in its schema); undefined on any other state. */
@@ -43,6 +45,7 @@ export function leasesFor(parts: LeasedEnvironments): FleetLeases | undefined {
     onAcquire: (e) => {
       units.get(e)?.metrics.setLeader(true);
       units.get(e)?.notifier?.leaderChanged(true);
+      parts.tookOver?.(e);
       units.get(e)?.reconciler.trigger("leadership");
     },
     onLose: (e) => {

@@ -21,6 +21,7 @@ import type { StateBackend } from "../../record/state.js";
 import { LeaseFencedState } from "../../record/wrappers/lease-fenced-state.js";
 import type { RepositoryValidator } from "../../validate/repository/repository-validator.js";
 import type { TeamSettingsReader } from "./repository-settings.js";
+import type { RunSlots } from "./run-slots.js";
 import type { DaemonMetrics, RunMetrics } from "../metrics/metrics.js";
 import { Reconciler } from "../loop/reconciler.js";
 import type { EnvironmentSources } from "./environment-sources.js";
@@ -80,8 +81,8 @@ export interface SharedParts {
   readonly role?: () => string;
   /** Test seam: the implicit environment's state backend, instead of the config's. */
   readonly state?: StateBackend;
-  /** A place among the environments running at once (limits.concurrentEnvironments). */
-  readonly runSlot: <T>(work: () => Promise<T>) => Promise<T>;
+  /** The places among the environments running at once (limits.concurrentEnvironments; a takeover's run first: run-slots.ts). */
+  readonly runSlots: Pick<RunSlots, "run">;
   /** Each target's pace, kept for all the environments together (two on one gateway share its rate). */
   readonly pacers: TargetPacers;
   /** The team settings of each commit, read from the repository (one reader: its warnings logged once for all environments). */
@@ -255,7 +256,7 @@ export function createEnvironmentUnit(environment: EnvironmentConfig, configHash
     logger,
     dispatcher: shared.dispatcher,
     metrics,
-    runSlot: shared.runSlot,
+    runSlot: <T>(work: () => Promise<T>): Promise<T> => shared.runSlots.run(name, work, canApply !== undefined && !canApply()),
     pacers: shared.pacers,
     teamSettings: shared.teamSettings,
     held: (revision): Promise<string | undefined> => holds.heldFor(revision),

@@ -3,7 +3,7 @@
  * for while one is under way shares it, and a snapshot younger than `reuseMs` is handed out
  * again — the environments of one trigger see the same commit — unless a trigger (webhook, sync,
  * file change) said the source moved since. Each run holds its revision's files (SourceSnapshot.hold):
- * the environments run side by side (`atMost`), and a fetch never moves the files a run reads.
+ * the environments run side by side (run-slots.ts), and a fetch never moves the files a run reads.
  */
 import { ErrorCode, SourceError } from "../../errors.js";
 import type { FetchRequest, Source, SourceSnapshot } from "../../source/source.js";
@@ -74,25 +74,4 @@ export class SharedSource implements Source {
   closeShared(): Promise<void> {
     return this.inner.close();
   }
-}
-
-/**
- * Runs work as it is asked, at most `bound` pieces at once; the rest wait, in the order asked,
- * for a piece to end (a failed piece frees its place too).
- */
-export function atMost(bound: number): <T>(work: () => Promise<T>) => Promise<T> {
-  let running = 0;
-  const waiting: Array<() => void> = [];
-  return async <T>(work: () => Promise<T>): Promise<T> => {
-    // a piece that ends hands its place to the first waiting, so `running` counts it already
-    if (running >= bound) await new Promise<void>((resolve) => waiting.push(resolve));
-    else running++;
-    try {
-      return await work();
-    } finally {
-      const next = waiting.shift();
-      if (next === undefined) running--;
-      else next();
-    }
-  };
 }

@@ -95,6 +95,8 @@ export class RunHistory {
   private writing = 0;
   private tail: Promise<unknown> = Promise.resolve();
   private readAt = -Infinity;
+  /** Until when a standby's heads read (standby-heads.ts) stands for a read of its own. */
+  private followedUntil = -Infinity;
 
   constructor(private readonly opts: RunHistoryOptions) {}
 
@@ -168,7 +170,21 @@ export class RunHistory {
 
   /** A standby's copy, read again when older than `maxAgeMs` (default `freshMs`: before a page or /status is drawn). */
   async fresh(maxAgeMs = this.opts.freshMs ?? 2_000): Promise<void> {
-    if (this.opts.follows() && performance.now() - this.readAt > maxAgeMs) await this.load();
+    if (!this.opts.follows() || performance.now() < this.followedUntil) return;
+    if (performance.now() - this.readAt > maxAgeMs) await this.load();
+  }
+
+  /**
+   * A standby's heads read (standby-heads.ts): the newest run row's place, read with every other
+   * followed environment's. The rows are read again only when it moved; else the copy stands,
+   * for `validMs`, as a read of its own.
+   */
+  async followHead(head: { readonly seq: number; readonly repeats: number } | undefined, validMs: number): Promise<void> {
+    if (!this.opts.follows()) return;
+    const held = this.lines[0];
+    const same = head === undefined ? held === undefined : held !== undefined && held.seq === head.seq && held.repeats === head.repeats;
+    if (!same) await this.load();
+    if (same || performance.now() - this.readAt < validMs) this.followedUntil = performance.now() + validMs;
   }
 
   runStarted(reason: string): void {
@@ -192,7 +208,8 @@ export class RunHistory {
   /** A run ended: shown, then written to the state, in the order asked. A standby's turn writes nothing: it reads the leader's runs. */
   runFinished(report: RunReport, plan: Plan | undefined): void {
     if (report.result === "standby") {
-      void this.load();
+      // read again unless a heads read (standby-heads.ts) said it stands
+      void this.fresh(0);
       return;
     }
     const changes = (plan?.changes ?? []).filter((c) => c.action !== "no-op").map((c) => ({ id: c.id, action: c.action }));

@@ -10,6 +10,8 @@ import type { StateSnapshot, StateVersion } from "../../record/state.js";
 
 interface Cached<T> {
   at: number;
+  /** A version a standby's heads read told (noteVersion): it stands until then, whatever `maxAgeMs`. */
+  readonly until?: number;
   readonly key: string;
   readonly value: Promise<T>;
 }
@@ -57,8 +59,19 @@ export class CachedState {
     return this.cachedVersion.value;
   }
 
+  /**
+   * The version as a standby's heads read found it (standby-heads.ts, with every other followed
+   * environment's): kept as a read of its own, unless a read of its own is under way.
+   */
+  noteVersion(version: StateVersion, validMs: number): void {
+    if (this.cachedVersion !== undefined && this.cachedVersion.at === Number.POSITIVE_INFINITY) return;
+    const at = performance.now();
+    this.cachedVersion = { at, until: at + validMs, key: this.key(), value: Promise.resolve(version) };
+  }
+
   private isFresh(entry: Cached<unknown>): boolean {
-    return entry.key === this.key() && performance.now() - entry.at <= this.maxAgeMs();
+    const now = performance.now();
+    return entry.key === this.key() && (now - entry.at <= this.maxAgeMs() || now < (entry.until ?? Number.NEGATIVE_INFINITY));
   }
 
   /** `entry` while fresh, else a new read (`drop` forgets it if it fails: a failed read is not kept, the next reader tries again). */
