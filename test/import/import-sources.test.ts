@@ -79,6 +79,20 @@ describe("gatesync import from a sync-tool dump", () => {
     }
   });
 
+  it("drops a document gatesync's validator refuses, reported with the finding located in the file it would have written", async () => {
+    const bad = oas("b1", "Broken") as { oas: { "x-tyk-api-gateway": { upstream: { url: unknown } } } };
+    bad.oas["x-tyk-api-gateway"].upstream.url = 42;
+    const d = await dump({ files: [{ file: "oas-b1.json" }, { file: "oas-g1.json" }] }, { "oas-b1.json": bad, "oas-g1.json": oas("g1", "Good") });
+    const o = await out();
+    const r = await runCli(["import", o, "--sync-dump", d]);
+    expect(r.stdout).toMatch(/oas-b1.json.*: not valid as ApiDefinition: [A-Z_]+ api-definitions\/broken.openapi.json:\d+:\d+: /);
+    const files = Object.keys(await tree(o)).filter((f) => f.startsWith("config/"));
+    expect(files.sort()).toEqual(["config/api-definitions/good.openapi.json", "config/api-definitions/good.yaml"]);
+    // what the import reported is what validate says of the same document written out
+    const v = await runCli(["validate", path.join(o, "config")]);
+    expect(v.code, v.stdout).toBe(0);
+  });
+
   it("imports a dump whose index is lost, by the files' names", async () => {
     const d = await dump(undefined, { "oas-b2.json": oas("b2", "Beta") });
     const r = await runCli(["import", await out(), "--sync-dump", d]);

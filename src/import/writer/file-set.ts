@@ -10,7 +10,8 @@ import { gitignoreTemplate } from "../../init/init.js";
 import { sopsFileText } from "../../secrets/sops/sops-writer.js";
 import type { ImportedResource } from "../model.js";
 import { envExample, envNaming, extractSecrets, sopsNaming } from "../secret-values.js";
-import { configText, documentName, documentText, resourcePath, resourceText } from "./render.js";
+import type { HeldFile } from "../../load/read-file.js";
+import { configText, documentName, documentText, resourceDocument, resourceDocumentLine, resourcePath, resourceText } from "./render.js";
 
 export interface SecretsOut {
   /** age recipients; none: `${env:}` references. */
@@ -21,6 +22,8 @@ export interface SecretsOut {
 
 export interface RepositoryFiles {
   readonly files: Map<string, string>;
+  /** The files below `config/` (paths relative to it) with the documents their texts were made from: what import validates. */
+  readonly held: Map<string, HeldFile>;
   readonly resources: ImportedResource[];
   readonly secretsOf: Map<ImportedResource, string[]>;
   readonly secretNames: string[];
@@ -37,9 +40,15 @@ export async function repositoryFiles(resources: readonly ImportedResource[], ou
   const encrypt = out.recipients.length > 0;
   const extracted = extractSecrets(resources, encrypt ? sopsNaming(sopsFile) : envNaming);
   const files = new Map<string, string>();
+  const held = new Map<string, HeldFile>();
+  const add = (rel: string, text: string, value: unknown, line: number): void => {
+    files.set(rel, text);
+    held.set(rel.slice("config/".length), { text, documents: [{ index: 0, value, line }] });
+  };
   for (const r of extracted.resources) {
-    files.set(resourcePath(r), resourceText(r));
-    if (r.document !== undefined) files.set(path.posix.join(path.posix.dirname(resourcePath(r)), documentName(r.name)), documentText(r.document));
+    const doc = resourceDocument(r);
+    add(resourcePath(r), resourceText(r, doc), doc, resourceDocumentLine);
+    if (r.document !== undefined) add(path.posix.join(path.posix.dirname(resourcePath(r)), documentName(r.name)), documentText(r.document), r.document, 1);
   }
   const names = extracted.secrets.map((s) => s.name).sort();
   if (encrypt && names.length > 0) {
@@ -54,5 +63,5 @@ export async function repositoryFiles(resources: readonly ImportedResource[], ou
     files.set(".gitignore", gitignoreTemplate);
     if (!encrypt || names.length === 0) files.set("secrets/.gitkeep", "");
   }
-  return { files, resources: extracted.resources, secretsOf: extracted.byResource, secretNames: names };
+  return { files, held, resources: extracted.resources, secretsOf: extracted.byResource, secretNames: names };
 }
