@@ -46,6 +46,8 @@ export interface ImportOptions {
   readonly encryptTo: readonly string[];
   readonly environment: string;
   readonly limits?: InputLimits;
+  /** The environment's variables: the age identities that decrypt a SOPS file an earlier import wrote (`--merge`). */
+  readonly env?: Readonly<Record<string, string | undefined>>;
 }
 
 type Reader = (given: string) => Promise<SourceRead>;
@@ -140,7 +142,7 @@ export async function runImport(o: ImportOptions): Promise<ImportReport> {
   const merged = o.merge ? againstRepository(unique.kept, await declaredResources(target, limits)) : { kept: unique.kept, entries: [], taken: new Map() };
   entries.push(...merged.entries);
   let resources = withApiRefs(uniqueNames(merged.kept, merged.taken));
-  const secretsOut: SecretsOut = { recipients: o.encryptTo, environment: o.environment };
+  const secretsOut: SecretsOut = { recipients: o.encryptTo, environment: o.environment, ...(o.env === undefined ? {} : { env: o.env }) };
   // a resource the validator refuses is dropped and reported; its references may make others fail: twice at most
   for (let round = 0; ; round++) {
     const files = await repositoryFiles(resources, secretsOut, o.merge ? target : undefined);
@@ -182,6 +184,7 @@ function reportOf(
     written: outcome.written,
     unchanged: outcome.unchanged,
     secretNames: files.secretNames,
+    notes: files.notes,
     counts: { imported: count("imported"), skipped: count("skipped"), errors: count("error") },
   };
 }

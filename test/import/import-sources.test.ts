@@ -209,6 +209,26 @@ describe("gatesync import from the operator's manifests and saved answers", () =
     expect(v.stdout + v.stderr).not.toMatch(/SOPS_|error/);
     expect(v.code).toBe(0);
 
+    // the same import again, encrypted: the SOPS file decrypts (the user's identity) to the same values for the same recipient — kept, byte for byte
+    const encrypted = ["import", o, "--merge", "--answers", dir, "--encrypt-to", id.recipient, "--environment", "production"];
+    const again = await runCli(encrypted, { SOPS_AGE_KEY: id.secret });
+    expect(again.code, again.stdout).toBe(0);
+    expect(again.stdout).toMatch(/files: 0 written, \d+ unchanged/);
+    expect((await tree(o))["secrets/production/imported.enc.yaml"]).toBe(sops);
+    // without an identity the values cannot be compared: written again, and said
+    const blind = await runCli(encrypted, { SOPS_AGE_KEY: undefined, SOPS_AGE_KEY_FILE: path.join(dir, "no-such-key.txt") });
+    expect(blind.stdout).toMatch(
+      /files: 1 written, \d+ unchanged\nnote: secrets\/production\/imported.enc.yaml written again: its values cannot be decrypted here/,
+    );
+    // a changed value, or another recipient: written again
+    await writeFile(path.join(dir, "org-key-acme.json"), JSON.stringify({ org_id: "acme", rate: 1, per: 1, hmac_enabled: true, hmac_string: "rotated-hmac" }));
+    const rotated = await runCli(encrypted, { SOPS_AGE_KEY: id.secret });
+    expect(rotated.stdout).toMatch(/files: 1 written, \d+ unchanged\n(?!note)/);
+    const other = ageIdentity();
+    const more = await runCli([...encrypted, "--encrypt-to", other.recipient], { SOPS_AGE_KEY: id.secret });
+    expect(more.stdout).toMatch(/files: 1 written/);
+    expect((await tree(o))["secrets/production/imported.enc.yaml"]).toContain(other.recipient);
+
     await runCli(["import", o, "--merge", "--answers", dir]);
     const third = await runCli(["import", o, "--merge", "--answers", dir]);
     expect(third.stdout).toMatch(/files: 0 written, \d+ unchanged/);

@@ -10,6 +10,7 @@ import { gitignoreTemplate } from "../../init/init.js";
 import { sopsFileText } from "../../secrets/sops/sops-writer.js";
 import type { ImportedResource } from "../model.js";
 import { envExample, envNaming, extractSecrets, sopsNaming } from "../secret-values.js";
+import { keptSopsFile } from "./kept-sops.js";
 import type { HeldFile } from "../../load/read-file.js";
 import { configText, documentName, documentText, resourceDocument, resourceDocumentLine, resourcePath, resourceText } from "./render.js";
 
@@ -18,6 +19,8 @@ export interface SecretsOut {
   readonly recipients: readonly string[];
   /** The environment whose SOPS file holds the values (`secrets/<environment>/imported.enc.yaml`). */
   readonly environment: string;
+  /** Where the age identities are looked up (`--merge`: an unchanged SOPS file is kept, kept-sops.ts). */
+  readonly env?: Readonly<Record<string, string | undefined>>;
 }
 
 export interface RepositoryFiles {
@@ -27,6 +30,8 @@ export interface RepositoryFiles {
   readonly resources: ImportedResource[];
   readonly secretsOf: Map<ImportedResource, string[]>;
   readonly secretNames: string[];
+  /** What the report says about the files besides the resources (a SOPS file written again, and why). */
+  readonly notes: string[];
 }
 
 /** The lines of an existing `.env.example` that name a variable (merged with the new names). */
@@ -51,8 +56,12 @@ export async function repositoryFiles(resources: readonly ImportedResource[], ou
     if (r.document !== undefined) add(path.posix.join(path.posix.dirname(resourcePath(r)), documentName(r.name)), documentText(r.document), r.document, 1);
   }
   const names = extracted.secrets.map((s) => s.name).sort();
+  const notes: string[] = [];
   if (encrypt && names.length > 0) {
-    files.set(`secrets/${sopsFile}`, await sopsFileText(Object.fromEntries(extracted.secrets.map((s) => [s.name, s.value])), out.recipients));
+    const values = Object.fromEntries(extracted.secrets.map((s) => [s.name, s.value]));
+    const existing = mergeInto === undefined ? undefined : await keptSopsFile(path.join(mergeInto, "secrets", sopsFile), values, out.recipients, out.env ?? {});
+    if (existing?.kept === false && existing.why !== undefined) notes.push(`secrets/${sopsFile} written again: ${existing.why}`);
+    files.set(`secrets/${sopsFile}`, existing?.kept === true ? existing.text : await sopsFileText(values, out.recipients));
   }
   if (!encrypt) {
     const kept = mergeInto === undefined ? [] : await namesIn(path.join(mergeInto, ".env.example"));
@@ -63,5 +72,5 @@ export async function repositoryFiles(resources: readonly ImportedResource[], ou
     files.set(".gitignore", gitignoreTemplate);
     if (!encrypt || names.length === 0) files.set("secrets/.gitkeep", "");
   }
-  return { files, held, resources: extracted.resources, secretsOf: extracted.byResource, secretNames: names };
+  return { files, held, resources: extracted.resources, secretsOf: extracted.byResource, secretNames: names, notes };
 }
