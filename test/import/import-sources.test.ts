@@ -180,6 +180,43 @@ describe("gatesync import from the operator's manifests and saved answers", () =
     expect(files[".env.example"]).toContain("ORG_KEY_ACME_BASIC_AUTH_DATA_PASSWORD=\n");
   });
 
+  it("products of the list answer take the API provider from --product-provider or the portal's only one; else one located error whose hint, followed, imports them", async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), "gatesync-answers-"));
+    // GET /products (Product-index: no ProviderID); a product's read answer (GET /products/{id}) carries its own
+    const products = [
+      { ID: 1, Name: "gold", DisplayName: "Gold", APIDetails: [{ APIID: "a1" }], Catalogues: [1] },
+      { ID: 2, Name: "silver", DisplayName: "Silver", Catalogues: [1] },
+      { ID: 3, Name: "bronze", DisplayName: "Bronze", ProviderID: 7, Catalogues: [1] },
+    ];
+    await writeFile(path.join(dir, "products.json"), JSON.stringify(products));
+    const none = await runCli(["import", await out(), "--answers", dir]);
+    expect(none.code).toBe(1);
+    expect(none.stdout).toMatch(
+      /\n {2}error \S+\/products.json: 2 product\(s\) \(\/0, \/1\) carry no ProviderID \(the list answer has none\): no --product-provider is given and there is no providers.json\n/,
+    );
+    expect(none.stdout).toContain("hint: pass --product-provider ID (the portal's API providers: GET /providers), or save that answer as providers.json");
+    expect(none.stdout).toContain("as ApiProduct/bronze");
+    expect(none.stdout).not.toContain("as ApiProduct/gold");
+
+    // the hint followed: the portal's one provider saved as providers.json (Provider-index)
+    await writeFile(path.join(dir, "providers.json"), JSON.stringify([{ ID: 4, Name: "main", Type: "tyk-pro", Status: "Synced" }]));
+    const o = await out();
+    const one = await runCli(["import", o, "--answers", dir]);
+    expect(one.code, one.stdout).toBe(0);
+    const files = await tree(o);
+    expect(files["config/api-products/gold.yaml"]).toContain("ProviderID: 4");
+    expect(files["config/api-products/bronze.yaml"]).toContain("ProviderID: 7");
+
+    await writeFile(path.join(dir, "providers.json"), JSON.stringify([{ ID: 4 }, { ID: 5 }]));
+    const two = await runCli(["import", await out(), "--answers", dir]);
+    expect(two.stdout).toContain("2 product(s) (/0, /1) carry no ProviderID (the list answer has none): providers.json lists 2 API providers (4, 5)");
+    // the other way the hint gives
+    const o2 = await out();
+    const flag = await runCli(["import", o2, "--answers", dir, "--product-provider", "5"]);
+    expect(flag.code, flag.stdout).toBe(0);
+    expect((await tree(o2))["config/api-products/silver.yaml"]).toContain("ProviderID: 5");
+  });
+
   it("with --encrypt-to, one SOPS file per environment that the age CLI and gatesync's reader decrypt; --merge twice changes nothing", async () => {
     const dir = await mkdtemp(path.join(tmpdir(), "gatesync-answers-"));
     await writeFile(
