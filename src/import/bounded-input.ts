@@ -2,7 +2,7 @@
  * Reading a source's files as data from someone else: every path checked to stay inside the
  * source's root (`../`, absolute names, symlinks out), every size bounded before a byte is read
  * (lstat, then a read of at most the bound), JSON's nesting counted on the text before it is
- * parsed (JSON.parse recurses), YAML through the one reader with its depth and alias limits.
+ * parsed (JSON.parse recurses: text/json-depth.ts, the scanner the sandbox's bodies go through too), YAML through the one reader with its depth and alias limits.
  */
 import { lstat, open, realpath } from "node:fs/promises";
 import path from "node:path";
@@ -10,6 +10,7 @@ import PQueue from "p-queue";
 import { isInside, toPosix } from "../file-paths.js";
 import { parseYaml } from "../load/yaml-reader.js";
 import { defaultReadLimits } from "../load/parsed-yaml.js";
+import { jsonTooDeep } from "../text/json-depth.js";
 
 export interface InputLimits {
   /** Most bytes of one file. */
@@ -89,32 +90,9 @@ export async function boundedText(file: string, limits: InputLimits): Promise<st
   }
 }
 
-/**
- * The deepest nesting of `[` and `{` in JSON text, outside strings; stops past `cap`. Linear in
- * the text and iterative: it runs before JSON.parse, whose recursion a 10,000-deep file would
- * exhaust (hand-written: a streaming parser would be a dependency for one counter).
- */
-export function jsonTextDepth(text: string, cap: number): number {
-  let depth = 0;
-  let max = 0;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 92) i++;
-      else if (c === 34) inString = false;
-    } else if (c === 34) inString = true;
-    else if (c === 123 || c === 91) {
-      depth++;
-      if (depth > max && (max = depth) > cap) return max;
-    } else if (c === 125 || c === 93) depth--;
-  }
-  return max;
-}
-
 /** JSON text parsed, its depth bounded first. */
 export function parseJsonBounded(text: string, limits: InputLimits): unknown {
-  if (jsonTextDepth(text, limits.maxDepth) > limits.maxDepth) {
+  if (jsonTooDeep(text, limits.maxDepth)) {
     throw new InputProblem(`JSON is nested more than ${limits.maxDepth} deep`, "an import refuses documents nested deeper than any real definition");
   }
   try {

@@ -2,12 +2,12 @@
  * `gatesync import`: a repository gatesync can apply, made of what a team already has, such
  * that the first plan creates nothing. The sources are read as data (bounded-input.ts), their
  * objects become resources with their identities (ids, or adoption annotations), secrets become
- * references, names are made unique in a fixed order, and the files are staged, validated by
- * gatesync's own validator (a resource that fails is dropped and reported) and moved into place.
+ * references, names are made unique in a fixed order, and the files are validated from memory by
+ * gatesync's own validator (a resource that fails is dropped and reported), then staged in a
+ * temporary directory and moved into place.
  */
 import path from "node:path";
 import { existsSync } from "node:fs";
-import { rm } from "node:fs/promises";
 import { RepositoryValidator } from "../validate/repository/repository-validator.js";
 import { toPosix } from "../file-paths.js";
 import type { KindName } from "../kinds/kind.js";
@@ -46,6 +46,8 @@ export interface ImportOptions {
   readonly encryptTo: readonly string[];
   readonly environment: string;
   readonly limits?: InputLimits;
+  /** The environment's variables: the age identities that decrypt a SOPS file an earlier import wrote (`--merge`). */
+  readonly env?: Readonly<Record<string, string | undefined>>;
 }
 
 type Reader = (given: string) => Promise<SourceRead>;
@@ -104,16 +106,25 @@ function againstRepository(
   return { kept, entries, taken };
 }
 
-/** The resources whose files the validator refused, each with its first finding. */
-async function refused(temp: string, resources: readonly ImportedResource[]): Promise<Map<ImportedResource, string>> {
-  // nothing to import (every object skipped, or already declared): no resource directory to check
-  if (!existsSync(path.join(temp, "config"))) return new Map();
-  const result = await RepositoryValidator.oneShot().validate({ root: path.join(temp, "config") });
+/**
+ * The resources whose files the validator refuses, each with its first finding: the files as
+ * import is about to write them, checked from memory (the documents their texts were made from,
+ * findings located in the texts) by the validator every command uses, on this thread.
+ */
+async function refused(files: Awaited<ReturnType<typeof repositoryFiles>>, target: string): Promise<Map<ImportedResource, string>> {
+  // nothing to import (every object skipped, or already declared): no resource to check
+  if (files.held.size === 0) return new Map();
+  const validator = new RepositoryValidator({ workers: { threads: 0 }, reuse: false });
+  const result = await validator.validate({ root: path.join(target, "config"), held: files.held });
+  const byFile = new Map<string, ImportedResource>();
+  for (const r of files.resources) {
+    byFile.set(resourcePath(r), r);
+    if (r.document !== undefined) byFile.set(resourcePath(r).replace(/\.yaml$/, ".openapi.json"), r);
+  }
   const out = new Map<ImportedResource, string>();
   for (const d of result.diagnostics) {
     if (d.severity !== "error" || d.file === undefined) continue;
-    const file = `config/${toPosix(d.file)}`;
-    const r = resources.find((x) => resourcePath(x) === file || (x.document !== undefined && file === resourcePath(x).replace(/\.yaml$/, ".openapi.json")));
+    const r = byFile.get(`config/${toPosix(d.file)}`);
     if (r !== undefined && !out.has(r)) out.set(r, `${d.code} ${d.file}:${d.line}:${d.column}: ${d.message}`);
   }
   return out;
@@ -131,18 +142,17 @@ export async function runImport(o: ImportOptions): Promise<ImportReport> {
   const merged = o.merge ? againstRepository(unique.kept, await declaredResources(target, limits)) : { kept: unique.kept, entries: [], taken: new Map() };
   entries.push(...merged.entries);
   let resources = withApiRefs(uniqueNames(merged.kept, merged.taken));
-  const secretsOut: SecretsOut = { recipients: o.encryptTo, environment: o.environment };
+  const secretsOut: SecretsOut = { recipients: o.encryptTo, environment: o.environment, ...(o.env === undefined ? {} : { env: o.env }) };
   // a resource the validator refuses is dropped and reported; its references may make others fail: twice at most
   for (let round = 0; ; round++) {
     const files = await repositoryFiles(resources, secretsOut, o.merge ? target : undefined);
-    const temp = await stageFiles(files.files, target);
-    const bad = await refused(temp, files.resources);
+    const bad = await refused(files, target);
     if (bad.size === 0 || round === 2) {
       if (bad.size > 0) entries.push(...[...bad].map(([r, why]) => errorEntry(r.origin, sourceName(r), `not valid as ${r.kind}: ${why}`)));
+      const temp = await stageFiles(files.files, target);
       const outcome = o.merge ? await moveMerged(temp, target, files.files) : await moveNew(temp, target, files.files);
       return reportOf(o, entries, files, outcome);
     }
-    await rm(temp, { recursive: true, force: true });
     for (const [r, why] of bad)
       entries.push(skipEntry(r.origin, sourceName(r), `not valid as ${r.kind}: ${why}`, "correct it at the source, or write the resource by hand"));
     const dropped = new Set([...bad.keys()].map((r) => `${r.kind}\0${r.sourceId}`));
@@ -174,6 +184,7 @@ function reportOf(
     written: outcome.written,
     unchanged: outcome.unchanged,
     secretNames: files.secretNames,
+    notes: files.notes,
     counts: { imported: count("imported"), skipped: count("skipped"), errors: count("error") },
   };
 }

@@ -16,6 +16,8 @@ export interface ImportReport {
   /** The variables (or SOPS keys) the resources read, names only. */
   readonly secretNames: readonly string[];
   readonly counts: { readonly imported: number; readonly skipped: number; readonly errors: number };
+  /** About the files besides the resources: a SOPS file written again although `--merge` (its values could not be compared), and why. */
+  readonly notes: readonly string[];
 }
 
 const where = (e: ReportEntry): string => `${e.origin.file}${e.origin.at === undefined || e.origin.at === "" ? "" : ` ${e.origin.at}`}`;
@@ -44,6 +46,7 @@ export function renderReportText(r: ImportReport): string {
     `import into ${stripControls(r.target)}${r.merge ? " (merge)" : ""}: ${c.imported} imported, ${c.skipped} skipped, ${c.errors} error(s)`,
     ...r.entries.flatMap(entryLine),
     `files: ${r.written.length} written, ${r.unchanged.length} unchanged`,
+    ...r.notes.map((n) => stripControls(`note: ${n}`)),
     ...(r.secretNames.length === 0 ? [] : [`secret references (names only; values are in no file import wrote in clear): ${r.secretNames.join(", ")}`]),
     "",
   ].join("\n");

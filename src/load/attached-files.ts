@@ -49,7 +49,7 @@ type Locate = (file: string, index: number, path: readonly PathSegment[]) => { l
 
 export async function resolveAttachedFiles(
   references: readonly FileReference[],
-  where: { readonly root: string; readonly boundary: string; readonly listed: ReadonlySet<string> },
+  where: { readonly root: string; readonly boundary: string; readonly listed: ReadonlySet<string>; readonly held?: boolean },
   locate: Locate,
 ): Promise<ResolvedFiles> {
   const result: ResolvedFiles = { targets: new Map(), extra: [], diagnostics: [] };
@@ -81,7 +81,10 @@ export async function resolveAttachedFiles(
     let real: string;
     try {
       let pending = realpaths.get(target);
-      if (pending === undefined) realpaths.set(target, (pending = realpath(target)));
+      // files held in memory (HeldFile): a named file is one of them, there are no links
+      const held = (t: string): Promise<string> =>
+        where.listed.has(toPosix(path.relative(where.root, t))) ? Promise.resolve(t) : Promise.reject(new Error("not held"));
+      if (pending === undefined) realpaths.set(target, (pending = where.held === true ? held(target) : realpath(target)));
       real = await pending;
     } catch {
       fail(ErrorCode.DEFINITION_FILE, `${field} \`${r.ref}\` does not exist`, missingFileHint(r.file, r.ref, where.listed));

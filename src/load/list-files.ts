@@ -9,6 +9,7 @@ import path from "node:path";
 import { ErrorCode, LoadError } from "../errors.js";
 import type { Diagnostic } from "../errors.js";
 import { isInside, toPosix } from "../file-paths.js";
+import type { HeldFile } from "./read-file.js";
 
 export const resourceExtensions = [".yaml", ".yml", ".json"] as const;
 
@@ -19,6 +20,8 @@ export interface SourceFile {
   readonly size: number;
   /** Modification time: with the size, tells an unchanged file. */
   readonly mtimeMs: number;
+  /** Held in memory, not on disk (read-file.ts HeldFile). */
+  readonly held?: HeldFile;
 }
 
 export interface ListOptions {

@@ -11,6 +11,7 @@ import type { Diagnostic } from "../errors.js";
 import { defaultReadLimits } from "./parsed-yaml.js";
 import { decodeText, parseYaml } from "./yaml-reader.js";
 import type { ParsedFile } from "./yaml-reader.js";
+import type { ParsedDocument } from "./parsed-yaml.js";
 
 export interface Limits {
   readonly maxFileBytes: number;
@@ -32,11 +33,22 @@ export const defaultLimits: Limits = {
   maxDocuments: 200_000,
 };
 
-/** A file to read: its path relative to the root (as findings name it), absolute path and size. */
+/**
+ * A file held in memory by its writer (`gatesync import` checks what it is about to write): its
+ * text, as findings are located in it, and the documents it holds — the values the text was made
+ * from, checked as they are instead of read and parsed again.
+ */
+export interface HeldFile {
+  readonly text: string;
+  readonly documents: readonly ParsedDocument[];
+}
+
+/** A file to read: its path relative to the root (as findings name it), absolute path and size; `held`: not read, its documents given. */
 export interface FileToRead {
   readonly path: string;
   readonly absolute: string;
   readonly size: number;
+  readonly held?: HeldFile;
 }
 
 export interface ReadFile extends ParsedFile {
@@ -58,6 +70,7 @@ export async function readResourceFile(
   sync = false,
   keepTrees: boolean | ((text: string) => boolean) = false,
 ): Promise<ReadFile> {
+  if (file.held !== undefined) return { documents: file.held.documents, diagnostics: [], text: file.held.text };
   const at = { severity: "error" as const, file: file.path };
   if (file.size > limits.maxFileBytes) {
     return fail({

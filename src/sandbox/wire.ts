@@ -5,6 +5,7 @@
  * names match case-insensitively (an exact match first), as Go matches struct fields.
  */
 import { BodyTooLarge } from "../http/http-io.js";
+import { scanJsonValue } from "../text/json-depth.js";
 
 export type WireType =
   | "string"
@@ -125,24 +126,7 @@ function valueEnd(text: string, start: number, maxDepth: number): number | undef
     const m = /^[-+.\w]+/.exec(text.slice(start));
     return m === null ? undefined : start + m[0].length;
   }
-  let depth = 0;
-  let inString = false;
-  for (let i = start; i < text.length; i++) {
-    const c = text[i];
-    if (inString) {
-      if (c === "\\") i++;
-      else if (c === '"') {
-        inString = false;
-        if (depth === 0) return i + 1;
-      }
-      continue;
-    }
-    if (c === '"') inString = true;
-    else if (c === "{" || c === "[") {
-      if (++depth > maxDepth) throw new BodyTooLarge();
-    } else if (c === "}" || c === "]") {
-      if (--depth === 0) return i + 1;
-    }
-  }
-  return undefined;
+  const scan = scanJsonValue(text, start, maxDepth);
+  if (scan.tooDeep) throw new BodyTooLarge();
+  return scan.end;
 }

@@ -79,6 +79,20 @@ describe("gatesync import from a sync-tool dump", () => {
     }
   });
 
+  it("drops a document gatesync's validator refuses, reported with the finding located in the file it would have written", async () => {
+    const bad = oas("b1", "Broken") as { oas: { "x-tyk-api-gateway": { upstream: { url: unknown } } } };
+    bad.oas["x-tyk-api-gateway"].upstream.url = 42;
+    const d = await dump({ files: [{ file: "oas-b1.json" }, { file: "oas-g1.json" }] }, { "oas-b1.json": bad, "oas-g1.json": oas("g1", "Good") });
+    const o = await out();
+    const r = await runCli(["import", o, "--sync-dump", d]);
+    expect(r.stdout).toMatch(/oas-b1.json.*: not valid as ApiDefinition: [A-Z_]+ api-definitions\/broken.openapi.json:\d+:\d+: /);
+    const files = Object.keys(await tree(o)).filter((f) => f.startsWith("config/"));
+    expect(files.sort()).toEqual(["config/api-definitions/good.openapi.json", "config/api-definitions/good.yaml"]);
+    // what the import reported is what validate says of the same document written out
+    const v = await runCli(["validate", path.join(o, "config")]);
+    expect(v.code, v.stdout).toBe(0);
+  });
+
   it("imports a dump whose index is lost, by the files' names", async () => {
     const d = await dump(undefined, { "oas-b2.json": oas("b2", "Beta") });
     const r = await runCli(["import", await out(), "--sync-dump", d]);
@@ -166,6 +180,43 @@ describe("gatesync import from the operator's manifests and saved answers", () =
     expect(files[".env.example"]).toContain("ORG_KEY_ACME_BASIC_AUTH_DATA_PASSWORD=\n");
   });
 
+  it("products of the list answer take the API provider from --product-provider or the portal's only one; else one located error whose hint, followed, imports them", async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), "gatesync-answers-"));
+    // GET /products (Product-index: no ProviderID); a product's read answer (GET /products/{id}) carries its own
+    const products = [
+      { ID: 1, Name: "gold", DisplayName: "Gold", APIDetails: [{ APIID: "a1" }], Catalogues: [1] },
+      { ID: 2, Name: "silver", DisplayName: "Silver", Catalogues: [1] },
+      { ID: 3, Name: "bronze", DisplayName: "Bronze", ProviderID: 7, Catalogues: [1] },
+    ];
+    await writeFile(path.join(dir, "products.json"), JSON.stringify(products));
+    const none = await runCli(["import", await out(), "--answers", dir]);
+    expect(none.code).toBe(1);
+    expect(none.stdout).toMatch(
+      /\n {2}error \S+\/products.json: 2 product\(s\) \(\/0, \/1\) carry no ProviderID \(the list answer has none\): no --product-provider is given and there is no providers.json\n/,
+    );
+    expect(none.stdout).toContain("hint: pass --product-provider ID (the portal's API providers: GET /providers), or save that answer as providers.json");
+    expect(none.stdout).toContain("as ApiProduct/bronze");
+    expect(none.stdout).not.toContain("as ApiProduct/gold");
+
+    // the hint followed: the portal's one provider saved as providers.json (Provider-index)
+    await writeFile(path.join(dir, "providers.json"), JSON.stringify([{ ID: 4, Name: "main", Type: "tyk-pro", Status: "Synced" }]));
+    const o = await out();
+    const one = await runCli(["import", o, "--answers", dir]);
+    expect(one.code, one.stdout).toBe(0);
+    const files = await tree(o);
+    expect(files["config/api-products/gold.yaml"]).toContain("ProviderID: 4");
+    expect(files["config/api-products/bronze.yaml"]).toContain("ProviderID: 7");
+
+    await writeFile(path.join(dir, "providers.json"), JSON.stringify([{ ID: 4 }, { ID: 5 }]));
+    const two = await runCli(["import", await out(), "--answers", dir]);
+    expect(two.stdout).toContain("2 product(s) (/0, /1) carry no ProviderID (the list answer has none): providers.json lists 2 API providers (4, 5)");
+    // the other way the hint gives
+    const o2 = await out();
+    const flag = await runCli(["import", o2, "--answers", dir, "--product-provider", "5"]);
+    expect(flag.code, flag.stdout).toBe(0);
+    expect((await tree(o2))["config/api-products/silver.yaml"]).toContain("ProviderID: 5");
+  });
+
   it("with --encrypt-to, one SOPS file per environment that the age CLI and gatesync's reader decrypt; --merge twice changes nothing", async () => {
     const dir = await mkdtemp(path.join(tmpdir(), "gatesync-answers-"));
     await writeFile(
@@ -194,6 +245,26 @@ describe("gatesync import from the operator's manifests and saved answers", () =
     const v = await runCli(["validate", "--config", path.join(o, "gatesync.yaml")], { SOPS_AGE_KEY: id.secret });
     expect(v.stdout + v.stderr).not.toMatch(/SOPS_|error/);
     expect(v.code).toBe(0);
+
+    // the same import again, encrypted: the SOPS file decrypts (the user's identity) to the same values for the same recipient — kept, byte for byte
+    const encrypted = ["import", o, "--merge", "--answers", dir, "--encrypt-to", id.recipient, "--environment", "production"];
+    const again = await runCli(encrypted, { SOPS_AGE_KEY: id.secret });
+    expect(again.code, again.stdout).toBe(0);
+    expect(again.stdout).toMatch(/files: 0 written, \d+ unchanged/);
+    expect((await tree(o))["secrets/production/imported.enc.yaml"]).toBe(sops);
+    // without an identity the values cannot be compared: written again, and said
+    const blind = await runCli(encrypted, { SOPS_AGE_KEY: undefined, SOPS_AGE_KEY_FILE: path.join(dir, "no-such-key.txt") });
+    expect(blind.stdout).toMatch(
+      /files: 1 written, \d+ unchanged\nnote: secrets\/production\/imported.enc.yaml written again: its values cannot be decrypted here/,
+    );
+    // a changed value, or another recipient: written again
+    await writeFile(path.join(dir, "org-key-acme.json"), JSON.stringify({ org_id: "acme", rate: 1, per: 1, hmac_enabled: true, hmac_string: "rotated-hmac" }));
+    const rotated = await runCli(encrypted, { SOPS_AGE_KEY: id.secret });
+    expect(rotated.stdout).toMatch(/files: 1 written, \d+ unchanged\n(?!note)/);
+    const other = ageIdentity();
+    const more = await runCli([...encrypted, "--encrypt-to", other.recipient], { SOPS_AGE_KEY: id.secret });
+    expect(more.stdout).toMatch(/files: 1 written/);
+    expect((await tree(o))["secrets/production/imported.enc.yaml"]).toContain(other.recipient);
 
     await runCli(["import", o, "--merge", "--answers", dir]);
     const third = await runCli(["import", o, "--merge", "--answers", dir]);

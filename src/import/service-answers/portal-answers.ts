@@ -45,11 +45,14 @@ function apiDetails(value: unknown, unmanaged: string[]): Record<string, unknown
   });
 }
 
-/** A product's answer (Product-index) carries no ProviderID: the provider the operator names (--product-provider) stands in. */
+/**
+ * A product's list answer (Product-index) carries no ProviderID, its read answer (`GET
+ * /products/{id}`) does: for the list, the API provider the operator names (--product-provider)
+ * or the portal's only one (providers.json) stands in; a product's own ProviderID wins.
+ */
 export function product(p: Record<string, unknown>, origin: Origin, providerId?: number): ImportedResource | string {
   if (!Number.isInteger(p.ID) || typeof p.Name !== "string") return "a product needs an integer ID and a Name";
-  if (!Number.isInteger(p.ProviderID) && providerId === undefined)
-    return "the portal's product answer carries no ProviderID: pass --product-provider ID (the identity provider its products use)";
+  if (!Number.isInteger(p.ProviderID) && providerId === undefined) return "it carries no ProviderID and no API provider stands in for it";
   const { kept, unmanaged } = pick(p, productShapes, ["ID", "APIDetails", "IsDocumentationOnly"]);
   const details = apiDetails(p.APIDetails, unmanaged);
   if (p.IsDocumentationOnly === true) return "a documentation-only product: gatesync manages regular products";

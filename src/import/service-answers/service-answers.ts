@@ -5,6 +5,7 @@
  * | file | answer of |
  * |---|---|
  * | `products.json` | portal `GET /products` |
+ * | `providers.json` | portal `GET /providers` (the products' API provider when it lists one: product-provider.ts) |
  * | `client-types-<provider id>.json` | portal `GET /oauth-providers/{id}/client-types` |
  * | `portal-webhooks.json` | portal `GET /webhooks` |
  * | `dashboard-webhooks.json` | dashboard `GET /api/hooks?p=-1` |
@@ -23,6 +24,8 @@ import { errorEntry, isRecord, skipEntry } from "../model.js";
 import { listIn } from "./answer-shapes.js";
 import { clientType, portalWebhook, product } from "./portal-answers.js";
 import { dashboardWebhook, llmSettings, oauthClient, orgKey } from "./other-answers.js";
+import { productProviderOf, providerHint, providersFile } from "./product-provider.js";
+import type { ProductProvider } from "./product-provider.js";
 
 const source = "service-answers";
 
@@ -67,12 +70,39 @@ function readAnswer(file: string, answer: unknown, kind: AnswerFile): SourceRead
   return read;
 }
 
+/** Products that carry no ProviderID when no provider stands in: one error at the file, not one per product. */
+function withoutProvider(file: string, read: SourceRead, provider: ProductProvider): SourceRead {
+  if (file !== "products.json" || provider.id !== undefined) return read;
+  const orphans = read.entries.filter((e) => e.reason?.endsWith("no API provider stands in for it") === true);
+  if (orphans.length === 0) return read;
+  const at = `${orphans
+    .slice(0, 5)
+    .map((e) => e.origin.at ?? "")
+    .join(", ")}${orphans.length > 5 ? ", …" : ""}`;
+  const entry = errorEntry(
+    { file },
+    source,
+    `${orphans.length} product(s) (${at}) carry no ProviderID (the list answer has none): ${provider.why}`,
+    providerHint,
+  );
+  return { resources: read.resources, entries: [...read.entries.filter((e) => !orphans.includes(e)), entry] };
+}
+
 export async function readServiceAnswers(root: string, limits: InputLimits, productProvider?: number): Promise<SourceRead> {
   const names = (await readdir(root)).sort();
   if (names.length > limits.maxFiles) throw new InputProblem(`the directory holds ${names.length} files, more than the ${limits.maxFiles} an import reads`);
+  let provider: ProductProvider;
+  try {
+    provider = await productProviderOf(root, names, limits, productProvider);
+  } catch (err) {
+    if (!(err instanceof InputProblem)) throw err;
+    provider = { why: `${providersFile}: ${err.message}` };
+  }
   const read: SourceRead = { resources: [], entries: [] };
   const perFile = await inOrder(names, async (name): Promise<SourceRead> => {
-    const kind = answerFileOf(name, productProvider);
+    // read for the products' provider (product-provider.ts), not a resource of its own
+    if (name === providersFile) return { resources: [], entries: [] };
+    const kind = answerFileOf(name, provider.id);
     if (kind === undefined) {
       return {
         resources: [],
@@ -81,7 +111,7 @@ export async function readServiceAnswers(root: string, limits: InputLimits, prod
     }
     try {
       const docs = await readSourceFile(root, name, limits);
-      return readAnswer(name, docs[0]?.value, kind);
+      return withoutProvider(name, readAnswer(name, docs[0]?.value, kind), provider);
     } catch (err) {
       if (!(err instanceof InputProblem)) throw err;
       return { resources: [], entries: [errorEntry({ file: name }, source, err.message, err.hint)] };

@@ -10,20 +10,28 @@ import { gitignoreTemplate } from "../../init/init.js";
 import { sopsFileText } from "../../secrets/sops/sops-writer.js";
 import type { ImportedResource } from "../model.js";
 import { envExample, envNaming, extractSecrets, sopsNaming } from "../secret-values.js";
-import { configText, documentName, documentText, resourcePath, resourceText } from "./render.js";
+import { keptSopsFile } from "./kept-sops.js";
+import type { HeldFile } from "../../load/read-file.js";
+import { configText, documentName, documentText, resourceDocument, resourceDocumentLine, resourcePath, resourceText } from "./render.js";
 
 export interface SecretsOut {
   /** age recipients; none: `${env:}` references. */
   readonly recipients: readonly string[];
   /** The environment whose SOPS file holds the values (`secrets/<environment>/imported.enc.yaml`). */
   readonly environment: string;
+  /** Where the age identities are looked up (`--merge`: an unchanged SOPS file is kept, kept-sops.ts). */
+  readonly env?: Readonly<Record<string, string | undefined>>;
 }
 
 export interface RepositoryFiles {
   readonly files: Map<string, string>;
+  /** The files below `config/` (paths relative to it) with the documents their texts were made from: what import validates. */
+  readonly held: Map<string, HeldFile>;
   readonly resources: ImportedResource[];
   readonly secretsOf: Map<ImportedResource, string[]>;
   readonly secretNames: string[];
+  /** What the report says about the files besides the resources (a SOPS file written again, and why). */
+  readonly notes: string[];
 }
 
 /** The lines of an existing `.env.example` that name a variable (merged with the new names). */
@@ -37,13 +45,23 @@ export async function repositoryFiles(resources: readonly ImportedResource[], ou
   const encrypt = out.recipients.length > 0;
   const extracted = extractSecrets(resources, encrypt ? sopsNaming(sopsFile) : envNaming);
   const files = new Map<string, string>();
+  const held = new Map<string, HeldFile>();
+  const add = (rel: string, text: string, value: unknown, line: number): void => {
+    files.set(rel, text);
+    held.set(rel.slice("config/".length), { text, documents: [{ index: 0, value, line }] });
+  };
   for (const r of extracted.resources) {
-    files.set(resourcePath(r), resourceText(r));
-    if (r.document !== undefined) files.set(path.posix.join(path.posix.dirname(resourcePath(r)), documentName(r.name)), documentText(r.document));
+    const doc = resourceDocument(r);
+    add(resourcePath(r), resourceText(r, doc), doc, resourceDocumentLine);
+    if (r.document !== undefined) add(path.posix.join(path.posix.dirname(resourcePath(r)), documentName(r.name)), documentText(r.document), r.document, 1);
   }
   const names = extracted.secrets.map((s) => s.name).sort();
+  const notes: string[] = [];
   if (encrypt && names.length > 0) {
-    files.set(`secrets/${sopsFile}`, await sopsFileText(Object.fromEntries(extracted.secrets.map((s) => [s.name, s.value])), out.recipients));
+    const values = Object.fromEntries(extracted.secrets.map((s) => [s.name, s.value]));
+    const existing = mergeInto === undefined ? undefined : await keptSopsFile(path.join(mergeInto, "secrets", sopsFile), values, out.recipients, out.env ?? {});
+    if (existing?.kept === false && existing.why !== undefined) notes.push(`secrets/${sopsFile} written again: ${existing.why}`);
+    files.set(`secrets/${sopsFile}`, existing?.kept === true ? existing.text : await sopsFileText(values, out.recipients));
   }
   if (!encrypt) {
     const kept = mergeInto === undefined ? [] : await namesIn(path.join(mergeInto, ".env.example"));
@@ -54,5 +72,5 @@ export async function repositoryFiles(resources: readonly ImportedResource[], ou
     files.set(".gitignore", gitignoreTemplate);
     if (!encrypt || names.length === 0) files.set("secrets/.gitkeep", "");
   }
-  return { files, resources: extracted.resources, secretsOf: extracted.byResource, secretNames: names };
+  return { files, held, resources: extracted.resources, secretsOf: extracted.byResource, secretNames: names, notes };
 }

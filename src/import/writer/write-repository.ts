@@ -4,11 +4,10 @@
  * a `--merge` file by file (each a rename), only the files the import writes. A failure before
  * the moves leaves the target as it was.
  */
-import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, readFile, readdir, rename, rm, rmdir, writeFile } from "node:fs/promises";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { mkdir, mkdtemp, readFile, readdir, rename, rm, rmdir } from "node:fs/promises";
 import path from "node:path";
 import { isInside } from "../../file-paths.js";
-import { inOrder } from "../bounded-input.js";
 
 /** Path relative to the repository (posix) → content. */
 export type FileSet = ReadonlyMap<string, string>;
@@ -30,8 +29,10 @@ export async function stageFiles(files: FileSet, near: string): Promise<string> 
   const temp = await mkdtemp(path.join(path.dirname(near), ".gatesync-import-"));
   try {
     const entries = [...files].map(([rel, text]) => ({ abs: checkedPath(temp, rel), text }));
-    for (const dir of new Set(entries.map((e) => path.dirname(e.abs)))) await mkdir(dir, { recursive: true });
-    await inOrder(entries, (e) => writeFile(e.abs, e.text, { flag: "wx" }), 32);
+    // written one after the other, synchronously: a one-shot command with nothing else to do — through the
+    // thread pool, 12,500 small files cost more in system time (its threads' hand-offs) than the writes themselves
+    for (const dir of new Set(entries.map((e) => path.dirname(e.abs)))) mkdirSync(dir, { recursive: true });
+    for (const e of entries) writeFileSync(e.abs, e.text, { flag: "wx" });
     return temp;
   } catch (err) {
     await rm(temp, { recursive: true, force: true });

@@ -165,7 +165,7 @@ async function attachmentVerdict(
   const attachment = await checkAttachment(cls.of, value, at.place, at.checkers, at.locate, at.rulesets);
   const secretRefs = secretRefsIn(value, []);
   const byReference = attachment.errors === 0 && secretRefs.length === 0 && !file.changed && !(mayHoldEscape(file.text) && holdsEscape(value));
-  // the file's text as checked (no value put in, no patch applied: else not held by reference)
+  // the file's text as checked (no value put in, no patch applied, not a file held in memory — no file to read it again from — else not held by reference)
   const text = !byReference || file.text === undefined ? undefined : textDigest(file.text);
   const json = byReference && at.documentJson ? printableJson(value, file.text?.length ?? 0) : undefined;
   const held = byReference ? { value: undefined, summary: summarise(value as Record<string, unknown>, cls.of.heldMembers, text, json) } : {};
@@ -245,7 +245,9 @@ export async function checkFile(file: FileToRead, ctx: FileCheckContext, checker
     if (cls.role === "invalid") {
       documents.push({ ...base, findings: [cls.diagnostic], secretRefs: [] });
     } else if (cls.role === "attachment") {
-      documents.push(await attachmentVerdict(cls, doc.value, { ...at, base, place }, { text: read.text, changed: changed.has(doc.index) }));
+      documents.push(
+        await attachmentVerdict(cls, doc.value, { ...at, base, place }, { text: read.text, changed: changed.has(doc.index) || file.held !== undefined }),
+      );
     } else {
       // what the checks say beside a missing value's reference is noise; findings about what a patch set are the patch's
       const merged = patched === written.value ? [] : (ctx.patches ?? []).filter((p) => !p.delete && p.target === targetOf(written.value));

@@ -67,7 +67,8 @@ export class LocalFileChecker {
   async check(files: readonly FileToRead[], ctx: FileCheckContext): Promise<FileVerdict[]> {
     const checkers = await this.checkers();
     const queue = new PQueue({ concurrency: 32 });
-    return queue.addAll(files.map((f) => async () => detached(await checkFile(f, ctx, checkers))));
+    // a file held in memory (read-file.ts HeldFile) holds its writer's values, no parser's substrings: nothing to detach
+    return queue.addAll(files.map((f) => async () => (f.held === undefined ? detached(await checkFile(f, ctx, checkers)) : checkFile(f, ctx, checkers))));
   }
 }
 

@@ -47,6 +47,8 @@ import { unusedValues } from "../environment/value-check.js";
 import type { ConfigFile } from "../environment/patch-load.js";
 import path from "node:path";
 import { toPosix } from "../../file-paths.js";
+import { heldListing } from "./held-files.js";
+import type { HeldFiles } from "./held-files.js";
 
 export interface ValidateOptions {
   /** Directory holding the resources. */
@@ -78,6 +80,8 @@ export interface ValidateOptions {
    * most `printedDocumentsBudget`, each document's JSON text is kept from its validation.
    */
   readonly printsDocuments?: boolean;
+  /** The files held in memory, by path below `root`: nothing is listed or read from disk (held-files.ts). */
+  readonly held?: HeldFiles;
 }
 
 /**
@@ -143,18 +147,21 @@ export class ValidationRun {
   ) {
     this.locate = locateWith((file) => {
       const record = this.records.get(file);
-      return record === undefined ? undefined : readTextSync(record.absolute, file);
+      return record === undefined ? undefined : (this.opts.held?.get(file)?.text ?? readTextSync(record.absolute, file));
     });
   }
 
   async execute(): Promise<RepositoryResult> {
     const limits = { ...defaultLimits, ...this.opts.limits };
-    const listed = await listResourceFiles({
-      root: this.opts.root,
-      ...(this.opts.boundary === undefined ? {} : { boundary: this.opts.boundary }),
-      maxFiles: limits.maxFiles,
-      onProgress: (found) => this.validator.listing(found),
-    });
+    const listed =
+      this.opts.held !== undefined
+        ? heldListing(this.opts.root, this.opts.boundary, this.opts.held)
+        : await listResourceFiles({
+            root: this.opts.root,
+            ...(this.opts.boundary === undefined ? {} : { boundary: this.opts.boundary }),
+            maxFiles: limits.maxFiles,
+            onProgress: (found) => this.validator.listing(found),
+          });
     this.diagnostics.push(...listed.diagnostics);
     const providers = this.opts.appTypeProviders;
     const rules = rulesetsCode(this.opts.rules);
@@ -181,7 +188,7 @@ export class ValidationRun {
 
     const resolved = await resolveAttachedFiles(
       this.fileReferences(),
-      { root: listed.root, boundary: listed.boundary, listed: new Set(this.records.keys()) },
+      { root: listed.root, boundary: listed.boundary, listed: new Set(this.records.keys()), held: this.opts.held !== undefined },
       this.locate,
     );
     this.diagnostics.push(...resolved.diagnostics);

@@ -42,6 +42,7 @@ export async function importAction(dir: string, flags: ImportFlags, io: CliIo): 
       encryptTo: flags.encryptTo,
       environment: flags.environment,
       limits: { ...defaultInputLimits, maxFileBytes },
+      env: io.env,
     });
     io.stdout(flags.format === "json" ? renderReportJson(report) : renderReportText(report));
     process.exitCode = report.counts.errors > 0 ? 1 : 0;
