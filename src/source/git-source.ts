@@ -28,7 +28,8 @@ import { Locator } from "../load/yaml-locator.js";
 import { similar } from "../text/similar.js";
 import { gitOutput, quietGit } from "./quiet-git.js";
 import type { QuietGitOptions } from "./quiet-git.js";
-import { boundText } from "../text/bounded-text.js";
+import { commitText } from "./commit-text.js";
+import type { CommitText } from "./commit-text.js";
 import { RevisionTrees } from "./revision-trees.js";
 import { withCloneLock } from "./clone-lock.js";
 import { fetchMatchingTags, newestTagOf } from "./newest-tag.js";
@@ -37,17 +38,6 @@ import { fetchMatchingTags, newestTagOf } from "./newest-tag.js";
 const maxBranchListingBytes = 2 * 1024 * 1024;
 
 /** Characters of a commit's author or subject kept (repository text: it goes to the history and the pages). */
-const maxCommitTextChars = 200;
-
-/** Who wrote a commit and its subject line, for the history. */
-type CommitText = { author?: string; subject?: string };
-
-/** `%an%x00%s` as git printed it; nothing when it is not that. */
-function commitText(out: string): CommitText {
-  const nul = out.indexOf("\0");
-  if (nul < 0) return {};
-  return { author: boundText(out.slice(0, nul), maxCommitTextChars), subject: boundText(out.slice(nul + 1).replace(/\n$/, ""), maxCommitTextChars) };
-}
 
 export interface GitSourceOptions {
   readonly url: string;
@@ -77,6 +67,7 @@ export class GitSource implements Source {
   private last: SourceSnapshot | undefined;
   /** Each revision's files in a directory of their own (revision-trees.ts). */
   private readonly trees: RevisionTrees;
+  private tidying: Promise<void> = Promise.resolve();
 
   constructor(private readonly opts: GitSourceOptions) {
     const ref = opts.commit ?? opts.tag ?? (opts.tagPattern === undefined ? undefined : `the newest tag matching ${opts.tagPattern}`) ?? opts.branch ?? "HEAD";
@@ -184,7 +175,9 @@ export class GitSource implements Source {
     const followed = await this.followedRef(git);
     if ("pattern" in followed) return this.newestTag(followed.pattern);
     // Forced refspecs: a force-pushed branch replaces what was fetched before.
-    if (followed.fetch !== undefined) await this.quiet(["fetch", "--force", "--prune", "--no-tags", "--quiet", "origin", followed.fetch]);
+    // git's housekeeping after a fetch (`gc --auto`, a process of its own) runs after the fetch returns
+    if (followed.fetch !== undefined) await this.quiet(["fetch", "--force", "--prune", "--no-tags", "--quiet", "--no-auto-gc", "origin", followed.fetch]);
+    if (followed.fetch !== undefined) this.keepTidy();
     const out = await gitOutput(["log", "-1", "--no-show-signature", "--format=%H%x00%an%x00%s", `${followed.local}^{commit}`, "--"], this.gitOptions);
     const nul = out.indexOf("\0");
     const commit = out.slice(0, nul < 0 ? undefined : nul).trim();
@@ -319,8 +312,14 @@ export class GitSource implements Source {
     return head.trim().replace(/^origin\//, "");
   }
 
+  /** What `fetch` leaves to git's `gc --auto` (packs the loose objects of many fetches), off the fetch's path, under the clone's lock. */
+  private keepTidy(): void {
+    this.tidying = this.tidying.then(async () => this.locked(async () => this.quiet(["gc", "--auto", "--quiet"]))).catch(() => undefined);
+  }
+
   async close(): Promise<void> {
     // the cache stays for the next start; the trees no run reads are removed first
+    await this.tidying;
     await this.trees.settled();
   }
 }
