@@ -70,6 +70,15 @@ describe.skipIf(!compiledIsFresh)("the bundle", { timeout: 120_000 }, () => {
     expect(run.code).toBe(0);
     expect(JSON.parse(run.stdout)).toEqual([]);
   });
+  it("holds the precompiled validators as scripts of their own: no chunk bundles their modules (compiled afresh in every process, without a cache)", async () => {
+    const meta = JSON.parse(await readFile(path.join(projectRoot, "dist/bundle/meta.json"), "utf8")) as {
+      outputs: Record<string, { inputs: Record<string, unknown> }>;
+    };
+    const inputs = Object.values(meta.outputs).flatMap((o) => Object.keys(o.inputs));
+    // the chunks hold the modules that import the validators (the list can see dist/validate/)
+    expect(inputs).toContain("dist/validate/document/openapi-validator.js");
+    expect(inputs.filter((i) => i.startsWith("dist/validate/compiled/"))).toEqual([]);
+  });
   it("prints the help the sources print without loading child_process, which commander requires for what gatesync never runs", async () => {
     const repo = await tempRepo({});
     const list = path.join(repo, "builtins.txt");
