@@ -53,9 +53,9 @@ export const startupMarkers = {
   end: "<!-- startup-table:end -->",
 };
 
-export function startupFooter(run: Omit<StartupRun, "startup">): string {
+export function startupFooter(run: StartupRun): string {
   const load = run.machine.loadAverage;
-  return `(median of ${run.machine.quick ? 3 : 5} runs, interleaved; spread min–max; ${run.durationSeconds} s in all; load average ${load.start.join(" ")} → ${load.end.join(" ")})`;
+  return `(median of ${run.startup.node.wallMs.runs} runs, interleaved; spread min–max; ${run.durationSeconds} s in all; load average ${load.start.join(" ")} → ${load.end.join(" ")})`;
 }
 
 /** The start-up table as the docs show it: the run's date, then the table and its footer. */

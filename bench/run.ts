@@ -12,7 +12,7 @@
  *   BENCH_100K=0 npm run bench    # without the 100,000-resource part
  *   BENCH_SCALE_REPS=1 npm run bench   # one run per command in the growth part (default 3)
  *   BENCH_PARTS=rules npm run bench    # only the governance rules' row (cold validate with and without rulesets)
- *   BENCH_PARTS=startup npm run bench  # only start-up and small repositories, to `node -e 0` (bench/startup.ts; its own table)
+ *   BENCH_PARTS=startup npm run bench  # only start-up and small repositories, to `node -e 0`, 15 interleaved runs (bench/startup.ts; its own table; BENCH_STARTUP_RUNS)
  *   BENCH_PARTS=shapes npm run bench   # only cold validate and first plan of 10,000 resources in five shapes, each to its floor (bench/shapes.ts; its own table)
  *   BENCH_PARTS=webhook npm run bench  # only commit → applied through the daemon's git webhook, 20 commits (bench/webhook-latency.ts; its own table)
  *   BENCH_PARTS=environments npm run bench   # 20 environments of 1,000 resources in one daemon, and two replicas (bench/environments.ts; BENCH_ONE_DAEMON=0, BENCH_FLEET=0 skip either)
@@ -126,7 +126,8 @@ async function rulesOnly(): Promise<void> {
 async function startupOnly(): Promise<void> {
   const started = Date.now();
   const start = loadNow();
-  const startup = await startupFigures(quick ? 3 : 5);
+  // one paired run of 15 (issue #60's measure); BENCH_STARTUP_RUNS for another count
+  const startup = await startupFigures(Number(process.env.BENCH_STARTUP_RUNS ?? (quick ? 3 : 15)));
   const results = {
     ...resultsHead("startup", start, started),
     startup,

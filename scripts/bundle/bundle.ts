@@ -60,8 +60,11 @@ const scriptRunner = JSON.stringify(path.join(here, "compiled-script.ts"));
 const compiledAsScripts: Plugin = {
   name: "compiled-as-scripts",
   setup(b) {
-    b.onResolve({ filter: /^\.\/compiled\/[\w-]+\.js$/ }, (args) =>
-      args.resolveDir === path.join(root, "dist/validate") ? { path: path.basename(args.path, ".js"), namespace: "compiled-script" } : undefined,
+    // from any directory of dist/validate/ (the OpenAPI validators moved to document/: a filter on `./compiled/` alone let them be bundled as ES modules, without their caches)
+    b.onResolve({ filter: /^\.\.?\/compiled\/[\w-]+\.js$/ }, (args) =>
+      path.dirname(path.resolve(args.resolveDir, args.path)) === compiledDir
+        ? { path: path.basename(args.path, ".js"), namespace: "compiled-script" }
+        : undefined,
     );
     b.onLoad({ filter: /.*/, namespace: "compiled-script" }, async (args) => {
       const text = await readFile(path.join(compiledDir, `${args.path}.js`), "utf8");

@@ -29,8 +29,21 @@ export function runScript(file: string): { exports: Record<string, unknown>; scr
   const cache = `${file}.v8cache`;
   const script = new Script(readFileSync(file, "utf8"), { filename: file, ...(existsSync(cache) ? { cachedData: readFileSync(cache) } : {}) });
   const module: { exports: Record<string, unknown> } = { exports: {} };
-  (script.runInThisContext() as ScriptBody)(module.exports, createRequire(file), module, file, path.dirname(file), pathToFileURL(file).href);
+  (script.runInThisContext() as ScriptBody)(module.exports, deferringRequire(createRequire(file)), module, file, path.dirname(file), pathToFileURL(file).href);
   return { exports: module.exports, script };
+}
+
+/**
+ * Node's modules a script requires at its top but uses only on a path few commands take:
+ * `commander` requires `child_process` (and with it `net`, `dgram` …) for subcommands run as
+ * executables, which gatesync has none of — ~4 ms of every command's start (docs/dev/performance.md).
+ */
+const deferred = new Set(["node:child_process", "child_process"]);
+
+/** `require`, but a module of `deferred` is loaded on the first read of one of its members. */
+function deferringRequire(require: NodeJS.Require): NodeJS.Require {
+  const onFirstUse = (id: string): object => new Proxy({}, { get: (_, key): unknown => Reflect.get(require(id) as object, key) });
+  return Object.assign((id: string): unknown => (deferred.has(id) ? onFirstUse(id) : require(id)), require);
 }
 
 /** Each script's exports, once run: a package asked for by two modules (`yaml`) is one instance. */

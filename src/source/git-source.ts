@@ -28,7 +28,8 @@ import { Locator } from "../load/yaml-locator.js";
 import { similar } from "../text/similar.js";
 import { gitOutput, quietGit } from "./quiet-git.js";
 import type { QuietGitOptions } from "./quiet-git.js";
-import { boundText } from "../text/bounded-text.js";
+import { commitText } from "./commit-text.js";
+import type { CommitText } from "./commit-text.js";
 import { RevisionTrees } from "./revision-trees.js";
 import { withCloneLock } from "./clone-lock.js";
 import { fetchMatchingTags, newestTagOf } from "./newest-tag.js";
@@ -37,7 +38,6 @@ import { fetchMatchingTags, newestTagOf } from "./newest-tag.js";
 const maxBranchListingBytes = 2 * 1024 * 1024;
 
 /** Characters of a commit's author or subject kept (repository text: it goes to the history and the pages). */
-const maxCommitTextChars = 200;
 
 export interface GitSourceOptions {
   readonly url: string;
@@ -67,6 +67,7 @@ export class GitSource implements Source {
   private last: SourceSnapshot | undefined;
   /** Each revision's files in a directory of their own (revision-trees.ts). */
   private readonly trees: RevisionTrees;
+  private tidying: Promise<void> = Promise.resolve();
 
   constructor(private readonly opts: GitSourceOptions) {
     const ref = opts.commit ?? opts.tag ?? (opts.tagPattern === undefined ? undefined : `the newest tag matching ${opts.tagPattern}`) ?? opts.branch ?? "HEAD";
@@ -124,7 +125,7 @@ export class GitSource implements Source {
       // one `ls-remote` spares a fetch when nothing moved; after an announced push it is a git process spent for nothing
       if (this.last !== undefined && request.announced !== true && (await this.unchanged(this.last))) return this.last;
       await ensureDirectory(this.opts.cacheDir);
-      const { commit, tag, skippedTags } = await this.locked(async () => {
+      const { commit, tag, skippedTags, told } = await this.locked(async () => {
         if (!(await exists(path.join(this.dir, ".git")))) {
           await rm(this.dir, { recursive: true, force: true });
           // the remote's default branch alone (its HEAD: a source naming no branch follows it), no tag
@@ -140,7 +141,7 @@ export class GitSource implements Source {
         const same = tag === this.last.tag && JSON.stringify(skippedTags) === JSON.stringify(this.last.skippedTags);
         return same ? this.last : (this.last = { ...last, ...chosenBy });
       }
-      const snapshot = await this.snapshotOf(git, commit, await this.trees.checkout(commit));
+      const snapshot = await this.snapshotOf(git, commit, await this.trees.checkout(commit), told);
       this.last = { ...snapshot, ...chosenBy };
       return this.last;
     } catch (err) {
@@ -165,13 +166,23 @@ export class GitSource implements Source {
     return this.opts.commit === undefined && this.opts.tag === undefined && this.opts.tagPattern === undefined;
   }
 
-  /** Fetches what the source follows and reads its commit (a tag pattern's newest tag, with its name). */
-  private async fetchFollowed(git: SimpleGit): Promise<{ commit: string; tag?: string; skippedTags?: readonly string[] }> {
+  /**
+   * Fetches what the source follows and reads its commit (a tag pattern's newest tag, with its
+   * name); a followed ref's commit comes with its author and subject, from one git process (a
+   * webhook's run waits for each: docs/dev/performance.md, "Push to applied").
+   */
+  private async fetchFollowed(git: SimpleGit): Promise<{ commit: string; tag?: string; skippedTags?: readonly string[]; told?: CommitText }> {
     const followed = await this.followedRef(git);
     if ("pattern" in followed) return this.newestTag(followed.pattern);
     // Forced refspecs: a force-pushed branch replaces what was fetched before.
-    if (followed.fetch !== undefined) await this.quiet(["fetch", "--force", "--prune", "--no-tags", "--quiet", "origin", followed.fetch]);
-    return { commit: (await git.revparse([`${followed.local}^{commit}`])).trim() };
+    // git's housekeeping after a fetch (`gc --auto`, a process of its own) runs after the fetch returns
+    if (followed.fetch !== undefined) await this.quiet(["fetch", "--force", "--prune", "--no-tags", "--quiet", "--no-auto-gc", "origin", followed.fetch]);
+    if (followed.fetch !== undefined) this.keepTidy();
+    const out = await gitOutput(["log", "-1", "--no-show-signature", "--format=%H%x00%an%x00%s", `${followed.local}^{commit}`, "--"], this.gitOptions);
+    const nul = out.indexOf("\0");
+    const commit = out.slice(0, nul < 0 ? undefined : nul).trim();
+    if (!/^[0-9a-f]{40,64}$/.test(commit)) throw new Error(`git log named no commit for ${followed.local}`);
+    return { commit, told: commitText(out.slice(nul + 1)) };
   }
 
   /**
@@ -223,12 +234,12 @@ export class GitSource implements Source {
   }
 
   /** A commit checked out in `tree`: its sub-directory there (existing, inside), who wrote it, and a hold on the tree. */
-  private async snapshotOf(git: SimpleGit, commit: string, tree: string): Promise<SourceSnapshot> {
+  private async snapshotOf(git: SimpleGit, commit: string, tree: string, known?: CommitText): Promise<SourceSnapshot> {
     const root = path.resolve(tree, this.opts.subdirectory ?? ".");
     if (!(await exists(root)))
       throw new SourceError(ErrorCode.SOURCE_INVALID, `the sub-directory ${this.opts.subdirectory ?? "."} does not exist at ${commit.slice(0, 12)}`);
     await this.contain(root, tree, commit);
-    const told = await this.authorAndSubject(git, commit);
+    const told = known ?? (await this.authorAndSubject(git, commit));
     return { root, boundary: tree, revision: commit, commit, ...told, hold: () => this.trees.hold(commit) };
   }
 
@@ -266,9 +277,7 @@ export class GitSource implements Source {
   /** Who wrote the commit and its subject line, for the history; nothing when git cannot say. */
   private async authorAndSubject(git: SimpleGit, commit: string): Promise<{ author?: string; subject?: string }> {
     const out = await git.raw(["log", "-1", "--no-show-signature", "--format=%an%x00%s", commit]).catch(() => undefined);
-    const nul = out?.indexOf("\0") ?? -1;
-    if (out === undefined || nul < 0) return {};
-    return { author: boundText(out.slice(0, nul), maxCommitTextChars), subject: boundText(out.slice(nul + 1).replace(/\n$/, ""), maxCommitTextChars) };
+    return out === undefined ? {} : commitText(out);
   }
 
   /** One `ls-remote`: has the followed ref stayed at the last commit? (A pinned commit always has.) */
@@ -303,8 +312,14 @@ export class GitSource implements Source {
     return head.trim().replace(/^origin\//, "");
   }
 
+  /** What `fetch` leaves to git's `gc --auto` (packs the loose objects of many fetches), off the fetch's path, under the clone's lock. */
+  private keepTidy(): void {
+    this.tidying = this.tidying.then(async () => this.locked(async () => this.quiet(["gc", "--auto", "--quiet"]))).catch(() => undefined);
+  }
+
   async close(): Promise<void> {
     // the cache stays for the next start; the trees no run reads are removed first
+    await this.tidying;
     await this.trees.settled();
   }
 }

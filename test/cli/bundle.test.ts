@@ -70,6 +70,31 @@ describe.skipIf(!compiledIsFresh)("the bundle", { timeout: 120_000 }, () => {
     expect(run.code).toBe(0);
     expect(JSON.parse(run.stdout)).toEqual([]);
   });
+  it("holds the precompiled validators as scripts of their own: no chunk bundles their modules (compiled afresh in every process, without a cache)", async () => {
+    const meta = JSON.parse(await readFile(path.join(projectRoot, "dist/bundle/meta.json"), "utf8")) as {
+      outputs: Record<string, { inputs: Record<string, unknown> }>;
+    };
+    const inputs = Object.values(meta.outputs).flatMap((o) => Object.keys(o.inputs));
+    // the chunks hold the modules that import the validators (the list can see dist/validate/)
+    expect(inputs).toContain("dist/validate/document/openapi-validator.js");
+    expect(inputs.filter((i) => i.startsWith("dist/validate/compiled/"))).toEqual([]);
+  });
+  it("prints the help the sources print without loading child_process, which commander requires for what gatesync never runs", async () => {
+    const repo = await tempRepo({});
+    const list = path.join(repo, "builtins.txt");
+    const preload = path.join(repo, "preload.cjs");
+    // Node's own modules the process loaded, as it exits
+    await writeFile(preload, `process.on("exit", () => require("node:fs").writeFileSync(${JSON.stringify(list)}, process.moduleLoadList.join("\\n")));\n`);
+    const bundled = await node([path.join(projectRoot, "bin/gatesync.js"), "--help"], { ...process.env, NODE_OPTIONS: `--require ${preload}` });
+    const sources = await node(["--import", tsxLoader, path.join(projectRoot, "test/helpers/run-cli.ts"), "--help"]);
+    expect(bundled.code).toBe(0);
+    expect(bundled.stdout).toContain("Usage: gatesync");
+    expect(bundled).toEqual(sources);
+    const builtins = (await readFile(list, "utf8")).split("\n");
+    // the list holds Node's modules (the watch can see one)
+    expect(builtins).toContain("NativeModule fs");
+    expect(builtins.filter((m) => /^NativeModule (child_process|dgram)$/.test(m))).toEqual([]);
+  });
   it("loads `yaml`, when a finding needs its position, as its script: none of yaml's CommonJS files is compiled", async () => {
     const repo = await tempRepo({
       "config/hook.yaml":
