@@ -13,49 +13,13 @@ import { parseFast } from "../../src/load/fast-yaml.js";
 import { defaultReadLimits } from "../../src/load/parsed-yaml.js";
 import { parseYaml, parseYamlFully } from "../../src/load/yaml-reader.js";
 import { projectRoot } from "../helpers/temp-repo.js";
+import { yamlTrickyValue as value } from "../helpers/yaml-values.js";
 
 const runs = Number(process.env.GATESYNC_FUZZ_RUNS ?? 60);
 
 const same = (text: string): void => {
   expect(parseYaml(text, "f.yaml"), JSON.stringify(text)).toStrictEqual(parseYamlFully(text, "f.yaml"));
 };
-
-/** Values of every JSON type, keys included that `yaml` and js-yaml could read differently. */
-const value = fc.letrec((tie) => ({
-  v: fc.oneof(
-    { depthSize: "small" },
-    fc.string(),
-    fc.constantFrom(
-      "true",
-      "True",
-      "null",
-      "~",
-      "0o17",
-      "0x1F",
-      "0b11",
-      "1_000",
-      "+12",
-      "-0",
-      "012",
-      ".5",
-      "1e3",
-      "-.inf",
-      ".NaN",
-      "2001-12-14",
-      "yes",
-      "<<",
-      "a: b",
-      "# c",
-      "- x",
-    ),
-    fc.integer(),
-    fc.double(),
-    fc.boolean(),
-    fc.constant(null),
-    fc.array(tie("v"), { maxLength: 4 }),
-    fc.dictionary(fc.oneof(fc.string({ maxLength: 6 }), fc.constantFrom("null", "~", "1", "1.0", "true", "__proto__", "<<", "")), tie("v"), { maxKeys: 4 }),
-  ),
-})).v;
 
 /** Those values written as YAML in the styles `yaml` writes (block, flow, every string style, folded lines). */
 const written = fc
