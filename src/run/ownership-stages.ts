@@ -7,7 +7,6 @@
  * so two owners racing for one new object end with one owner, the loser's change refused before
  * any call, and a claim never stands without its record.
  */
-import { createHash } from "node:crypto";
 import { claimantOf } from "../config/environments.js";
 import type { GatesyncConfig } from "../config/config.js";
 import type { InterfaceName } from "../contract/interfaces.js";
@@ -36,16 +35,6 @@ async function viewOf(config: GatesyncConfig, registry: OwnershipRegistry): Prom
   const targets = ownershipTargets(config);
   const rows = await registry.rowsOf(Object.entries(targets).map(([i, url]) => ({ interface: i, url })));
   return { claimant: claimantOf(config), targets, rows: new Map(rows.map((r) => [keyOf(r), r])) };
-}
-
-/**
- * A digest of the registry's rows of this config's targets: what the daemon's skip decision
- * compares (run-basis.ts), so a transfer or a release by the operator is planned at the next run.
- */
-export async function ownershipVersion(config: GatesyncConfig, registry: OwnershipRegistry): Promise<string> {
-  const rows = await registry.rowsOf(Object.entries(ownershipTargets(config)).map(([i, url]) => ({ interface: i, url })));
-  const lines = rows.map((r) => `${keyOf(r)} ${r.owner} ${r.environment}`).sort();
-  return createHash("sha256").update(lines.join("\n")).digest("hex");
 }
 
 /** The registry's rows of this environment's targets (none read without a registry: no check). */

@@ -20,7 +20,7 @@ import { newDesiredMemo } from "../../plan/desired.js";
 import type { Plan } from "../../plan/plan.js";
 import type { SourceSnapshot } from "../../source/source.js";
 import { skippedRun } from "./run-basis.js";
-import { ownershipVersion } from "../../run/ownership-stages.js";
+import { ownershipBasis, ownershipDigest, registryRows } from "./ownership-basis.js";
 import type { RunBasis, RunMemory } from "./run-basis.js";
 import { blockedFields, metricResult, refusedCommitFields, runFinishedFields } from "./run-log.js";
 import type { RunReport, RunResult } from "../../run/run-report.js";
@@ -218,7 +218,7 @@ export class Reconciler {
   /** What the skip decision judges a run by (run-basis.ts). */
   private memory(config: GatesyncConfig): RunMemory {
     const [r, good, failures] = [this.opts.ownership, this.lastGood, this.consecutiveFailures];
-    const owners = r === undefined ? {} : { ownership: () => ownershipVersion(config, r) };
+    const owners = r === undefined ? {} : { ownership: async () => ownershipDigest(await registryRows(config, r), good?.watched ?? new Set()) };
     return { lastGood: good, lastInvalid: this.lastInvalid?.revision, failures, configHash: this.configHash, state: this.opts.state, ...owners };
   }
 
@@ -248,7 +248,7 @@ export class Reconciler {
     this.opts.observer?.runStarted(run.reason);
     this.opts.onRunStart?.(where);
     // read before the plan: a change made during the run is met by the next one
-    const owners = this.opts.ownership === undefined ? undefined : await ownershipVersion(how.config, this.opts.ownership).catch(() => undefined);
+    const rows = this.opts.ownership === undefined ? undefined : await registryRows(how.config, this.opts.ownership).catch(() => undefined);
     const result = await runApply({
       config: how.config,
       root: snapshot.root,
@@ -283,7 +283,7 @@ export class Reconciler {
     this.lastInvalid = undefined;
     const ok = applySucceeded(summary);
     if (ok) {
-      const basis = { configHash: this.configHash, teamHash: how.teamHash, state: result.stateAfter, ...(owners === undefined ? {} : { ownership: owners }) };
+      const basis = { configHash: this.configHash, teamHash: how.teamHash, state: result.stateAfter, ...ownershipBasis(rows, how.config, result.plan) };
       this.lastGood = { ...where, ...basis, at: new Date().toISOString() };
       this.opts.metrics.setCommitsBehind(0);
       this.opts.metrics.setCommit(snapshot.commit ?? snapshot.revision);

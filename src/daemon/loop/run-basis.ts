@@ -17,11 +17,12 @@ export interface RunBasis {
   /** The state's lineage and serial once the run's last write was done (read under its lock). */
   readonly state: StateVersion;
   /**
-   * The ownership registry's rows of the environment's targets as the run read them before it
-   * planned (ownershipVersion): a transfer or a release since — the operator's, in another
-   * process — is planned at the next run, not skipped as "nothing changed".
+   * The digest of the ownership registry's rows that concern the environment, as the run read
+   * them before it planned, and whose rows those are (ownership-basis.ts): a transfer or a
+   * release since — the operator's, in another process — is planned at the next run.
    */
   readonly ownership?: string;
+  readonly watched?: ReadonlySet<string>;
 }
 
 /** Why a run cannot be skipped: what differs from the last good run's basis; undefined when nothing does. */
@@ -34,7 +35,7 @@ export type BasisChange = "revision" | "settings" | "state" | "ownership" | unde
  */
 export async function changeSince(
   last: RunBasis,
-  now: Omit<RunBasis, "state" | "ownership">,
+  now: Omit<RunBasis, "state" | "ownership" | "watched">,
   state: StateBackend,
   ownership?: () => Promise<string | undefined>,
 ): Promise<BasisChange> {
