@@ -6,7 +6,7 @@
 import type { Deferred } from "../deferred.js";
 import { ErrorCode, StateError } from "../errors.js";
 import type { HistoryStore } from "./history/history.js";
-import type { ClaimedRecord, OwnershipRow } from "./ownership/ownership.js";
+import type { OwnershipClaim, OwnershipRow } from "./ownership/ownership.js";
 import { renamesProblem } from "./lineage/rename-step.js";
 import type { RenameStep } from "./lineage/rename-step.js";
 
@@ -72,6 +72,13 @@ export interface ResourceRecord {
   readonly renames?: readonly RenameStep[];
   readonly createdAt: string;
   readonly updatedAt: string;
+}
+
+/** A claim of the ownership registry and the record written with it, in one transaction (StateBackend.writeClaiming). */
+export interface ClaimedRecord {
+  readonly claim: OwnershipClaim;
+  /** The record of the claimed object: its record as it stands (written again), or its first record. */
+  readonly record: ResourceRecord;
 }
 
 export interface StateSnapshot {

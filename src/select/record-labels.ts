@@ -7,8 +7,9 @@
  */
 import type { Resource } from "../kinds/resource.js";
 import { resourceId } from "../kinds/resource.js";
-import { wonRecords } from "../record/ownership/ownership.js";
-import type { ClaimedRecord, OwnershipRow } from "../record/ownership/ownership.js";
+import { wonRecords } from "../record/ownership/claimed-records.js";
+import type { OwnershipRow } from "../record/ownership/ownership.js";
+import type { ClaimedRecord } from "../record/state.js";
 import type { ResourceRecord, StateBackend, StateSnapshot } from "../record/state.js";
 import { DelegatingState } from "../record/wrappers/delegating-state.js";
 

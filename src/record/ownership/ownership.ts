@@ -9,9 +9,6 @@
  * state's own connection in PostgreSQL, the registry's file attached to the state's in SQLite),
  * so a claim never stands without its record, nor a claimed record without its claim.
  */
-import { InternalError } from "../../errors.js";
-import type { ResourceRecord } from "../state.js";
-import { recordProblem } from "../state.js";
 
 /** An interface at a URL: where an object lives. */
 export interface OwnershipTarget {
@@ -79,31 +76,4 @@ export function rowOf(raw: Readonly<Record<string, unknown>>): OwnershipRow | st
   for (const f of fields) if (typeof raw[f] !== "string" || raw[f] === "") return `a row without ${f} (${JSON.stringify(raw.object ?? "?")}) is ignored`;
   const s = raw as Readonly<Record<(typeof fields)[number], string>>;
   return { interface: s.interface, url: s.url, object: s.object, owner: s.owner, environment: s.environment, resource: s.resource, claimedAt: s.claimed_at };
-}
-
-/** A claim and the record written with it, in one transaction (StateBackend.writeClaiming). */
-export interface ClaimedRecord {
-  readonly claim: OwnershipClaim;
-  /** The record of the claimed object: its record as it stands (written again), or its first record. */
-  readonly record: ResourceRecord;
-}
-
-/** The records of the claims `rows` (the registry after the claims) gives to their claimant: a lost claim's record is not written. */
-export function wonRecords(entries: readonly ClaimedRecord[], rows: readonly OwnershipRow[]): ResourceRecord[] {
-  const owners = new Map(rows.map((r) => [keyOf(r), r]));
-  return entries
-    .filter((e) => {
-      const row = owners.get(keyOf(e.claim));
-      return row !== undefined && row.owner === e.claim.owner && row.environment === e.claim.environment;
-    })
-    .map((e) => e.record);
-}
-
-/** The claims of `entries`, each record checked first (an invalid record is a bug: nothing is written). */
-export function checkedClaims(entries: readonly ClaimedRecord[]): OwnershipClaim[] {
-  for (const e of entries) {
-    const problem = recordProblem(e.record);
-    if (problem !== undefined) throw new InternalError(`refusing to write an invalid record: ${problem}`);
-  }
-  return entries.map((e) => e.claim);
 }

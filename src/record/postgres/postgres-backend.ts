@@ -19,7 +19,8 @@ import { appendPostgresHistory, readPostgresHistory } from "./postgres-history.j
 import { migratePostgres } from "./postgres-schema.js";
 import { giveBackAdvisoryLock, takeAdvisoryLock } from "./postgres-lock.js";
 import { readPayloadsIn, readSnapshotIn } from "./postgres-read.js";
-import type { ClaimedRecord, OwnershipRow } from "../ownership/ownership.js";
+import type { OwnershipRow } from "../ownership/ownership.js";
+import type { ClaimedRecord } from "../state.js";
 import { claimingWriteIn, writeGroupIn } from "./postgres-write.js";
 import { openSharedPool, pgModule } from "./shared-pool.js";
 import type { HeldConnection, PoolSettings, SharedPool } from "./shared-pool.js";

@@ -6,9 +6,10 @@
  */
 import type pg from "pg";
 import { boundRecord } from "../bound-record.js";
-import { checkedClaims, wonRecords } from "../ownership/ownership.js";
-import type { ClaimedRecord, OwnershipRow } from "../ownership/ownership.js";
-import { claimRowsIn } from "../ownership/postgres-ownership.js";
+import { checkedClaims, wonRecords } from "../ownership/claimed-records.js";
+import type { OwnershipRow } from "../ownership/ownership.js";
+import type { ClaimedRecord } from "../state.js";
+import { claimRowsIn } from "../ownership/postgres-claims.js";
 import type { ResourceRecord } from "../state.js";
 
 /** Writes `group` in the caller's transaction (`s`: the state's schema, escaped): each write bumps the serial by one. */

@@ -32,7 +32,8 @@ import { migrateSqlite } from "./sqlite-schema.js";
 import type { ResourceRecord, StateBackend, StateLock, StateSnapshot, StateVersion } from "../state.js";
 import { checkStateFormat, emptySnapshot, movedSince, recordProblem, stateFormatVersion } from "../state.js";
 import { busyError, stateIoError } from "../state-io.js";
-import type { ClaimedRecord, OwnershipRow } from "../ownership/ownership.js";
+import type { OwnershipRow } from "../ownership/ownership.js";
+import type { ClaimedRecord } from "../state.js";
 import { claimingOp, writeOp } from "./sqlite-claims.js";
 import type { Op } from "./sqlite-claims.js";
 

@@ -9,8 +9,9 @@
  */
 import type Database from "better-sqlite3";
 import { boundRecord } from "../bound-record.js";
-import { checkedClaims, wonRecords } from "../ownership/ownership.js";
-import type { ClaimedRecord, OwnershipRow } from "../ownership/ownership.js";
+import { checkedClaims, wonRecords } from "../ownership/claimed-records.js";
+import type { OwnershipRow } from "../ownership/ownership.js";
+import type { ClaimedRecord } from "../state.js";
 import { attachRegistry, claimRowsIn, ownershipFileBeside } from "../ownership/sqlite-ownership.js";
 import type { ResourceRecord } from "../state.js";
 

@@ -6,7 +6,8 @@
  */
 import type { HistoryBound } from "../../config/history-section.js";
 import type { HistoryDraft, HistoryEntry, HistoryQuery } from "../history/history.js";
-import type { ClaimedRecord, OwnershipRow } from "../ownership/ownership.js";
+import type { OwnershipRow } from "../ownership/ownership.js";
+import type { ClaimedRecord } from "../state.js";
 import type { ResourceRecord, StateBackend, StateLock, StateSnapshot, StateVersion } from "../state.js";
 
 export class DelegatingState implements StateBackend {

@@ -17,7 +17,8 @@
  * the secrets known when they were read: a secret registered since makes the next read a full one.
  */
 import { redactor } from "../../secrets/redaction.js";
-import type { ClaimedRecord, OwnershipRow } from "../ownership/ownership.js";
+import type { OwnershipRow } from "../ownership/ownership.js";
+import type { ClaimedRecord } from "../state.js";
 import type { ResourceRecord, StateBackend, StateSnapshot } from "../state.js";
 import { DelegatingState } from "./delegating-state.js";
 
