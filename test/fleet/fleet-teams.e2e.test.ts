@@ -58,6 +58,15 @@ const entry = (name: string, t: Team): string => `  ${name}-prod:
 const runsOf = (environment: string): number =>
   replicas.flatMap((r) => r.log.split("\n")).filter((l) => l.includes('"msg":"run started"') && l.includes(`"environment":"${environment}"`)).length;
 
+/** The runs of `environment` once no new one started for 1.5 s (several loop intervals). */
+async function steadyRuns(environment: string): Promise<number> {
+  for (;;) {
+    const before = runsOf(environment);
+    await sleep(1_500);
+    if (runsOf(environment) === before) return before;
+  }
+}
+
 /** Whether the replica finished a run of `environment` since it last acquired its lease. */
 function ranSinceLease(r: Replica, environment: string): boolean {
   const lines = r.log.split("\n").filter((l) => l.includes(`"environment":"${environment}"`));
@@ -122,7 +131,7 @@ retries: { max: 2, baseDelayMs: 20, maxDelayMs: 100, timeoutMs: 5000 }
     );
 
     // billing's commit: payments' key, and a new key of its own — only billing's environment runs
-    const paymentsRuns = runsOf("payments-prod");
+    const paymentsRuns = await steadyRuns("payments-prod");
     await billing.push(
       {
         "config/acme.yaml": orgKey({ name: "acme", keyId: "acme-f", rate: 777, per: 60 }),
@@ -149,7 +158,8 @@ retries: { max: 2, baseDelayMs: 20, maxDelayMs: 100, timeoutMs: 5000 }
     expect(runsOf("payments-prod")).toBe(paymentsRuns);
 
     // payments' commit: only payments' environment runs, and its value is the one on the gateway
-    const billingRuns = runsOf("billing-prod");
+    // a run that claimed (billing's new key) is planned once more at the next tick: its registry rows were read before it claimed
+    const billingRuns = await steadyRuns("billing-prod");
     await payments.push({ "config/acme.yaml": orgKey({ name: "acme", keyId: "acme-f", rate: 150, per: 60 }) }, "payments raises acme");
     await until(
       () => orgKeysOf(s).get("acme-f")?.session.rate,
