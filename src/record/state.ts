@@ -6,6 +6,7 @@
 import type { Deferred } from "../deferred.js";
 import { ErrorCode, StateError } from "../errors.js";
 import type { HistoryStore } from "./history/history.js";
+import type { OwnershipClaim, OwnershipRow } from "./ownership/ownership.js";
 import { renamesProblem } from "./lineage/rename-step.js";
 import type { RenameStep } from "./lineage/rename-step.js";
 
@@ -73,6 +74,13 @@ export interface ResourceRecord {
   readonly updatedAt: string;
 }
 
+/** A claim of the ownership registry and the record written with it, in one transaction (StateBackend.writeClaiming). */
+export interface ClaimedRecord {
+  readonly claim: OwnershipClaim;
+  /** The record of the claimed object: its record as it stands (written again), or its first record. */
+  readonly record: ResourceRecord;
+}
+
 export interface StateSnapshot {
   /** Identifies one state across its versions. */
   readonly lineage: string;
@@ -126,6 +134,13 @@ export interface StateBackend extends HistoryStore {
   lock(owner: string): Promise<StateLock>;
   /** Writes one record (under the lock), durably. */
   write(record: ResourceRecord): Promise<void>;
+  /**
+   * Claims the objects of `entries` in the ownership registry beside this state (open-ownership.ts)
+   * and writes the record of each claim won, in ONE transaction (under the lock): a claim that
+   * another claimant holds writes no record, and a failure writes neither. Answers the registry's
+   * rows of every claimed object after it.
+   */
+  writeClaiming(entries: readonly ClaimedRecord[], now: string): Promise<OwnershipRow[]>;
   /** Removes one record (under the lock), durably. */
   remove(id: string): Promise<void>;
   /** Gives a new state its lineage, and the hash key unless GATESYNC_HASH_KEY holds it (under the lock). */

@@ -3,15 +3,18 @@
  * plan/ownership-check.ts: `readOwnership` reads the registry's rows of this environment's
  * targets as data for the planner; `claimOwnership`, under an apply's state lock, reads them
  * again, refuses what another owner holds by now, and claims every object the plan declares
- * that has no owner yet — one registry transaction, so two owners racing for one new object end
- * with one owner, and the loser's change is refused before any call.
+ * that has no owner yet, before any call — in one transaction with the records that claim them,
+ * so two owners racing for one new object end with one owner, the loser's change refused before
+ * any call, and a claim never stands without its record.
  */
 import { claimantOf } from "../config/environments.js";
 import type { GatesyncConfig } from "../config/config.js";
 import type { InterfaceName } from "../contract/interfaces.js";
 import { interfaceNames } from "../contract/interfaces.js";
 import { keyOf, registryUrl } from "../record/ownership/ownership.js";
-import type { OwnershipClaim, OwnershipRegistry, OwnershipRow } from "../record/ownership/ownership.js";
+import { wonRecords } from "../record/ownership/claimed-records.js";
+import type { OwnershipRegistry, OwnershipRow } from "../record/ownership/ownership.js";
+import type { ClaimedRecord, ResourceRecord, StateBackend } from "../record/state.js";
 import type { Desired } from "../plan/desired.js";
 import { changeKey, checkOwnership, isElsewhere } from "../plan/ownership-check.js";
 import type { OwnershipView } from "../plan/ownership-check.js";
@@ -44,26 +47,53 @@ export async function readOwnership(input: PlanRunInput): Promise<OwnershipView 
 const claims = (c: PlannedChange): boolean => c.action !== "blocked" && c.action !== "orphan" && c.ownedBy === undefined;
 
 /**
- * Under the lock: the plan checked against the registry as it is now, then every unowned
- * object it declares claimed; a claim lost to another claimant refuses its change. The plan
- * comes back with the refused changes (its summary and digest made again), or as it was.
+ * The record an apply writes with its claim of `c`'s object: the object's record as it stands
+ * (under its old name for a rename), else its first record — failed, never applied, as a create
+ * that did not get through leaves it — which the apply's calls then replace.
  */
-export async function claimOwnership(input: PlanRunInput, run: PlanRun): Promise<PlanRun> {
+function claimingRecord(c: PlannedChange, run: PlanRun, now: string): { record: ResourceRecord; first: boolean } {
+  const held = run.state.resources.get(c.id) ?? (c.moved === undefined ? undefined : run.state.resources.get(c.moved.from));
+  if (held !== undefined) return { record: held, first: false };
+  const address = run.desired.find(c.id)?.request.address ?? {};
+  const error = "claimed by an apply that has not sent it yet";
+  return { record: { id: c.id, kind: c.kind, name: c.name, address, status: "failed", error, createdAt: now, updatedAt: now }, first: true };
+}
+
+/**
+ * Under the lock, before any call: the plan checked against the registry as it is now, then
+ * every unowned object it declares claimed, each claim in the same transaction as the record
+ * that claims it (StateBackend.writeClaiming; `state`: the apply's labelling state); a claim lost
+ * to another claimant writes no record and refuses its change. The run comes back with the
+ * refused changes (its plan's summary and digest made again) and the first records written.
+ */
+export async function claimOwnership(input: PlanRunInput, run: PlanRun, state: StateBackend): Promise<PlanRun> {
   const registry = input.ownership;
   if (registry === undefined) return run;
   const view = await viewOf(input.config, registry);
   const desired = new Map<string, Desired>(run.desired.desired.map((d) => [d.id, d]));
   const checked = checkOwnership(run.plan.changes, desired, run.state, view, true);
-  const wanted: OwnershipClaim[] = [];
+  const now = (input.now ?? (() => new Date()))().toISOString();
+  const entries: Array<ClaimedRecord & { first: boolean }> = [];
   for (const c of checked) {
     const key = claims(c) ? changeKey(c.id, desired, run.state, view.targets) : undefined;
-    if (key !== undefined && !view.rows.has(keyOf(key))) wanted.push({ ...key, ...view.claimant, resource: c.id });
+    if (key !== undefined && !view.rows.has(keyOf(key))) entries.push({ claim: { ...key, ...view.claimant, resource: c.id }, ...claimingRecord(c, run, now) });
   }
-  const now = (input.now ?? (() => new Date()))().toISOString();
+  const rows = entries.length === 0 ? [] : await claimWithRecords(state, run, entries, now);
   const lost = new Map<string, OwnershipRow>();
-  for (const row of await registry.claim(wanted, now)) if (isElsewhere(row, view.claimant)) lost.set(keyOf(row), row);
+  for (const row of rows) if (isElsewhere(row, view.claimant)) lost.set(keyOf(row), row);
   // a claim lost to another claimant: its write refused as the plan's check would have
   const changes = lost.size === 0 ? checked : checkOwnership(checked, desired, run.state, { ...view, rows: lost }, true);
+  const firsts = wonRecords(
+    entries.filter((e) => e.first),
+    rows,
+  );
+  const resources = firsts.length === 0 ? run.state.resources : new Map([...run.state.resources, ...firsts.map((r) => [r.id, r] as const)]);
   const same = changes.every((c, i) => c === run.plan.changes[i]);
-  return same ? run : { ...run, plan: withChanges(run.plan, changes) };
+  return { ...run, ...(same ? {} : { plan: withChanges(run.plan, changes) }), state: { ...run.state, resources } };
+}
+
+/** The claims and their records, one transaction; a new state gets its lineage (and hash key) first, as before any record. */
+async function claimWithRecords(state: StateBackend, run: PlanRun, entries: readonly ClaimedRecord[], now: string): Promise<OwnershipRow[]> {
+  if (run.state.serial === 0) await state.initialise(run.hashKey.store);
+  return state.writeClaiming(entries, now);
 }

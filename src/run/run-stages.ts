@@ -6,6 +6,7 @@
  * they are called here, and test/architecture/run-stages.test.ts keeps the two in step.
  */
 import { movedSince } from "../record/state.js";
+import { labellingState, labelsById } from "../select/record-labels.js";
 import { execute, recordMovesAndAdoptions, relabel, reviewAndConfirm, takeLock, versionAfter } from "./apply-stages.js";
 import { computeThePlan, credentialsAndSecrets, planInputs, prepare, readHeads, readPayloads, validate } from "./plan-stages.js";
 import type { Prepared, Validated } from "./plan-stages.js";
@@ -33,7 +34,7 @@ export async function runStages(input: PlanRunInput, apply?: ApplyPart): Promise
     if (apply === undefined || lock === undefined) return planned;
     if (!(await reviewAndConfirm(planned, apply))) return { plan: planned.plan, run: planned, declined: true };
     // under the lock: what another owner claimed since is refused, what nobody owns is claimed
-    const run = await claimOwnership(input, planned);
+    const run = await claimOwnership(input, planned, labellingState(input.state, labelsById(planned.resources), planned.state));
     const recorded = await recordMovesAndAdoptions(input, run);
     const summary = await execute({ ...input, ...apply }, run, recorded, lock);
     await relabel(input.state, run, recorded.labels);

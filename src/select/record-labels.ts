@@ -7,6 +7,9 @@
  */
 import type { Resource } from "../kinds/resource.js";
 import { resourceId } from "../kinds/resource.js";
+import { wonRecords } from "../record/ownership/claimed-records.js";
+import type { OwnershipRow } from "../record/ownership/ownership.js";
+import type { ClaimedRecord } from "../record/state.js";
 import type { ResourceRecord, StateBackend, StateSnapshot } from "../record/state.js";
 import { DelegatingState } from "../record/wrappers/delegating-state.js";
 
@@ -68,6 +71,16 @@ class LabellingState extends DelegatingState {
     await this.backend.write(stamped);
     if (stamped.adopted !== undefined || !this.labels.has(record.id)) this.written.set(record.id, stampOf(stamped));
     else this.written.delete(record.id);
+  }
+
+  override async writeClaiming(entries: readonly ClaimedRecord[], now: string): Promise<OwnershipRow[]> {
+    const stamped = entries.map((e) => ({
+      ...e,
+      record: stampRecord(e.record, this.labels, this.written.get(e.record.id) ?? this.before.resources.get(e.record.id)),
+    }));
+    const rows = await this.backend.writeClaiming(stamped, now);
+    for (const r of wonRecords(stamped, rows)) if (r.adopted !== undefined || !this.labels.has(r.id)) this.written.set(r.id, stampOf(r));
+    return rows;
   }
 }
 

@@ -86,6 +86,7 @@ class MemoryState {
       remove: (id) => change(() => this.records.delete(id)),
       initialise: () => change(() => undefined),
       replaceAll: () => Promise.reject(new Error("not used")),
+      writeClaiming: () => Promise.reject(new Error("not used")),
       appendHistory: () => Promise.reject(new Error("not used")),
       readHistory: () => Promise.resolve([]),
       close: () => Promise.resolve(),

@@ -20,6 +20,7 @@ import { newDesiredMemo } from "../../plan/desired.js";
 import type { Plan } from "../../plan/plan.js";
 import type { SourceSnapshot } from "../../source/source.js";
 import { skippedRun } from "./run-basis.js";
+import { ownershipBasis, ownershipDigest, registryRows } from "./ownership-basis.js";
 import type { RunBasis, RunMemory } from "./run-basis.js";
 import { blockedFields, metricResult, refusedCommitFields, runFinishedFields } from "./run-log.js";
 import type { RunReport, RunResult } from "../../run/run-report.js";
@@ -191,7 +192,7 @@ export class Reconciler {
     const reassert = reassertEvery !== undefined && Date.now() - this.lastReassert >= reassertEvery;
     const teamHash = team?.hash ?? "";
     const skip = await skippedRun(
-      this.memory(),
+      this.memory(config),
       { revision: snapshot.revision, teamHash, reason: run.reason, reassert },
       { log, notSynced: () => this.markSynced(false) },
     );
@@ -215,14 +216,10 @@ export class Reconciler {
   }
 
   /** What the skip decision judges a run by (run-basis.ts). */
-  private memory(): RunMemory {
-    return {
-      lastGood: this.lastGood,
-      lastInvalid: this.lastInvalid?.revision,
-      failures: this.consecutiveFailures,
-      configHash: this.configHash,
-      state: this.opts.state,
-    };
+  private memory(config: GatesyncConfig): RunMemory {
+    const [r, good, failures] = [this.opts.ownership, this.lastGood, this.consecutiveFailures];
+    const owners = r === undefined ? {} : { ownership: async () => ownershipDigest(await registryRows(config, r), good?.watched ?? new Set()) };
+    return { lastGood: good, lastInvalid: this.lastInvalid?.revision, failures, configHash: this.configHash, state: this.opts.state, ...owners };
   }
 
   /** A run that failed: an invalid revision keeps its findings (and is not retried until it changes), any other error is logged. */
@@ -250,6 +247,8 @@ export class Reconciler {
     log.info({ reason: run.reason, reassert }, "run started");
     this.opts.observer?.runStarted(run.reason);
     this.opts.onRunStart?.(where);
+    // read before the plan: a change made during the run is met by the next one
+    const rows = this.opts.ownership === undefined ? undefined : await registryRows(how.config, this.opts.ownership).catch(() => undefined);
     const result = await runApply({
       config: how.config,
       root: snapshot.root,
@@ -284,7 +283,8 @@ export class Reconciler {
     this.lastInvalid = undefined;
     const ok = applySucceeded(summary);
     if (ok) {
-      this.lastGood = { ...where, configHash: this.configHash, teamHash: how.teamHash, state: result.stateAfter, at: new Date().toISOString() };
+      const basis = { configHash: this.configHash, teamHash: how.teamHash, state: result.stateAfter, ...ownershipBasis(rows, how.config, result.plan) };
+      this.lastGood = { ...where, ...basis, at: new Date().toISOString() };
       this.opts.metrics.setCommitsBehind(0);
       this.opts.metrics.setCommit(snapshot.commit ?? snapshot.revision);
     }

@@ -16,21 +16,36 @@ export interface RunBasis {
   readonly teamHash: string;
   /** The state's lineage and serial once the run's last write was done (read under its lock). */
   readonly state: StateVersion;
+  /**
+   * The digest of the ownership registry's rows that concern the environment, as the run read
+   * them before it planned, and whose rows those are (ownership-basis.ts): a transfer or a
+   * release since — the operator's, in another process — is planned at the next run.
+   */
+  readonly ownership?: string;
+  readonly watched?: ReadonlySet<string>;
 }
 
 /** Why a run cannot be skipped: what differs from the last good run's basis; undefined when nothing does. */
-export type BasisChange = "revision" | "settings" | "state" | undefined;
+export type BasisChange = "revision" | "settings" | "state" | "ownership" | undefined;
 
 /**
  * What changed since `last` (the revision and settings first: they need no read). The state's
  * version is read without its records; one that cannot be read counts as changed (the run then
  * meets the error and reports it).
  */
-export async function changeSince(last: RunBasis, now: Omit<RunBasis, "state">, state: StateBackend): Promise<BasisChange> {
+export async function changeSince(
+  last: RunBasis,
+  now: Omit<RunBasis, "state" | "ownership" | "watched">,
+  state: StateBackend,
+  ownership?: () => Promise<string | undefined>,
+): Promise<BasisChange> {
   if (last.revision !== now.revision) return "revision";
   if (last.configHash !== now.configHash || last.teamHash !== now.teamHash) return "settings";
   const version = await state.readVersion().catch(() => undefined);
-  return version?.lineage === last.state.lineage && version.serial === last.state.serial ? undefined : "state";
+  if (version?.lineage !== last.state.lineage || version.serial !== last.state.serial) return "state";
+  // a registry that cannot be read counts as changed (the run then meets the error and reports it)
+  const owners = ownership === undefined ? undefined : await ownership().catch(() => "unreadable");
+  return owners === last.ownership ? undefined : "ownership";
 }
 
 /** What the daemon remembers of its last runs, for the skip decision. */
@@ -41,6 +56,8 @@ export interface RunMemory {
   readonly failures: number;
   readonly configHash: string;
   readonly state: StateBackend;
+  /** The ownership registry's version of the environment's targets (absent: no registry). */
+  readonly ownership?: () => Promise<string | undefined>;
 }
 
 /**
@@ -57,7 +74,7 @@ export async function skippedRun(
   // a soak's end re-runs the revision's checks before it is verified (promotion.md): never skipped
   const forced = run.reason === "sync" || run.reason === "soak";
   if (good !== undefined && !run.reassert && memory.failures === 0 && !forced) {
-    const change = await changeSince(good, { revision: run.revision, configHash: memory.configHash, teamHash: run.teamHash }, memory.state);
+    const change = await changeSince(good, { revision: run.revision, configHash: memory.configHash, teamHash: run.teamHash }, memory.state, memory.ownership);
     if (change === undefined) {
       tell.log.debug({ reason: run.reason }, "nothing changed since the last successful run");
       return "noop";
@@ -66,6 +83,7 @@ export async function skippedRun(
     tell.notSynced();
     if (change === "state")
       tell.log.info({ reason: run.reason, serial: good.state.serial }, "the state was written by another process since the last run: planning again");
+    if (change === "ownership") tell.log.info({ reason: run.reason }, "the ownership registry changed since the last run: planning again");
   }
   return memory.lastInvalid === run.revision && good?.configHash === memory.configHash && !forced ? "invalid" : undefined;
 }

@@ -134,6 +134,10 @@ export class LegacyFileState implements StateBackend {
     return Promise.reject(this.readOnly());
   }
 
+  writeClaiming(): Promise<never> {
+    return Promise.reject(this.readOnly());
+  }
+
   remove(): Promise<void> {
     return Promise.reject(this.readOnly());
   }

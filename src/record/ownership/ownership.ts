@@ -4,7 +4,10 @@
  * product's name …, KindModule.objectKeys), exactly one owner and the environment it is managed
  * from. It is the operator's: written by applies that claim what they write and by `gatesync
  * ownership release|transfer`, never by a repository. Kept beside the states: a SQLite file in
- * the states' directory, or a table of the state's PostgreSQL database.
+ * the states' directory, or a table of the state's PostgreSQL database. An apply's claim is
+ * written in the same transaction as the record that claims it (StateBackend.writeClaiming: the
+ * state's own connection in PostgreSQL, the registry's file attached to the state's in SQLite),
+ * so a claim never stands without its record, nor a claimed record without its claim.
  */
 
 /** An interface at a URL: where an object lives. */

@@ -9,15 +9,9 @@
 import type pg from "pg";
 import { createSchema } from "../postgres/postgres-schema.js";
 import type { PostgresStateBackend } from "../postgres/postgres-backend.js";
-import { rowOf } from "./ownership.js";
+import { claimRowsIn, columns, ownershipSchema, t, validRows } from "./postgres-claims.js";
+export { ownershipSchema } from "./postgres-claims.js";
 import type { Claimant, OwnershipClaim, OwnershipKey, OwnershipRegistry, OwnershipRow, OwnershipTarget } from "./ownership.js";
-
-/** The registry's schema: one per database, whatever the states' schemas. */
-export const ownershipSchema = "gatesync_ownership";
-const t = `${ownershipSchema}.owners`;
-const columns = "interface, url, object, owner, environment, resource, claimed_at";
-
-const validRows = (rows: readonly Record<string, unknown>[]): OwnershipRow[] => rows.map(rowOf).filter((r): r is OwnershipRow => typeof r !== "string");
 
 export class PostgresOwnership implements OwnershipRegistry {
   readonly description: string;
@@ -65,20 +59,7 @@ export class PostgresOwnership implements OwnershipRegistry {
 
   claim(claims: readonly OwnershipClaim[], now: string): Promise<OwnershipRow[]> {
     if (claims.length === 0) return Promise.resolve([]);
-    return this.run("write the ownership registry", async (c) => {
-      const col = (f: (x: OwnershipClaim) => string): string[] => claims.map(f);
-      const args = [col((x) => x.interface), col((x) => x.url), col((x) => x.object), col((x) => x.owner), col((x) => x.environment), col((x) => x.resource)];
-      await c.query(
-        `INSERT INTO ${t} (${columns}) SELECT i, u, o, w, e, r, $7 FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[]) AS x(i, u, o, w, e, r)
-         ON CONFLICT DO NOTHING`,
-        [...args, now],
-      );
-      const rows = await c.query(
-        `SELECT ${columns} FROM ${t} WHERE (interface, url, object) IN (SELECT * FROM unnest($1::text[], $2::text[], $3::text[]))`,
-        args.slice(0, 3),
-      );
-      return validRows(rows.rows);
-    });
+    return this.run("write the ownership registry", async (c) => claimRowsIn(c, claims, now));
   }
 
   release(key: OwnershipKey): Promise<OwnershipRow | undefined> {

@@ -13,7 +13,7 @@ import { sqliteDriver } from "../sqlite/sqlite-driver.js";
 import { rowOf } from "./ownership.js";
 import type { Claimant, OwnershipClaim, OwnershipKey, OwnershipRegistry, OwnershipRow, OwnershipTarget } from "./ownership.js";
 
-const schema = `CREATE TABLE IF NOT EXISTS owners (
+const schemaOf = (table: string): string => `CREATE TABLE IF NOT EXISTS ${table} (
   interface TEXT NOT NULL,
   url TEXT NOT NULL,
   object TEXT NOT NULL,
@@ -28,6 +28,37 @@ const schema = `CREATE TABLE IF NOT EXISTS owners (
 export const ownershipFileBeside = (statePath: string): string => path.join(path.dirname(statePath), "ownership.db");
 
 const validRows = (rows: readonly Record<string, unknown>[]): OwnershipRow[] => rows.map(rowOf).filter((r): r is OwnershipRow => typeof r !== "string");
+
+/**
+ * The registry's file attached to a state's connection as `ownership` (once), its table made if
+ * it is not there: the state's write transactions then reach it (sqlite-backend.ts,
+ * writeClaiming). Outside any transaction (ATTACH cannot be in one).
+ */
+export function attachRegistry(db: Database.Database, file: string): void {
+  const attached = (db.pragma("database_list") as Array<{ name: string }>).some((d) => d.name === "ownership");
+  if (attached) return;
+  mkdirSync(path.dirname(file), { recursive: true });
+  db.prepare("ATTACH DATABASE ? AS ownership").run(file);
+  db.pragma("ownership.journal_mode = WAL");
+  db.pragma("ownership.synchronous = FULL");
+  db.exec(schemaOf("ownership.owners"));
+}
+
+/**
+ * Claims what has no owner yet in the caller's transaction on `db` (`table`: `owners` in the
+ * registry's own connection, `ownership.owners` in a state's), and answers the rows of every
+ * claimed object after it.
+ */
+export function claimRowsIn(db: Database.Database, table: string, claims: readonly OwnershipClaim[], now: string): OwnershipRow[] {
+  const insert = db.prepare(
+    `INSERT INTO ${table} (interface, url, object, owner, environment, resource, claimed_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+  );
+  const select = db.prepare(`SELECT * FROM ${table} WHERE interface = ? AND url = ? AND object = ?`);
+  return claims.flatMap((c) => {
+    insert.run(c.interface, c.url, c.object, c.owner, c.environment, c.resource, now);
+    return validRows(select.all(c.interface, c.url, c.object) as Record<string, unknown>[]);
+  });
+}
 
 export class SqliteOwnership implements OwnershipRegistry {
   readonly description: string;
@@ -46,7 +77,7 @@ export class SqliteOwnership implements OwnershipRegistry {
       const db = new Driver(this.file, { timeout: 5000 });
       db.pragma("journal_mode = WAL");
       db.pragma("synchronous = FULL");
-      db.exec(schema);
+      db.exec(schemaOf("owners"));
       this.db = db;
       return db;
     } catch (err) {
@@ -77,16 +108,7 @@ export class SqliteOwnership implements OwnershipRegistry {
   }
 
   claim(claims: readonly OwnershipClaim[], now: string): Promise<OwnershipRow[]> {
-    return this.run("cannot write the ownership registry", (db) => {
-      const insert = db.prepare(
-        "INSERT INTO owners (interface, url, object, owner, environment, resource, claimed_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
-      );
-      const select = db.prepare("SELECT * FROM owners WHERE interface = ? AND url = ? AND object = ?");
-      return claims.flatMap((c) => {
-        insert.run(c.interface, c.url, c.object, c.owner, c.environment, c.resource, now);
-        return validRows(select.all(c.interface, c.url, c.object) as Record<string, unknown>[]);
-      });
-    });
+    return this.run("cannot write the ownership registry", (db) => claimRowsIn(db, "owners", claims, now));
   }
 
   release(key: OwnershipKey): Promise<OwnershipRow | undefined> {

@@ -19,6 +19,9 @@ import { appendPostgresHistory, readPostgresHistory } from "./postgres-history.j
 import { migratePostgres } from "./postgres-schema.js";
 import { giveBackAdvisoryLock, takeAdvisoryLock } from "./postgres-lock.js";
 import { readPayloadsIn, readSnapshotIn } from "./postgres-read.js";
+import type { OwnershipRow } from "../ownership/ownership.js";
+import type { ClaimedRecord } from "../state.js";
+import { claimingWriteIn, writeGroupIn } from "./postgres-write.js";
 import { openSharedPool, pgModule } from "./shared-pool.js";
 import type { HeldConnection, PoolSettings, SharedPool } from "./shared-pool.js";
 
@@ -228,7 +231,7 @@ export class PostgresStateBackend implements StateBackend {
     if (group === undefined) {
       const fresh: ResourceRecord[] = [];
       this.groupDone = this.locked(
-        async (c) => this.writeGroup(c, fresh),
+        async (c) => writeGroupIn(c, this.s, fresh),
         () => {
           // from here on, new writes form the next group
           if (this.group === fresh) this.group = undefined;
@@ -240,20 +243,12 @@ export class PostgresStateBackend implements StateBackend {
     return this.groupDone;
   }
 
-  private async writeGroup(c: pg.PoolClient, group: readonly ResourceRecord[]): Promise<void> {
-    const last = Number(
-      (await c.query<{ serial: string }>(`UPDATE ${this.s}.meta SET serial = serial + $1 WHERE id = 1 RETURNING serial`, [group.length])).rows[0]!.serial,
-    );
-    // one row per resource (the latest of the group), with the serial of that write
-    const latest = new Map<string, { record: ResourceRecord; serial: number }>();
-    group.forEach((record, i) => latest.set(record.id, { record, serial: last - group.length + 1 + i }));
-    const rows = [...latest.values()];
-    await c.query(
-      `INSERT INTO ${this.s}.resources (id, kind, record, serial, updated_at)
-       SELECT id, kind, record, serial, now() FROM unnest($1::text[], $2::text[], $3::jsonb[], $4::bigint[]) AS t(id, kind, record, serial)
-       ON CONFLICT (id) DO UPDATE SET kind = EXCLUDED.kind, record = EXCLUDED.record, serial = EXCLUDED.serial, updated_at = now()`,
-      [rows.map((r) => r.record.id), rows.map((r) => r.record.kind), rows.map((r) => JSON.stringify(r.record)), rows.map((r) => r.serial)],
-    );
+  /** The claims and the records they win, in one transaction on the lock's connection: the registry's table is in this database. */
+  writeClaiming(entries: readonly ClaimedRecord[], now: string): Promise<OwnershipRow[]> {
+    let rows: OwnershipRow[] = [];
+    return this.locked(async (c) => {
+      rows = await claimingWriteIn(c, this.s, entries, now);
+    }).then(() => rows);
   }
 
   remove(id: string): Promise<void> {

@@ -32,6 +32,10 @@ import { migrateSqlite } from "./sqlite-schema.js";
 import type { ResourceRecord, StateBackend, StateLock, StateSnapshot, StateVersion } from "../state.js";
 import { checkStateFormat, emptySnapshot, movedSince, recordProblem, stateFormatVersion } from "../state.js";
 import { busyError, stateIoError } from "../state-io.js";
+import type { OwnershipRow } from "../ownership/ownership.js";
+import type { ClaimedRecord } from "../state.js";
+import { claimingOp, writeOp } from "./sqlite-claims.js";
+import type { Op } from "./sqlite-claims.js";
 
 export interface SqliteBackendOptions {
   /** A lock not refreshed for this long is taken over (default 60 s). */
@@ -41,8 +45,6 @@ export interface SqliteBackendOptions {
   /** How long a statement waits for another process's write transaction (default 5 s). */
   readonly busyTimeoutMs?: number;
 }
-
-type Op = (db: Database.Database) => void;
 
 type Meta = { format_version: number; lineage: string; serial: number; hash_key: string | null };
 type Row = { readonly id: string; readonly head: string } & PayloadColumns;
@@ -260,14 +262,19 @@ export class SqliteStateBackend implements StateBackend {
   write(record: ResourceRecord): Promise<void> {
     const problem = recordProblem(record);
     if (problem !== undefined) return Promise.reject(new InternalError(`refusing to write an invalid record: ${problem}`));
-    const text = JSON.stringify(boundRecord(record));
-    return this.enqueue((db) => {
-      const { serial } = db.prepare("UPDATE meta SET serial = serial + 1 WHERE id = 1 RETURNING serial").get() as { serial: number };
-      db.prepare(
-        `INSERT INTO resources (id, kind, record, serial, updated_at) VALUES (?, ?, ?, ?, ?)
-         ON CONFLICT (id) DO UPDATE SET kind = excluded.kind, record = excluded.record, serial = excluded.serial, updated_at = excluded.updated_at`,
-      ).run(record.id, record.kind, text, serial, new Date().toISOString());
-    });
+    return this.enqueue(writeOp(record));
+  }
+
+  /** The claims and the records they win, in one transaction with the registry's file attached (sqlite-claims.ts). */
+  writeClaiming(entries: readonly ClaimedRecord[], now: string): Promise<OwnershipRow[]> {
+    if (this.held === undefined) return Promise.reject(new InternalError("state written without holding its lock"));
+    let claiming: ReturnType<typeof claimingOp>;
+    try {
+      claiming = this.guard("cannot attach the ownership registry", () => claimingOp(this.db!, this.file, entries, now));
+    } catch (err) {
+      return Promise.reject(err instanceof Error ? err : new Error(String(err)));
+    }
+    return this.enqueue(claiming.op).then(claiming.rows);
   }
 
   remove(id: string): Promise<void> {

@@ -6,6 +6,8 @@
  */
 import type { HistoryBound } from "../../config/history-section.js";
 import type { HistoryDraft, HistoryEntry, HistoryQuery } from "../history/history.js";
+import type { OwnershipRow } from "../ownership/ownership.js";
+import type { ClaimedRecord } from "../state.js";
 import type { ResourceRecord, StateBackend, StateLock, StateSnapshot, StateVersion } from "../state.js";
 
 export class DelegatingState implements StateBackend {
@@ -37,6 +39,10 @@ export class DelegatingState implements StateBackend {
 
   write(record: ResourceRecord): Promise<void> {
     return this.backend.write(record);
+  }
+
+  writeClaiming(entries: readonly ClaimedRecord[], now: string): Promise<OwnershipRow[]> {
+    return this.backend.writeClaiming(entries, now);
   }
 
   remove(id: string): Promise<void> {

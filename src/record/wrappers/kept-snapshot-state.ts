@@ -17,6 +17,8 @@
  * the secrets known when they were read: a secret registered since makes the next read a full one.
  */
 import { redactor } from "../../secrets/redaction.js";
+import type { OwnershipRow } from "../ownership/ownership.js";
+import type { ClaimedRecord } from "../state.js";
 import type { ResourceRecord, StateBackend, StateSnapshot } from "../state.js";
 import { DelegatingState } from "./delegating-state.js";
 
@@ -52,6 +54,11 @@ export class KeptSnapshotState extends DelegatingState {
     // the serial moves on: the kept snapshot would not be served again, and need not be held meanwhile
     this.kept = undefined;
     return this.backend.write(record);
+  }
+
+  override writeClaiming(entries: readonly ClaimedRecord[], now: string): Promise<OwnershipRow[]> {
+    this.kept = undefined;
+    return this.backend.writeClaiming(entries, now);
   }
 
   override remove(id: string): Promise<void> {

@@ -12,6 +12,8 @@ import { redactor, scrubDeep } from "../../secrets/redaction.js";
 import { mapLazyRecord, withReadPayloads } from "./lazy-record.js";
 import type { HistoryBound } from "../../config/history-section.js";
 import type { HistoryDraft, HistoryEntry, HistoryQuery } from "../history/history.js";
+import type { OwnershipRow } from "../ownership/ownership.js";
+import type { ClaimedRecord } from "../state.js";
 import type { ResourceRecord, StateBackend, StateLock, StateSnapshot, StateVersion } from "../state.js";
 import { movedSince } from "../state.js";
 
@@ -61,6 +63,13 @@ export class RedactingState implements StateBackend {
 
   write(record: ResourceRecord): Promise<void> {
     return this.backend.write(storable(record));
+  }
+
+  writeClaiming(entries: readonly ClaimedRecord[], now: string): Promise<OwnershipRow[]> {
+    return this.backend.writeClaiming(
+      entries.map((e) => ({ ...e, record: storable(e.record) })),
+      now,
+    );
   }
 
   remove(id: string): Promise<void> {

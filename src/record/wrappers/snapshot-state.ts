@@ -46,6 +46,10 @@ export class SnapshotState implements StateBackend {
     return this.refuse();
   }
 
+  writeClaiming(): Promise<never> {
+    return this.refuse();
+  }
+
   remove(): Promise<void> {
     return this.refuse();
   }
