@@ -4,7 +4,7 @@
  * (lstat, then a read of at most the bound), JSON's nesting counted on the text before it is
  * parsed (JSON.parse recurses: text/json-depth.ts, the scanner the sandbox's bodies go through too), YAML through the one reader with its depth and alias limits.
  */
-import { lstat, open, realpath } from "node:fs/promises";
+import { closeSync, lstatSync, openSync, readSync, realpathSync } from "node:fs";
 import path from "node:path";
 import PQueue from "p-queue";
 import { isInside, toPosix } from "../file-paths.js";
@@ -33,11 +33,11 @@ export class InputProblem extends Error {
   }
 }
 
-const realRoots = new Map<string, Promise<string>>();
+const realRoots = new Map<string, string>();
 /** A source root's real path, resolved once per root (every file of a dump is checked against it). */
-function realRoot(root: string): Promise<string> {
+function realRoot(root: string): string {
   let found = realRoots.get(root);
-  if (found === undefined) realRoots.set(root, (found = realpath(root)));
+  if (found === undefined) realRoots.set(root, (found = realpathSync.native(root)));
   return found;
 }
 
@@ -52,7 +52,7 @@ export async function inOrder<T, R>(items: readonly T[], work: (item: T) => Prom
  * The absolute path of `name` below `root`, refused when it is absolute, climbs out with `..`,
  * or resolves (through a symlink) outside the root's real path.
  */
-export async function insidePath(root: string, name: string): Promise<string> {
+export function insidePath(root: string, name: string): string {
   if (name === "" || path.isAbsolute(name) || path.win32.isAbsolute(name) || name.includes("\0")) {
     throw new InputProblem(`file name ${JSON.stringify(name)} is not a relative name inside the source`, "a dump names its files relative to its index");
   }
@@ -60,33 +60,42 @@ export async function insidePath(root: string, name: string): Promise<string> {
   if (!isInside(joined, root)) throw new InputProblem(`file name ${JSON.stringify(name)} leads outside the source`, "names with `..` are refused");
   let real: string;
   try {
-    real = await realpath(joined);
+    // synchronous, as the reads below: a dump's 10,000 files cost two thread-pool round trips each otherwise (~0.5 s)
+    real = realpathSync.native(joined);
   } catch {
     throw new InputProblem(`file ${JSON.stringify(toPosix(name))} does not exist`);
   }
-  if (!isInside(real, await realRoot(root)))
+  if (!isInside(real, realRoot(root)))
     throw new InputProblem(`file ${JSON.stringify(toPosix(name))} is a link to outside the source`, "copy the file into the dump");
   return real;
 }
 
-/** The file's text, refused past `limit` bytes (its size read first) or when it is not UTF-8. */
-export async function boundedText(file: string, limits: InputLimits): Promise<string> {
-  const stat = await lstat(file);
+/**
+ * The file's text, refused past `limit` bytes (its size read first) or when it is not UTF-8.
+ * Read synchronously: an import is a command with nothing else to serve, and 10,000 small files
+ * read through promises spent more in the thread pool's round trips than in reading.
+ */
+export function boundedText(file: string, limits: InputLimits): Promise<string> {
+  return Promise.resolve().then(() => boundedTextNow(file, limits));
+}
+
+function boundedTextNow(file: string, limits: InputLimits): string {
+  const stat = lstatSync(file);
   if (!stat.isFile()) throw new InputProblem("not a regular file");
   if (stat.size > limits.maxFileBytes) {
     throw new InputProblem(`file is ${stat.size} bytes, more than the ${limits.maxFileBytes} an import reads`, "split the source, or pass --max-file-bytes");
   }
-  const handle = await open(file, "r");
+  const fd = openSync(file, "r");
   try {
     const buffer = Buffer.alloc(Math.min(stat.size, limits.maxFileBytes) + 1);
-    const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
+    const bytesRead = readSync(fd, buffer, 0, buffer.length, 0);
     if (bytesRead > limits.maxFileBytes) throw new InputProblem(`file grew past the ${limits.maxFileBytes} bytes an import reads`);
     return new TextDecoder("utf-8", { fatal: true }).decode(buffer.subarray(0, bytesRead));
   } catch (err) {
     if (err instanceof TypeError) throw new InputProblem("file is not UTF-8 text");
     throw err;
   } finally {
-    await handle.close();
+    closeSync(fd);
   }
 }
 
@@ -116,7 +125,7 @@ export function parseYamlDocuments(text: string, file: string, limits: InputLimi
 
 /** A source file read and parsed: JSON, or YAML when the name says so (or it does not start like JSON). */
 export async function readSourceFile(root: string, name: string, limits: InputLimits): Promise<{ value: unknown; index: number; line: number }[]> {
-  const file = await insidePath(root, name);
+  const file = insidePath(root, name);
   const text = await boundedText(file, limits);
   return parseYamlDocuments(text, name, limits);
 }
