@@ -9,27 +9,16 @@
  */
 import path from "node:path";
 import Database from "better-sqlite3";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { SandboxHandle } from "../../src/sandbox/sandbox.js";
+import { describe, expect, it } from "vitest";
 import { runCli } from "../helpers/cli.js";
-import { dropTestSchemas, pgUrl, sql, testSchema } from "../helpers/postgres.js";
+import { pgUrl, sql, testSchema } from "../helpers/postgres.js";
 import { orgKey } from "../helpers/resources.js";
-import { testCredentials, testSandbox } from "../helpers/sandbox.js";
-import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
-import { orgKeysOf, teamConfig, writeTeam } from "./teams-helpers.js";
+import { testCredentials } from "../helpers/sandbox.js";
+import { tempRepo } from "../helpers/temp-repo.js";
+import { orgKeysOf, sharedTeamGateway, teamConfig, writeTeam } from "./teams-helpers.js";
 
-let sandbox: SandboxHandle;
+const gateway = sharedTeamGateway();
 const env = { GW_KEY: testCredentials.gatewayKey, PG_URL: pgUrl, GATESYNC_LOG_LEVEL: "error" };
-
-beforeAll(async () => {
-  sandbox = await testSandbox();
-});
-afterAll(async () => {
-  await sql("DELETE FROM gatesync_ownership.owners WHERE url = $1", [sandbox.urls.gateway.replace(/\/$/, "")]).catch(() => undefined);
-  await sandbox.stop();
-  await dropTestSchemas();
-  await removeTempRepos();
-});
 
 const apply = (config: string): ReturnType<typeof runCli> => runCli(["apply", "-c", config, "--auto-approve", "--allow-empty-state"], env);
 
@@ -58,7 +47,7 @@ const schema = testSchema();
 const backends: Backend[] = [
   {
     name: "SQLite (the registry attached to the state)",
-    config: (team) => teamConfig(team, sandbox, { owner: team }),
+    config: (team) => teamConfig(team, gateway.sandbox, { owner: team }),
     inject: (root, id) => {
       const db = new Database(path.join(root, "states", "atomic-sqlite.db"));
       try {
@@ -73,7 +62,7 @@ const backends: Backend[] = [
   },
   {
     name: "PostgreSQL (the state's connection)",
-    config: (team) => teamConfig(team, sandbox, { owner: team, schema }),
+    config: (team) => teamConfig(team, gateway.sandbox, { owner: team, schema }),
     inject: async (_root, id) => {
       await sql(`DROP TRIGGER IF EXISTS inject ON ${schema}.resources`);
       if (id === undefined) return;
@@ -102,12 +91,12 @@ describe.each(backends)("a claim and its record on $name", (backend) => {
     // the claim went with its record: neither is there, and nothing was sent
     expect(await claimed(config, team)).toEqual([`org-key:${team}-seed ${team}`]);
     expect(await recordIds(config)).toEqual([`OrgKey/${team}-seed`]);
-    expect(orgKeysOf(sandbox).get(keyId)).toBeUndefined();
+    expect(orgKeysOf(gateway.sandbox).get(keyId)).toBeUndefined();
 
     await backend.inject(root, undefined);
     expect((await apply(config)).code).toBe(0);
     expect(await claimed(config, team)).toEqual([`org-key:${keyId} ${team}`, `org-key:${team}-seed ${team}`]);
     expect(await recordIds(config)).toEqual([`OrgKey/${keyId}`, `OrgKey/${team}-seed`]);
-    expect(orgKeysOf(sandbox).get(keyId)?.writes).toBe(1);
+    expect(orgKeysOf(gateway.sandbox).get(keyId)?.writes).toBe(1);
   });
 });

@@ -9,33 +9,22 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { Writable } from "node:stream";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/config.js";
 import { startDaemon } from "../../src/daemon/daemon.js";
 import type { Daemon } from "../../src/daemon/daemon.js";
 import { createLogger } from "../../src/logger.js";
-import type { SandboxHandle } from "../../src/sandbox/sandbox.js";
 import { runCli } from "../helpers/cli.js";
 import { eventually } from "../helpers/eventually.js";
 import { gitRemote, pushFiles } from "../helpers/git-remote.js";
-import { dropTestSchemas, pgUrl, sql, testSchema } from "../helpers/postgres.js";
+import { pgUrl, testSchema } from "../helpers/postgres.js";
 import { orgKey } from "../helpers/resources.js";
-import { call, testCredentials, testSandbox } from "../helpers/sandbox.js";
-import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
-import { orgKeysOf } from "./teams-helpers.js";
+import { call, testCredentials } from "../helpers/sandbox.js";
+import { tempRepo } from "../helpers/temp-repo.js";
+import { orgKeysOf, sharedTeamGateway } from "./teams-helpers.js";
 
 const syncToken = "teams-daemon-sync-token";
-let sandbox: SandboxHandle;
-
-beforeAll(async () => {
-  sandbox = await testSandbox();
-});
-afterAll(async () => {
-  await sql("DELETE FROM gatesync_ownership.owners WHERE url = $1", [sandbox.urls.gateway.replace(/\/$/, "")]).catch(() => undefined);
-  await sandbox.stop();
-  await dropTestSchemas();
-  await removeTempRepos();
-});
+const gateway = sharedTeamGateway();
 
 interface Team {
   readonly name: string;
@@ -63,7 +52,7 @@ kind: GatesyncConfig
 source: { git: { url: ${JSON.stringify(first.origin)}, branch: main, subdirectory: config, cacheDir: ./cache } }
 state: { backend: postgres, urlEnv: PG_URL, schema: ${testSchema()} }
 targets:
-  gateway: { url: ${sandbox.urls.gateway}, credentialEnv: GW_KEY }
+  gateway: { url: ${gateway.sandbox.urls.gateway}, credentialEnv: GW_KEY }
 environments:
 ${entries.join("\n")}
 schedule: { interval: 1h }
@@ -104,7 +93,7 @@ async function syncTo(d: Daemon, runs: Record<string, string>): Promise<void> {
 }
 
 const refusal = (id: string, key: string, owner: string): string =>
-  `OWNED_ELSEWHERE: ${id} (org-key:${key} on gateway ${sandbox.urls.gateway.replace(/\/$/, "")}) is owned by team ${owner} (environment ${owner}-prod)`;
+  `OWNED_ELSEWHERE: ${id} (org-key:${key} on gateway ${gateway.sandbox.urls.gateway.replace(/\/$/, "")}) is owned by team ${owner} (environment ${owner}-prod)`;
 
 describe("one daemon serving two teams' repositories", () => {
   it("refuses billing's write of payments' key in billing's run; each commit runs only its team's environment", async () => {
@@ -113,14 +102,14 @@ describe("one daemon serving two teams' repositories", () => {
     const { daemon, logs } = await daemonOf(operatorFile([entry(payments, testSchema()), entry(billing, testSchema(), "deactivate")], payments));
     try {
       await daemon.firstRun;
-      expect(orgKeysOf(sandbox).get("acme-d1")?.session.rate).toBe(100);
+      expect(orgKeysOf(gateway.sandbox).get("acme-d1")?.session.rate).toBe(100);
       const paymentsRun = daemon.environments.get("payments-prod")!.lastRun!;
       const commit = await billing.push({ "config/acme.yaml": orgKey({ name: "acme", keyId: "acme-d1", rate: 999, per: 60 }) }, "billing takes acme");
       await syncTo(daemon, { "billing-prod": commit });
       const run = daemon.environments.get("billing-prod")!.lastRun!;
       expect(run.summary?.blocked).toEqual(["OrgKey/acme"]);
       expect(logs.join("")).toContain(refusal("OrgKey/acme", "acme-d1", "payments"));
-      const keys = orgKeysOf(sandbox);
+      const keys = orgKeysOf(gateway.sandbox);
       expect(keys.get("acme-d1")?.session.rate).toBe(100);
       expect(keys.get("acme-d1")?.writes).toBe(1);
       expect(keys.get("billing-d1")?.session.rate).toBe(5);
@@ -151,8 +140,8 @@ describe("each team's own daemon", () => {
       expect(first.summary?.blocked).toEqual(["OrgKey/acme"]);
       expect(b.logs.join("")).toContain(refusal("OrgKey/acme", "acme-d2", "payments"));
       expect(first.ignoredSettings?.map((d) => d.path)).toEqual(expect.arrayContaining(["owner", "environments.billing-prod.owner"]));
-      expect(orgKeysOf(sandbox).get("acme-d2")?.session.rate).toBe(100);
-      expect(orgKeysOf(sandbox).get("shared-d2")?.writes).toBe(1);
+      expect(orgKeysOf(gateway.sandbox).get("acme-d2")?.session.rate).toBe(100);
+      expect(orgKeysOf(gateway.sandbox).get("shared-d2")?.writes).toBe(1);
       // the operator hands billing's key to payments; billing then drops it, under orphans: deactivate
       const bFile = path.join(await tempRepo({ "gatesync.yaml": bText }), "gatesync.yaml");
       const moved = await runCli(
@@ -187,11 +176,11 @@ describe("each team's own daemon", () => {
       // the one orphan is not withheld by the guard: it is refused for its owner
       expect(b.daemon.environments.get("billing-prod")!.lastRun?.plan).toMatchObject({ orphan: 1, deactivate: 0, blocked: 0 });
       for (const id of ["acme-d2", "shared-d2"]) {
-        const key = orgKeysOf(sandbox).get(id);
+        const key = orgKeysOf(gateway.sandbox).get(id);
         expect(key?.session.is_inactive).not.toBe(true);
         expect(key?.writes).toBe(1);
       }
-      expect(orgKeysOf(sandbox).get("billing-d2")?.writes).toBe(1);
+      expect(orgKeysOf(gateway.sandbox).get("billing-d2")?.writes).toBe(1);
     } finally {
       await b.daemon.stop();
       await a.daemon.stop();

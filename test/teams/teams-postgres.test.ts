@@ -6,27 +6,16 @@
  */
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { SandboxHandle } from "../../src/sandbox/sandbox.js";
+import { describe, expect, it } from "vitest";
 import { runCli } from "../helpers/cli.js";
-import { dropTestSchemas, pgUrl, sql, testSchema } from "../helpers/postgres.js";
-import { testCredentials, testSandbox } from "../helpers/sandbox.js";
-import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
+import { pgUrl, sql, testSchema } from "../helpers/postgres.js";
+import { testCredentials } from "../helpers/sandbox.js";
+import { tempRepo } from "../helpers/temp-repo.js";
 import { orgKey } from "../helpers/resources.js";
-import { orgKeysOf, teamConfig, writeTeam } from "./teams-helpers.js";
+import { orgKeysOf, sharedTeamGateway, teamConfig, writeTeam } from "./teams-helpers.js";
 
-let sandbox: SandboxHandle;
+const gateway = sharedTeamGateway();
 const env = { GW_KEY: testCredentials.gatewayKey, PG_URL: pgUrl, GATESYNC_LOG_LEVEL: "error" };
-
-beforeAll(async () => {
-  sandbox = await testSandbox();
-});
-afterAll(async () => {
-  await sql("DELETE FROM gatesync_ownership.owners WHERE url = $1", [sandbox.urls.gateway.replace(/\/$/, "")]).catch(() => undefined);
-  await sandbox.stop();
-  await dropTestSchemas();
-  await removeTempRepos();
-});
 
 const apply = (config: string, ...more: string[]): ReturnType<typeof runCli> =>
   runCli(["apply", "-c", config, "--auto-approve", "--allow-empty-state", ...more], env);
@@ -49,7 +38,7 @@ async function applyAll(config: string, names: readonly string[], at = 5): Promi
 
 const rowsOf = (object: string): Promise<Row[]> =>
   sql<Row>("SELECT object, owner, environment FROM gatesync_ownership.owners WHERE url = $1 AND object = $2", [
-    sandbox.urls.gateway.replace(/\/$/, ""),
+    gateway.sandbox.urls.gateway.replace(/\/$/, ""),
     object,
   ]);
 
@@ -62,7 +51,7 @@ describe("ownership on PostgreSQL", () => {
     const schemas = names.map((n) => `${schema}_${n}`);
     const environments = names.map((n, i) => `  ${n}:\n    values: { rate: ${100 + i} }`).join("\n");
     const config = path.join(dir, "gatesync.yaml");
-    await writeFile(config, teamConfig("x", sandbox, { schema, extra: `environments:\n${environments}` }));
+    await writeFile(config, teamConfig("x", gateway.sandbox, { schema, extra: `environments:\n${environments}` }));
     try {
       const runs = await applyAll(config, names);
       const refused = runs.filter((r) => (r.stdout + r.stderr).includes("OWNED_ELSEWHERE: OrgKey/acme (org-key:acme-40 on gateway"));
@@ -71,7 +60,7 @@ describe("ownership on PostgreSQL", () => {
       expect(rows).toHaveLength(1);
       const owner = rows[0]!;
       expect(owner.owner).toBe(owner.environment);
-      const key = orgKeysOf(sandbox).get("acme-40");
+      const key = orgKeysOf(gateway.sandbox).get("acme-40");
       expect(key?.writes).toBe(1);
       expect(key?.session.rate).toBe(100 + Number(owner.environment.slice(1)));
       // every refusal names the one owner
@@ -79,7 +68,7 @@ describe("ownership on PostgreSQL", () => {
       // scheduled again, the same: nobody re-asserts over the owner
       const again = await applyAll(config, names);
       expect(again.filter((r) => (r.stdout + r.stderr).includes("OWNED_ELSEWHERE"))).toHaveLength(39);
-      expect(orgKeysOf(sandbox).get("acme-40")?.writes).toBe(1);
+      expect(orgKeysOf(gateway.sandbox).get("acme-40")?.writes).toBe(1);
     } finally {
       for (const s of schemas) await sql(`DROP SCHEMA IF EXISTS ${s} CASCADE`);
     }
@@ -88,15 +77,15 @@ describe("ownership on PostgreSQL", () => {
   it("two teams creating one new object at once: one object, one owner, the loser refused before any call", async () => {
     const dir = await tempRepo();
     const files = (rate: number): Record<string, string> => ({ "new.yaml": orgKey({ name: "fresh", keyId: "fresh-race", rate, per: 60 }) });
-    const a = await writeTeam(dir, "a", teamConfig("a", sandbox, { owner: "team-a", schema: testSchema() }), files(1));
-    const b = await writeTeam(dir, "b", teamConfig("b", sandbox, { owner: "team-b", schema: testSchema() }), files(2));
+    const a = await writeTeam(dir, "a", teamConfig("a", gateway.sandbox, { owner: "team-a", schema: testSchema() }), files(1));
+    const b = await writeTeam(dir, "b", teamConfig("b", gateway.sandbox, { owner: "team-b", schema: testSchema() }), files(2));
     const [ra, rb] = await Promise.all([apply(a), apply(b)]);
     const rows = await rowsOf("org-key:fresh-race");
     expect(rows).toHaveLength(1);
     const winner = rows[0]!.owner;
     const loser = winner === "team-a" ? rb : ra;
     expect(loser.stdout + loser.stderr).toContain(`is owned by team ${winner}`);
-    const key = orgKeysOf(sandbox).get("fresh-race");
+    const key = orgKeysOf(gateway.sandbox).get("fresh-race");
     expect(key?.writes).toBe(1);
     expect(key?.session.rate).toBe(winner === "team-a" ? 1 : 2);
   }, 60_000);
