@@ -89,7 +89,8 @@ export async function claimOwnership(input: PlanRunInput, run: PlanRun, state: S
   );
   const resources = firsts.length === 0 ? run.state.resources : new Map([...run.state.resources, ...firsts.map((r) => [r.id, r] as const)]);
   const same = changes.every((c, i) => c === run.plan.changes[i]);
-  return { ...run, ...(same ? {} : { plan: withChanges(run.plan, changes) }), state: { ...run.state, resources } };
+  const claimed = rows.filter((row) => !isElsewhere(row, view.claimant));
+  return { ...run, ...(same ? {} : { plan: withChanges(run.plan, changes) }), state: { ...run.state, resources }, claimed };
 }
 
 /** The claims and their records, one transaction; a new state gets its lineage (and hash key) first, as before any record. */

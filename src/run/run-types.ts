@@ -11,7 +11,7 @@ import type { Invocation } from "../printed-commands.js";
 import type { Dispatcher } from "undici";
 import type { Logger } from "../logger.js";
 import type { StateVersion } from "../record/state.js";
-import type { OwnershipRegistry } from "../record/ownership/ownership.js";
+import type { OwnershipRegistry, OwnershipRow } from "../record/ownership/ownership.js";
 import type { ApplyDeps, ApplySummary, Progress } from "../apply/types.js";
 
 export interface PlanRun {
@@ -24,6 +24,8 @@ export interface PlanRun {
   readonly warnings: number;
   /** The governance rules' findings (none of them errors: an error stops the plan). */
   readonly ruleFindings: readonly Diagnostic[];
+  /** The ownership registry's rows this run's apply claimed (ownership-stages.ts): the daemon's skip counts them as read. */
+  readonly claimed?: readonly OwnershipRow[];
 }
 
 export interface PlanRunInput {

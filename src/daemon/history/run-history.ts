@@ -170,7 +170,9 @@ export class RunHistory {
 
   /** A standby's copy, read again when older than `maxAgeMs` (default `freshMs`: before a page or /status is drawn). */
   async fresh(maxAgeMs = this.opts.freshMs ?? 2_000): Promise<void> {
-    if (!this.opts.follows() || performance.now() < this.followedUntil) return;
+    if (!this.opts.follows()) return;
+    // a heads read stands for a page's or /status's read; a gate's (maxAgeMs 0: promotion) reads the rows themselves
+    if (maxAgeMs > 0 && performance.now() < this.followedUntil) return;
     if (performance.now() - this.readAt > maxAgeMs) await this.load();
   }
 
@@ -209,7 +211,7 @@ export class RunHistory {
   runFinished(report: RunReport, plan: Plan | undefined): void {
     if (report.result === "standby") {
       // read again unless a heads read (standby-heads.ts) said it stands
-      void this.fresh(0);
+      if (this.opts.follows() && performance.now() >= this.followedUntil) void this.load();
       return;
     }
     const changes = (plan?.changes ?? []).filter((c) => c.action !== "no-op").map((c) => ({ id: c.id, action: c.action }));

@@ -37,13 +37,17 @@ export function ownershipDigest(rows: readonly OwnershipRow[], watched: WatchedO
   return createHash("sha256").update(lines.sort().join("\n")).digest("hex");
 }
 
-/** What a good run leaves in its basis: the digest of the rows read before it, of the owners its plan watches (none without rows). */
+/**
+ * What a good run leaves in its basis: the digest of the rows read before it and of those its
+ * own apply claimed (else the next tick would plan again for its own claims), of the owners its
+ * plan watches (none without rows).
+ */
 export function ownershipBasis(
   rows: readonly OwnershipRow[] | undefined,
   config: GatesyncConfig,
-  plan: Plan,
+  run: { readonly plan: Plan; readonly claimed?: readonly OwnershipRow[] },
 ): { readonly ownership?: string; readonly watched?: WatchedOwners } {
   if (rows === undefined) return {};
-  const watched = watchedOwners(config, plan);
-  return { ownership: ownershipDigest(rows, watched), watched };
+  const watched = watchedOwners(config, run.plan);
+  return { ownership: ownershipDigest([...rows, ...(run.claimed ?? [])], watched), watched };
 }

@@ -283,7 +283,7 @@ export class Reconciler {
     this.lastInvalid = undefined;
     const ok = applySucceeded(summary);
     if (ok) {
-      const basis = { configHash: this.configHash, teamHash: how.teamHash, state: result.stateAfter, ...ownershipBasis(rows, how.config, result.plan) };
+      const basis = { configHash: this.configHash, teamHash: how.teamHash, state: result.stateAfter, ...ownershipBasis(rows, how.config, result.run) };
       this.lastGood = { ...where, ...basis, at: new Date().toISOString() };
       this.opts.metrics.setCommitsBehind(0);
       this.opts.metrics.setCommit(snapshot.commit ?? snapshot.revision);

@@ -22,7 +22,6 @@ import { resourcesPerRef } from "../../common/resources.js";
 import { inRepository, repositoryPrefix, workTreeOf } from "../../../source/repository-path.js";
 import { commandSettings, forMergeRequest } from "../../common/command-settings.js";
 import { anyInside, onlyFilesOf, onlyFindingsOf } from "./only-files.js";
-import { ownershipFindings, ownershipSources } from "./ownership-findings.js";
 import type { OwnershipSources } from "./ownership-findings.js";
 
 /**
@@ -121,7 +120,8 @@ export async function validateAction(
   try {
     // the operator settings of a repository's own gatesync.yaml are said by the daemon that ignores them, where their value differs
     // the ownership registry: the daemon's with its address, else the one beside the config's state
-    const owners = config === undefined ? undefined : await ownershipSources(config, io.env, opts);
+    // loaded only with a config to check as (a directory alone has no owner): it reaches the state backends and the daemon's client
+    const owners = config === undefined ? undefined : await (await import("./ownership-findings.js")).ownershipSources(config, io.env, opts);
     const how = { fromSource: dir === undefined, mergeRequest: forMergeRequest(io.env), ...(owners === undefined ? {} : { owners: owners.of }) };
     const result = await validateEnvironments(filesOf, config, opts.env, io.env, how);
     const only = opts.only === undefined ? undefined : onlyFilesOf(opts.only);
@@ -163,7 +163,11 @@ export async function validateEnvironments(
     const validated = await validateDirectory(root, settings.config, env, undefined, boundary);
     const owners = how.owners?.(e.name, settings.config);
     const owned =
-      owners === undefined ? [] : await ownershipFindings(validated.resources, owners, env, { root, ...(boundary === undefined ? {} : { boundary }) });
+      owners === undefined
+        ? []
+        : await (
+            await import("./ownership-findings.js")
+          ).ownershipFindings(validated.resources, owners, env, { root, ...(boundary === undefined ? {} : { boundary }) });
     const result = { ...validated, diagnostics: [...settings.notes, ...validated.diagnostics, ...owned] };
     first ??= result;
     for (const d of result.diagnostics) {
