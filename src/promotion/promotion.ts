@@ -66,7 +66,7 @@ export interface PromotionUnit {
   readonly config: GatesyncConfig;
   readonly state: StateBackend;
   /** Its runs, newest first (the daemon's run history), read fresh from the shared state. */
-  readonly history: { fresh(maxAgeMs: number): Promise<void>; entries(): readonly RunRow[] };
+  readonly history: { reread(): Promise<void>; entries(): readonly RunRow[] };
   /** Its loop: the config in force (a reload replaces it), and a run asked for. */
   readonly reconciler: { readonly configInForce: { readonly config: GatesyncConfig }; trigger(reason: string): void };
   readonly notifier: Notifier | undefined;
@@ -113,7 +113,7 @@ export interface PromotionHold {
 export async function sourceViewOf(unit: PromotionUnit): Promise<SourceView> {
   // the runs as the shared state holds them now: a standby's copy may be 2 s old, and a gate read
   // from it would answer otherwise than the source's leader (a fleet's replicas refuse alike)
-  await unit.history.fresh(0);
+  await unit.history.reread();
   const rows = (await readVerifications(unit.state, verificationRows)).map(verificationFactOf);
   const verified = standingOf(rows).map((v) => ({ revision: v.revision, at: v.at }));
   const withdrawn = withdrawalsOf(rows).map((v) => ({ revision: v.revision, at: v.at, reason: v.withdrawn ?? "" }));

@@ -47,7 +47,7 @@ function unitOf(name: string, state: StateBackend, settings: Partial<GatesyncCon
     name,
     config,
     state,
-    history: { fresh: () => Promise.resolve(), entries: () => [] },
+    history: { reread: () => Promise.resolve(), entries: () => [] },
     reconciler: { configInForce: { config }, trigger: () => undefined },
     notifier: undefined,
   };

@@ -96,7 +96,7 @@ function unitOf(name: string, history: MemoryHistory, settings: { mode: string; 
     config: config(),
     state: history as unknown as PromotionUnit["state"],
     history: {
-      fresh: () => Promise.resolve(),
+      reread: () => Promise.resolve(),
       entries: () => [] as RunLine[],
     },
     reconciler: {
@@ -119,7 +119,7 @@ function world(): World & { pendingTimerRuns: string[] } {
   let cachedRuns: RunLine[] = [];
   units.set("staging", {
     ...stagingUnit,
-    history: { fresh: async () => void (cachedRuns = await runs()), entries: () => cachedRuns },
+    history: { reread: async () => void (cachedRuns = await runs()), entries: () => cachedRuns },
   });
   units.set("production", unitOf("production", production.history, production.settings, { promotedFrom: "staging" }));
   // the decisions alone: every candidate passes the selection gate (test/daemon/promotion-gate.e2e.test.ts proves the gate)

@@ -15,7 +15,8 @@ import { pgUrl, sql, testSchema } from "../helpers/postgres.js";
 import { orgKey } from "../helpers/resources.js";
 import { testCredentials } from "../helpers/sandbox.js";
 import { tempRepo } from "../helpers/temp-repo.js";
-import { orgKeysOf, sharedTeamGateway, teamConfig, writeTeam } from "./teams-helpers.js";
+import { orgKeysOf, teamConfig, writeTeam } from "./teams-helpers.js";
+import { sharedTeamGateway } from "./team-gateway.js";
 
 const gateway = sharedTeamGateway();
 const env = { GW_KEY: testCredentials.gatewayKey, PG_URL: pgUrl, GATESYNC_LOG_LEVEL: "error" };

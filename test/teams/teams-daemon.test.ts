@@ -21,7 +21,8 @@ import { pgUrl, testSchema } from "../helpers/postgres.js";
 import { orgKey } from "../helpers/resources.js";
 import { call, testCredentials } from "../helpers/sandbox.js";
 import { tempRepo } from "../helpers/temp-repo.js";
-import { orgKeysOf, sharedTeamGateway } from "./teams-helpers.js";
+import { orgKeysOf } from "./teams-helpers.js";
+import { sharedTeamGateway } from "./team-gateway.js";
 
 const syncToken = "teams-daemon-sync-token";
 const gateway = sharedTeamGateway();

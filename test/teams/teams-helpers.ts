@@ -5,11 +5,7 @@
  */
 import { mkdir, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { afterAll, beforeAll } from "vitest";
 import type { SandboxHandle } from "../../src/sandbox/sandbox.js";
-import { dropTestSchemas, sql } from "../helpers/postgres.js";
-import { testSandbox } from "../helpers/sandbox.js";
-import { removeTempRepos } from "../helpers/temp-repo.js";
 
 export interface TeamOptions {
   readonly owner?: string;
@@ -57,22 +53,4 @@ export function orgKeysOf(sandbox: SandboxHandle): Map<string, SandboxOrgKey> {
 /** How many calls the sandbox answered, all interfaces. */
 export function callsOf(sandbox: SandboxHandle): number {
   return Object.values(sandbox.inspect.calls().counts).reduce((sum, c) => sum + c.total, 0);
-}
-
-/**
- * One sandbox gateway for a test file's teams: started before its tests; after them its rows of
- * the PostgreSQL ownership registry, the test schemas and the temporary repositories go.
- */
-export function sharedTeamGateway(): { readonly sandbox: SandboxHandle } {
-  const held = {} as { sandbox: SandboxHandle };
-  beforeAll(async () => {
-    held.sandbox = await testSandbox();
-  });
-  afterAll(async () => {
-    await sql("DELETE FROM gatesync_ownership.owners WHERE url = $1", [held.sandbox.urls.gateway.replace(/\/$/, "")]).catch(() => undefined);
-    await held.sandbox.stop();
-    await dropTestSchemas();
-    await removeTempRepos();
-  });
-  return held;
 }

@@ -170,10 +170,13 @@ export class RunHistory {
 
   /** A standby's copy, read again when older than `maxAgeMs` (default `freshMs`: before a page or /status is drawn). */
   async fresh(maxAgeMs = this.opts.freshMs ?? 2_000): Promise<void> {
-    if (!this.opts.follows()) return;
-    // a heads read stands for a page's or /status's read; a gate's (maxAgeMs 0: promotion) reads the rows themselves
-    if (maxAgeMs > 0 && performance.now() < this.followedUntil) return;
+    if (!this.opts.follows() || performance.now() < this.followedUntil) return;
     if (performance.now() - this.readAt > maxAgeMs) await this.load();
+  }
+
+  /** A standby's copy read again now, whatever a heads read said: what a gate decides on (promotion reads the rows as they are). */
+  async reread(): Promise<void> {
+    if (this.opts.follows()) await this.load();
   }
 
   /**
