@@ -6,7 +6,6 @@
  */
 import { closeSync, lstatSync, openSync, readSync, realpathSync } from "node:fs";
 import path from "node:path";
-import PQueue from "p-queue";
 import { isInside, toPosix } from "../file-paths.js";
 import { parseYaml } from "../load/yaml-reader.js";
 import { defaultReadLimits } from "../load/parsed-yaml.js";
@@ -41,13 +40,6 @@ function realRoot(root: string): string {
   return found;
 }
 
-/** `work` over `items` with at most `concurrency` at once (p-queue), the results in the items' order: the files of a source are read together, not one after the other. */
-export async function inOrder<T, R>(items: readonly T[], work: (item: T) => Promise<R>, concurrency = 16): Promise<R[]> {
-  const queue = new PQueue({ concurrency });
-  // eslint-disable-next-line no-restricted-syntax -- bounded by the queue: at most `concurrency` reads or writes of local files at once
-  return Promise.all(items.map((item) => queue.add<R>(() => work(item))));
-}
-
 /**
  * The absolute path of `name` below `root`, refused when it is absolute, climbs out with `..`,
  * or resolves (through a symlink) outside the root's real path.
@@ -75,11 +67,7 @@ export function insidePath(root: string, name: string): string {
  * Read synchronously: an import is a command with nothing else to serve, and 10,000 small files
  * read through promises spent more in the thread pool's round trips than in reading.
  */
-export function boundedText(file: string, limits: InputLimits): Promise<string> {
-  return Promise.resolve().then(() => boundedTextNow(file, limits));
-}
-
-function boundedTextNow(file: string, limits: InputLimits): string {
+export function boundedText(file: string, limits: InputLimits): string {
   const stat = lstatSync(file);
   if (!stat.isFile()) throw new InputProblem("not a regular file");
   if (stat.size > limits.maxFileBytes) {
@@ -124,8 +112,8 @@ export function parseYamlDocuments(text: string, file: string, limits: InputLimi
 }
 
 /** A source file read and parsed: JSON, or YAML when the name says so (or it does not start like JSON). */
-export async function readSourceFile(root: string, name: string, limits: InputLimits): Promise<{ value: unknown; index: number; line: number }[]> {
+export function readSourceFile(root: string, name: string, limits: InputLimits): { value: unknown; index: number; line: number }[] {
   const file = insidePath(root, name);
-  const text = await boundedText(file, limits);
+  const text = boundedText(file, limits);
   return parseYamlDocuments(text, name, limits);
 }

@@ -67,7 +67,7 @@ export async function declaredResources(repository: string, limits: InputLimits)
     .slice(0, limits.maxFiles);
   const raw: { kind: KindName; name: string; file: string; spec: Record<string, unknown>; annotations: Record<string, unknown> }[] = [];
   for (const file of files) {
-    const docs = parseYamlDocuments(await boundedText(path.join(repository, file), limits), file, limits);
+    const docs = parseYamlDocuments(boundedText(path.join(repository, file), limits), file, limits);
     for (const d of docs) {
       const v = d.value;
       if (!isRecord(v) || typeof v.kind !== "string" || !isRecord(v.metadata) || typeof v.metadata.name !== "string") continue;

@@ -50,7 +50,7 @@ export interface ImportOptions {
   readonly env?: Readonly<Record<string, string | undefined>>;
 }
 
-type Reader = (given: string) => Promise<SourceRead>;
+type Reader = (given: string) => SourceRead | Promise<SourceRead>;
 
 /** One source read, its origins named as the user gave the source; a source that cannot be read at all, one error. */
 async function readOne(given: string, source: string, isDir: boolean, read: Reader): Promise<SourceRead> {

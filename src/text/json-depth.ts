@@ -44,3 +44,17 @@ export function jsonTooDeep(text: string, cap: number): boolean {
   const start = text.search(/\S/);
   return start >= 0 && scanJsonValue(text, start, cap).tooDeep;
 }
+
+/**
+ * A server's JSON answer parsed, or undefined when it is not JSON or nests deeper than `cap`:
+ * JSON.parse itself takes a million levels, but the first JSON.stringify or recursive walk of
+ * its value exhausts the stack, so an answer of a known shallow shape is refused first.
+ */
+export function parseJsonWithin(text: string, cap: number): unknown {
+  if (jsonTooDeep(text, cap)) return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}

@@ -11,10 +11,10 @@ import { errorEntry } from "../model.js";
 
 const source = "dashboard-export";
 
-export async function readDashboardExport(root: string, file: string, limits: InputLimits): Promise<SourceRead> {
+export function readDashboardExport(root: string, file: string, limits: InputLimits): SourceRead {
   const origin = { file };
   try {
-    const docs = await readSourceFile(root, file, limits);
+    const docs = readSourceFile(root, file, limits);
     const document = neutralDocument(docs[0]?.value);
     if (document === undefined) return { resources: [], entries: [errorEntry(origin, source, "not an OpenAPI document (no `openapi` member)")] };
     const apiId = documentApiId(document);

@@ -103,12 +103,12 @@ function otherManifest(m: Manifest): ReportEntry | undefined {
 }
 
 /** Every document of the manifest files, the ConfigMaps looked up across all of them. */
-export async function readOperatorManifests(root: string, files: readonly string[], limits: InputLimits): Promise<SourceRead> {
+export function readOperatorManifests(root: string, files: readonly string[], limits: InputLimits): SourceRead {
   const manifests: Manifest[] = [];
   const entries: ReportEntry[] = [];
   for (const file of files) {
     try {
-      for (const d of await readSourceFile(root, file, limits)) {
+      for (const d of readSourceFile(root, file, limits)) {
         if (isRecord(d.value)) manifests.push({ value: d.value, origin: { file, at: `document ${d.index + 1} (line ${d.line})` } });
         else entries.push(errorEntry({ file, at: `document ${d.index + 1}` }, source, "not a Kubernetes manifest (a mapping with kind)"));
       }

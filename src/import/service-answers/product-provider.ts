@@ -17,10 +17,10 @@ export const providerHint = `pass --product-provider ID (the portal's API provid
 export type ProductProvider = { readonly id: number } | { readonly id?: undefined; readonly why: string };
 
 /** The provider the flag names, or the only one providers.json lists; else why there is none (an InputProblem from a file that cannot be read). */
-export async function productProviderOf(root: string, names: readonly string[], limits: InputLimits, given: number | undefined): Promise<ProductProvider> {
+export function productProviderOf(root: string, names: readonly string[], limits: InputLimits, given: number | undefined): ProductProvider {
   if (given !== undefined) return { id: given };
   if (!names.includes(providersFile)) return { why: `no --product-provider is given and there is no ${providersFile}` };
-  const list = listIn((await readSourceFile(root, providersFile, limits))[0]?.value, []);
+  const list = listIn(readSourceFile(root, providersFile, limits)[0]?.value, []);
   if (list === undefined) return { why: `${providersFile} is not the answer of GET /providers (a JSON list of providers)` };
   const ids = list.flatMap((p) => (isRecord(p) && Number.isInteger(p.ID) ? [p.ID as number] : []));
   if (ids.length === 1) return { id: ids[0]! };

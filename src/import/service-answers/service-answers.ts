@@ -17,7 +17,7 @@
  * is a located error; a file of another name is reported and left.
  */
 import { readdir } from "node:fs/promises";
-import { InputProblem, inOrder, readSourceFile } from "../bounded-input.js";
+import { InputProblem, readSourceFile } from "../bounded-input.js";
 import type { InputLimits } from "../bounded-input.js";
 import type { ImportedResource, Origin, SourceRead } from "../model.js";
 import { errorEntry, isRecord, skipEntry } from "../model.js";
@@ -93,13 +93,13 @@ export async function readServiceAnswers(root: string, limits: InputLimits, prod
   if (names.length > limits.maxFiles) throw new InputProblem(`the directory holds ${names.length} files, more than the ${limits.maxFiles} an import reads`);
   let provider: ProductProvider;
   try {
-    provider = await productProviderOf(root, names, limits, productProvider);
+    provider = productProviderOf(root, names, limits, productProvider);
   } catch (err) {
     if (!(err instanceof InputProblem)) throw err;
     provider = { why: `${providersFile}: ${err.message}` };
   }
   const read: SourceRead = { resources: [], entries: [] };
-  const perFile = await inOrder(names, async (name): Promise<SourceRead> => {
+  const perFile = names.map((name): SourceRead => {
     // read for the products' provider (product-provider.ts), not a resource of its own
     if (name === providersFile) return { resources: [], entries: [] };
     const kind = answerFileOf(name, provider.id);
@@ -110,7 +110,7 @@ export async function readServiceAnswers(root: string, limits: InputLimits, prod
       };
     }
     try {
-      const docs = await readSourceFile(root, name, limits);
+      const docs = readSourceFile(root, name, limits);
       return withoutProvider(name, readAnswer(name, docs[0]?.value, kind), provider);
     } catch (err) {
       if (!(err instanceof InputProblem)) throw err;

@@ -5,7 +5,7 @@
 import { readdir } from "node:fs/promises";
 import { existsSync } from "node:fs";
 import path from "node:path";
-import { InputProblem, inOrder, readSourceFile } from "../bounded-input.js";
+import { InputProblem, readSourceFile } from "../bounded-input.js";
 import type { InputLimits } from "../bounded-input.js";
 import type { ReportEntry, SourceRead } from "../model.js";
 import { errorEntry, skipEntry } from "../model.js";
@@ -19,7 +19,7 @@ const source = "sync-dump";
 async function indexOf(root: string, limits: InputLimits): Promise<{ index: DumpIndex; indexName?: string; entries: ReportEntry[] }> {
   const name = indexNames.find((n) => existsSync(path.join(root, n)));
   if (name !== undefined) {
-    const docs = await readSourceFile(root, name, limits);
+    const docs = readSourceFile(root, name, limits);
     const index = readIndex(docs[0]?.value, limits.maxFiles);
     const entries = index.problems.map((p) => errorEntry({ file: name, at: p.at }, source, p.message));
     return { index, indexName: name, entries };
@@ -41,10 +41,10 @@ async function indexOf(root: string, limits: InputLimits): Promise<{ index: Dump
 export async function readSyncDump(root: string, limits: InputLimits): Promise<SourceRead> {
   const { index, indexName, entries } = await indexOf(root, limits);
   const read: SourceRead = { resources: [], entries: [...entries] };
-  const perFile = await inOrder(index.files, async (f): Promise<SourceRead> => {
+  const perFile = index.files.map((f): SourceRead => {
     const origin = { file: f.file };
     try {
-      const docs = await readSourceFile(root, f.file, limits);
+      const docs = readSourceFile(root, f.file, limits);
       return dumpFileRead(docs[0]?.value, f, origin);
     } catch (err) {
       if (!(err instanceof InputProblem)) throw err;

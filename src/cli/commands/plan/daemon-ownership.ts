@@ -7,7 +7,11 @@
 import { StateError, ErrorCode } from "../../../errors.js";
 import { isOwnerName, rowOf } from "../../../record/ownership/ownership.js";
 import type { OwnershipRegistry, OwnershipRow, OwnershipTarget } from "../../../record/ownership/ownership.js";
+import { parseJsonWithin } from "../../../text/json-depth.js";
 import { daemonAddress } from "../../common/daemon-client.js";
+
+/** Rows of flat fields: an answer nested deeper is not the daemon's (and a deep value would exhaust the stack of what prints it). */
+const answerDepth = 8;
 
 /** `…/environments/NAME/state` (or `/state`) → `…/environments/NAME/ownership` (`/ownership`). */
 export function ownershipUrlOf(stateUrl: string): URL {
@@ -17,17 +21,16 @@ export function ownershipUrlOf(stateUrl: string): URL {
 
 /** The rows of an answer; a row that is not one is left out, as the registry's own reading leaves it out. */
 function rowsOfAnswer(text: string, where: string): OwnershipRow[] {
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    body = undefined;
-  }
+  const body = parseJsonWithin(text, answerDepth);
   const rows = (body as { rows?: unknown } | undefined)?.rows;
   if (!Array.isArray(rows))
-    throw new StateError(ErrorCode.STATE_UNREACHABLE, `cannot read the daemon's ownership registry from ${where}: the answer is not gatesync's …/ownership`, {
-      hint: "check that the address is the daemon's server (server.listen)",
-    });
+    throw new StateError(
+      ErrorCode.STATE_UNREACHABLE,
+      `cannot read the daemon's ownership registry from ${where}: the answer is not gatesync's …/ownership (a JSON object of rows, nested at most ${answerDepth} deep)`,
+      {
+        hint: "check that the address is the daemon's server (server.listen)",
+      },
+    );
   const out: OwnershipRow[] = [];
   for (const raw of rows) {
     const r = raw as Record<string, unknown> | null;

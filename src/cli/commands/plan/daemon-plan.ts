@@ -11,6 +11,7 @@ import type { EnvironmentConfig } from "../../../config/environments.js";
 import { ConfigError, ErrorCode, StateError } from "../../../errors.js";
 import { environmentStatePath, holdTextLimit } from "../../../daemon/http/config-endpoint.js";
 import { boundText } from "../../../text/bounded-text.js";
+import { parseJsonWithin } from "../../../text/json-depth.js";
 import type { OperatorSettingsView } from "../../../daemon/http/config-endpoint.js";
 import { daemonAddress } from "../../common/daemon-client.js";
 import { isOwnerName } from "../../../record/ownership/ownership.js";
@@ -52,14 +53,11 @@ function wellFormed(e: unknown): boolean {
   );
 }
 
+/** The settings view nests a few levels (environments, targets, their lists): deeper is not the daemon's answer. */
+const viewDepth = 16;
+
 function parseView(text: string, where: string): OperatorSettingsView {
-  let view: unknown;
-  try {
-    view = JSON.parse(text);
-  } catch {
-    view = undefined;
-  }
-  const v = view as Partial<OperatorSettingsView> | undefined;
+  const v = parseJsonWithin(text, viewDepth) as Partial<OperatorSettingsView> | undefined;
   if (
     v === undefined ||
     typeof v.implicit !== "boolean" ||

@@ -22,7 +22,7 @@ import { resourcesPerRef } from "../../common/resources.js";
 import { inRepository, repositoryPrefix, workTreeOf } from "../../../source/repository-path.js";
 import { commandSettings, forMergeRequest } from "../../common/command-settings.js";
 import { anyInside, onlyFilesOf, onlyFindingsOf } from "./only-files.js";
-import type { OwnershipSources } from "./ownership-findings.js";
+import type { OwnershipCheck } from "./ownership-findings.js";
 
 /**
  * Validates a resource directory with the settings of a config (when there is one). Without a
@@ -122,7 +122,7 @@ export async function validateAction(
     // the ownership registry: the daemon's with its address, else the one beside the config's state
     // loaded only with a config to check as (a directory alone has no owner): it reaches the state backends and the daemon's client
     const owners = config === undefined ? undefined : await (await import("./ownership-findings.js")).ownershipSources(config, io.env, opts);
-    const how = { fromSource: dir === undefined, mergeRequest: forMergeRequest(io.env), ...(owners === undefined ? {} : { owners: owners.of }) };
+    const how = { fromSource: dir === undefined, mergeRequest: forMergeRequest(io.env), ...(owners === undefined ? {} : { owners }) };
     const result = await validateEnvironments(filesOf, config, opts.env, io.env, how);
     const only = opts.only === undefined ? undefined : onlyFilesOf(opts.only);
     const diagnostics = [...(owners?.notes ?? []), ...(only === undefined ? result.diagnostics : onlyFindingsOf(result.diagnostics, only))];
@@ -147,7 +147,7 @@ export async function validateEnvironments(
   config: GatesyncConfig | undefined,
   envName: string | undefined,
   env: Readonly<Record<string, string | undefined>>,
-  how: { readonly fromSource: boolean; readonly mergeRequest: boolean; readonly owners?: OwnershipSources } = { fromSource: false, mergeRequest: false },
+  how: { readonly fromSource: boolean; readonly mergeRequest: boolean; readonly owners?: OwnershipCheck } = { fromSource: false, mergeRequest: false },
 ): Promise<RepositoryResult & { valid: boolean }> {
   if (config === undefined) {
     const { root, boundary } = await filesOf(undefined);
@@ -161,13 +161,10 @@ export async function validateEnvironments(
     const { root, boundary } = await filesOf(e.config);
     const settings = await commandSettings(e.config, { root, ...(boundary === undefined ? {} : { boundary }) }, how);
     const validated = await validateDirectory(root, settings.config, env, undefined, boundary);
-    const owners = how.owners?.(e.name, settings.config);
-    const owned =
-      owners === undefined
-        ? []
-        : await (
-            await import("./ownership-findings.js")
-          ).ownershipFindings(validated.resources, owners, env, { root, ...(boundary === undefined ? {} : { boundary }) });
+    const owned = await ownedElsewhere(how.owners, e.name, settings.config, validated.resources, env, {
+      root,
+      ...(boundary === undefined ? {} : { boundary }),
+    });
     const result = { ...validated, diagnostics: [...settings.notes, ...validated.diagnostics, ...owned] };
     first ??= result;
     for (const d of result.diagnostics) {
@@ -177,4 +174,17 @@ export async function validateEnvironments(
     }
   }
   return { ...first!, diagnostics: diagnostics.sort(compareDiagnostics), valid: !hasErrors(diagnostics) };
+}
+
+/** The OWNED_ELSEWHERE findings of one environment, where its registry can be read. */
+async function ownedElsewhere(
+  check: OwnershipCheck | undefined,
+  name: string,
+  config: GatesyncConfig,
+  resources: RepositoryResult["resources"],
+  env: Readonly<Record<string, string | undefined>>,
+  at: EnvironmentFiles,
+): Promise<Diagnostic[]> {
+  const source = check?.of(name, config);
+  return check === undefined || source === undefined ? [] : check.findings(resources, source, env, at);
 }

@@ -66,12 +66,18 @@ export async function ownershipSources(
   top: GatesyncConfig,
   env: Env,
   flags: { stateUrl?: string; env?: string },
-): Promise<{ readonly of: OwnershipSources; readonly notes: Diagnostic[] }> {
+): Promise<OwnershipCheck & { readonly notes: Diagnostic[] }> {
   try {
-    return { of: await sourcesOf(top, env, flags), notes: [] };
+    return { of: await sourcesOf(top, env, flags), findings: ownershipFindings, notes: [] };
   } catch (err) {
-    return { of: () => undefined, notes: [notChecked(err)] };
+    return { of: () => undefined, findings: ownershipFindings, notes: [notChecked(err)] };
   }
+}
+
+/** The registries and the check against them, together: validate loads this module once, and only with a config. */
+export interface OwnershipCheck {
+  readonly of: OwnershipSources;
+  readonly findings: typeof ownershipFindings;
 }
 
 async function sourcesOf(top: GatesyncConfig, env: Env, flags: { stateUrl?: string; env?: string }): Promise<OwnershipSources> {
