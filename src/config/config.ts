@@ -99,10 +99,11 @@ export interface GatesyncConfig {
   /** On an environment's effective config (never on the implicit one's): the environment's name. */
   readonly environment?: string;
   /**
-   * On an environment's effective config: the other environments' (without theirs), so that
-   * their credentials and state files stay out of this environment's secret scope.
+   * On an environment's effective config: every environment's of the config, this one's included
+   * (one array all of them share: a fleet of N holds N references, not N²), so that the others'
+   * credentials and state files stay out of this environment's secret scope (credentials.ts).
    */
-  readonly otherEnvironments?: readonly GatesyncConfig[];
+  readonly fleet?: readonly GatesyncConfig[];
   /** The document as written (after the schema): what the daemon compares a repository's file with (settings-owners.ts). */
   readonly document?: Readonly<Record<string, unknown>>;
   /**

@@ -15,6 +15,13 @@ import { notificationVariables } from "./notifications.js";
 
 /** Every variable gatesync.yaml names for gatesync's own credentials, tokens and keys. */
 export function credentialVariables(config: GatesyncConfig): CredentialVariable[] {
+  const own = ownVariables(config);
+  const names = new Set(own.map((v) => v.name));
+  // the other environments' credentials (docs/user/environments.md), each named once
+  return [...own, ...fleetVariables(config.fleet).filter((v) => !names.has(v.name))];
+}
+
+function ownVariables(config: GatesyncConfig): CredentialVariable[] {
   const t = config.targets;
   const found: Array<[string | undefined, string, CredentialVariable["form"]?]> = [
     ...targetCredentialVariables(t).map((v): [string, string] => [v.name, v.setting]),
@@ -33,16 +40,31 @@ export function credentialVariables(config: GatesyncConfig): CredentialVariable[
     [promoteTokenVariable, "the promotion token of gatesync promote (GATESYNC_PROMOTE_TOKEN)"],
     [hashKeyVariable, "the hash key (GATESYNC_HASH_KEY)"],
   ];
-  const own = [
+  return [
     ...found.flatMap(([name, setting, form]) => (name === undefined ? [] : [{ name, setting, ...(form === undefined ? {} : { form }) }])),
     ...notificationVariables(config.notifications),
   ];
-  const names = new Set(own.map((v) => v.name));
-  // the other environments' credentials (docs/user/environments.md), each named once
-  const others = (config.otherEnvironments ?? []).flatMap((o) =>
-    credentialVariables(o).map((v) => ({ ...v, setting: `environment ${o.environment ?? ""}: ${v.setting}` })),
-  );
-  return [...own, ...others.filter((v) => !names.has(v.name) && names.add(v.name))];
+}
+
+/**
+ * The fleet's variables, each named once with the first environment naming it, worked out once
+ * per fleet: every run of every environment reads them (its secret scope, the redaction layer),
+ * and walking the fleet on each made a fleet's runs cost environments × environments. An
+ * environment's own variables come first where it is read (`credentialVariables`), so the
+ * environment a shared variable is said to be of is the first other one, as it always was.
+ */
+const fleetVariablesOf = new WeakMap<readonly GatesyncConfig[], readonly CredentialVariable[]>();
+function fleetVariables(fleet: readonly GatesyncConfig[] | undefined): readonly CredentialVariable[] {
+  if (fleet === undefined) return [];
+  let found = fleetVariablesOf.get(fleet);
+  if (found === undefined) {
+    const names = new Set<string>();
+    found = fleet
+      .flatMap((o) => ownVariables(o).map((v) => ({ ...v, setting: `environment ${o.environment ?? ""}: ${v.setting}` })))
+      .filter((v) => !names.has(v.name) && names.add(v.name));
+    fleetVariablesOf.set(fleet, found);
+  }
+  return found;
 }
 
 /** Every file the config itself uses: none may be read by `${file:}`. */
@@ -55,7 +77,9 @@ export function credentialFiles(config: GatesyncConfig): CredentialFile[] {
   }
   if (config.state.backend === "sqlite") files.push({ path: config.state.path, setting: "state.path", match: "prefix" });
   if (config.secrets.sopsAgeKeyFile !== undefined) files.push({ path: config.secrets.sopsAgeKeyFile, setting: "secrets.sopsAgeKeyFile", match: "file" });
-  for (const o of config.otherEnvironments ?? []) {
+  // the others' files: one entry per environment with a state file or a key file (a fleet on PostgreSQL has none)
+  for (const o of config.fleet ?? []) {
+    if (o.environment === config.environment) continue;
     if (o.state.backend === "sqlite") files.push({ path: o.state.path, setting: `environment ${o.environment ?? ""}: state.path`, match: "prefix" });
     if (o.secrets.sopsAgeKeyFile !== undefined)
       files.push({ path: o.secrets.sopsAgeKeyFile, setting: `environment ${o.environment ?? ""}: secrets.sopsAgeKeyFile`, match: "file" });

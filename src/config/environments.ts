@@ -73,7 +73,8 @@ export function environmentsOf(config: GatesyncConfig): EnvironmentConfig[] {
   }
   const all = config.environments.map((env) => effective(config, env));
   // each knows the others: their credentials are never a secret this one's resources may read
-  return all.map((e) => ({ ...e, config: { ...e.config, otherEnvironments: all.filter((o) => o !== e).map((o) => o.config) } }));
+  const fleet = all.map((e) => e.config);
+  return all.map((e) => ({ ...e, config: { ...e.config, fleet } }));
 }
 
 /** The names `--env` accepts. */

@@ -21,6 +21,14 @@ export interface OwnershipView {
   /** Each interface's URL (registryUrl) for this environment. */
   readonly targets: Partial<Readonly<Record<InterfaceName, string>>>;
   readonly rows: ReadonlyMap<string, OwnershipRow>;
+  /**
+   * Whether another claimant holds an API on the gateway (asked of the registry by a run, which
+   * reads only its own objects' rows): without one, no reference can cross owners. Absent: told
+   * by `rows`, which then hold the target's every row.
+   */
+  readonly crossing?: boolean;
+  /** The keys `rows` were read at (a run's read: the daemon's skip decision reads them again). */
+  readonly keys?: readonly OwnershipKey[];
 }
 
 const noCompare: Readonly<Record<string, unknown>> = Object.freeze({});
@@ -93,8 +101,50 @@ function referencedApiIds(d: Desired): string[] {
   return [...ids];
 }
 
+/**
+ * The keys a run's check looks up (changeKey): each declared resource's object and each record's
+ * (an orphan, a rename's old name): the rows a run reads are these, O(the environment's objects).
+ */
+export function checkedKeys(desired: Iterable<Desired>, state: StateSnapshot, targets: OwnershipView["targets"]): OwnershipKey[] {
+  const keys: OwnershipKey[] = [];
+  const declared = new Set<string>();
+  for (const d of desired) {
+    declared.add(d.id);
+    const k = desiredKey(d, targets);
+    if (k !== undefined) keys.push(k);
+  }
+  // a record is looked up by its own key only where nothing declares its id (changeKey), and only those records' payloads are sure to be read
+  for (const r of state.resources.values()) {
+    const k = declared.has(r.id) ? undefined : recordKey(r, targets);
+    if (k !== undefined) keys.push(k);
+  }
+  return keys;
+}
+
+/** The keys of the APIs declared resources reference (referenceNotes), read only when another claimant holds an API. */
+export function referencedApiKeys(desired: Iterable<Desired>, targets: OwnershipView["targets"]): OwnershipKey[] {
+  const url = apiKind === undefined ? undefined : targets[apiKind.interface];
+  if (apiKind === undefined || url === undefined) return [];
+  const keys: OwnershipKey[] = [];
+  for (const d of desired) {
+    if (d.kind === apiKind.kind) continue;
+    for (const apiId of referencedApiIds(d)) {
+      const object = apiKind.objectKeys({ apiID: apiId }, noCompare).address;
+      if (object !== undefined) keys.push({ interface: apiKind.interface, url, object });
+    }
+  }
+  return keys;
+}
+
+/** The gateway's target, where APIs live, and the prefix of their objects (`api:…`): what `crossing` asks of the registry. */
+export function apiTarget(targets: OwnershipView["targets"]): { readonly interface: string; readonly url: string; readonly kind: string } | undefined {
+  const url = apiKind === undefined ? undefined : targets[apiKind.interface];
+  return apiKind === undefined || url === undefined ? undefined : { interface: apiKind.interface, url, kind: "api" };
+}
+
 /** Whether another claimant holds any API on the gateway: without one, no reference can cross owners (nothing more is read). */
 function foreignApis(view: OwnershipView): boolean {
+  if (view.crossing !== undefined) return view.crossing;
   const url = apiKind === undefined ? undefined : view.targets[apiKind.interface];
   for (const row of view.rows.values())
     if (row.interface === apiKind?.interface && row.url === url && row.object.startsWith("api:") && isElsewhere(row, view.claimant)) return true;

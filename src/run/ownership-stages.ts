@@ -1,7 +1,7 @@
 /**
  * The run's two ownership stages (docs/user/teams.md), around the pure check of
  * plan/ownership-check.ts: `readOwnership` reads the registry's rows of this environment's
- * targets as data for the planner; `claimOwnership`, under an apply's state lock, reads them
+ * objects as data for the planner; `claimOwnership`, under an apply's state lock, reads them
  * again, refuses what another owner holds by now, and claims every object the plan declares
  * that has no owner yet, before any call — in one transaction with the records that claim them,
  * so two owners racing for one new object end with one owner, the loser's change refused before
@@ -13,10 +13,10 @@ import type { InterfaceName } from "../contract/interfaces.js";
 import { interfaceNames } from "../contract/interfaces.js";
 import { keyOf, registryUrl } from "../record/ownership/ownership.js";
 import { wonRecords } from "../record/ownership/claimed-records.js";
-import type { OwnershipRegistry, OwnershipRow } from "../record/ownership/ownership.js";
-import type { ClaimedRecord, ResourceRecord, StateBackend } from "../record/state.js";
+import type { OwnershipKey, OwnershipRegistry, OwnershipRow } from "../record/ownership/ownership.js";
+import type { ClaimedRecord, ResourceRecord, StateBackend, StateSnapshot } from "../record/state.js";
 import type { Desired } from "../plan/desired.js";
-import { changeKey, checkOwnership, isElsewhere } from "../plan/ownership-check.js";
+import { apiTarget, changeKey, checkOwnership, checkedKeys, isElsewhere, referencedApiKeys } from "../plan/ownership-check.js";
 import type { OwnershipView } from "../plan/ownership-check.js";
 import type { PlannedChange } from "../plan/plan-change.js";
 import { withChanges } from "../plan/plan.js";
@@ -32,15 +32,36 @@ export function ownershipTargets(config: GatesyncConfig): OwnershipView["targets
   return out;
 }
 
-async function viewOf(config: GatesyncConfig, registry: OwnershipRegistry): Promise<OwnershipView> {
+/** The registry's rows at `keys`, as the check looks them up. */
+async function viewAt(
+  config: GatesyncConfig,
+  registry: OwnershipRegistry,
+  keys: (targets: OwnershipView["targets"]) => Promise<OwnershipKey[]>,
+): Promise<OwnershipView> {
   const targets = ownershipTargets(config);
-  const rows = await registry.rowsOf(Object.entries(targets).map(([i, url]) => ({ interface: i, url })));
+  const rows = await registry.rowsAt(await keys(targets));
   return { claimant: claimantOf(config), targets, rows: new Map(rows.map((r) => [keyOf(r), r])) };
 }
 
-/** The registry's rows of this environment's targets (none read without a registry: no check). */
-export async function readOwnership(input: PlanRunInput): Promise<OwnershipView | undefined> {
-  return input.ownership === undefined ? undefined : viewOf(input.config, input.ownership);
+/**
+ * The registry's rows of this environment's objects (none read without a registry: no check):
+ * its declared and recorded objects', and — when another claimant holds an API on the gateway
+ * (one boolean asked first) — the APIs its resources reference. Only keyed reads: a run's cost is
+ * its own objects', whatever the size of the registry a fleet shares.
+ */
+export async function readOwnership(input: PlanRunInput, desired: readonly Desired[], state: StateSnapshot): Promise<OwnershipView | undefined> {
+  const registry = input.ownership;
+  if (registry === undefined) return undefined;
+  const claimant = claimantOf(input.config);
+  let crossing = false;
+  let keys: OwnershipKey[] = [];
+  const view = await viewAt(input.config, registry, async (targets) => {
+    const apis = apiTarget(targets);
+    crossing = apis !== undefined && (await registry.othersHold(apis, apis.kind, claimant));
+    keys = [...checkedKeys(desired, state, targets), ...(crossing ? referencedApiKeys(desired, targets) : [])];
+    return keys;
+  });
+  return { ...view, crossing, keys };
 }
 
 /** A declared change whose object the apply claims: anything but a refusal (a no-op too: an object from before the registry is claimed by its first apply). */
@@ -69,7 +90,7 @@ function claimingRecord(c: PlannedChange, run: PlanRun, now: string): { record: 
 export async function claimOwnership(input: PlanRunInput, run: PlanRun, state: StateBackend): Promise<PlanRun> {
   const registry = input.ownership;
   if (registry === undefined) return run;
-  const view = await viewOf(input.config, registry);
+  const view = await viewAt(input.config, registry, (targets) => Promise.resolve(checkedKeys(run.desired.desired, run.state, targets)));
   const desired = new Map<string, Desired>(run.desired.desired.map((d) => [d.id, d]));
   const checked = checkOwnership(run.plan.changes, desired, run.state, view, true);
   const now = (input.now ?? (() => new Date()))().toISOString();

@@ -177,5 +177,6 @@ export async function computeThePlan(
   const compute = (): Plan => computePlan(kept.desired.desired, state, options);
   const plan = input.traced === false ? compute() : tracedPlan(compute);
   const { desired, resources, hashKey, warnings, ruleFindings } = kept;
-  return { plan: asShown(plan, input.invocation ?? invocationOf(input.config), ctx.prefix), state, resources, desired, hashKey, warnings, ruleFindings };
+  const shown = asShown(plan, input.invocation ?? invocationOf(input.config), ctx.prefix);
+  return { plan: shown, state, resources, desired, hashKey, warnings, ruleFindings, ...(ownership === undefined ? {} : { ownershipRead: ownership }) };
 }

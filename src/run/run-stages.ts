@@ -26,7 +26,7 @@ export async function runStages(input: PlanRunInput, apply?: ApplyPart): Promise
     // written since its heads were read: the state came back whole, and is prepared for again
     if (movedSince(heads, state)) prepared = prepare(input, ctx, validated.resources, state);
     const kept = planInputs(input, validated, prepared);
-    const owners = await readOwnership(input);
+    const owners = await readOwnership(input, kept.desired.desired, state);
     // a plan only: nothing holds the resources from here on (the bodies to send would)
     validated = undefined;
     prepared = undefined;

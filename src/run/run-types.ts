@@ -12,6 +12,7 @@ import type { Dispatcher } from "undici";
 import type { Logger } from "../logger.js";
 import type { StateVersion } from "../record/state.js";
 import type { OwnershipRegistry, OwnershipRow } from "../record/ownership/ownership.js";
+import type { OwnershipView } from "../plan/ownership-check.js";
 import type { ApplyDeps, ApplySummary, Progress } from "../apply/types.js";
 
 export interface PlanRun {
@@ -26,6 +27,8 @@ export interface PlanRun {
   readonly ruleFindings: readonly Diagnostic[];
   /** The ownership registry's rows this run's apply claimed (ownership-stages.ts): the daemon's skip counts them as read. */
   readonly claimed?: readonly OwnershipRow[];
+  /** The registry's rows the plan was checked against, and their keys (readOwnership): the daemon's skip reads those keys again. */
+  readonly ownershipRead?: OwnershipView;
 }
 
 export interface PlanRunInput {

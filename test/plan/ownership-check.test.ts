@@ -8,6 +8,8 @@ import { describe, expect, it } from "vitest";
 import type { OwnershipRow } from "../../src/record/ownership/ownership.js";
 import { keyOf } from "../../src/record/ownership/ownership.js";
 import type { OwnershipView } from "../../src/plan/ownership-check.js";
+import { checkedKeys, referencedApiKeys } from "../../src/plan/ownership-check.js";
+import { emptySnapshot } from "../../src/record/state.js";
 import { desiredFrom, doc, planFor } from "../helpers/plan.js";
 import { orgKey, product } from "../helpers/resources.js";
 
@@ -96,5 +98,22 @@ describe("the ownership check", () => {
     const without = planFor(set);
     const empty = planFor(set, undefined, { ownership: view([]) });
     expect(empty.digest.read()).toBe(without.digest.read());
+  });
+
+  it("plans from the rows at its keys (a run's keyed read) as from every row of the target a fleet shares", async () => {
+    const set = await desiredFrom(files);
+    const state = emptySnapshot("");
+    const fleet = Array.from({ length: 200 }, (_, i) => row(`org-key:team-${i}`, `team${i % 9}`));
+    for (const rows of [[row("org-key:acme", "payments"), payApi()], [payApi()], [row("org-key:own", "billing")], []]) {
+      const whole = view([...fleet, ...rows]);
+      const crossing = [...whole.rows.values()].some((r) => r.object.startsWith("api:") && (r.owner !== "billing" || r.environment !== "billing-prod"));
+      const keys = [...checkedKeys(set.desired, state, whole.targets), ...(crossing ? referencedApiKeys(set.desired, whole.targets) : [])];
+      const wanted = new Set(keys.map(keyOf));
+      const keyed = { ...whole, rows: new Map([...whole.rows].filter(([k]) => wanted.has(k))), crossing };
+      expect(keyed.rows.size).toBeLessThanOrEqual(rows.length);
+      const [fromKeys, fromAll] = [planFor(set, state, { ownership: keyed }), planFor(set, state, { ownership: whole })];
+      expect(fromKeys.changes.map((c) => [c.id, c.action, c.ownedBy, c.notes])).toEqual(fromAll.changes.map((c) => [c.id, c.action, c.ownedBy, c.notes]));
+      expect(fromKeys.digest.read()).toBe(fromAll.digest.read());
+    }
   });
 });

@@ -1,53 +1,42 @@
 /**
  * The ownership registry's part of the daemon's skip decision (run-basis.ts): a run is skipped
- * as "nothing changed" only while the registry's rows that concern the environment are what the
- * last good run planned against — the rows of its own claimant, and those of every owner that
- * run was refused by (a plan's `ownedBy`). A `gatesync ownership transfer` to or from it, or a
+ * as "nothing changed" only while the registry's rows of the objects the last good run checked —
+ * its declared and recorded objects, the APIs they reference — are what that run planned
+ * against, with its own apply's claims. A `gatesync ownership transfer` to or from it, or a
  * `release` by an owner it was refused by, is planned at the next run, with no restart; another
- * team's claim of an object this environment never declared is not.
+ * team's claim of an object this environment never declared is not. Read by key: a tick of each
+ * environment costs its own objects' rows, never the registry a fleet shares.
  */
 import { createHash } from "node:crypto";
-import { claimantOf } from "../../config/environments.js";
-import type { GatesyncConfig } from "../../config/config.js";
-import type { Plan } from "../../plan/plan.js";
+import type { OwnershipView } from "../../plan/ownership-check.js";
 import { keyOf } from "../../record/ownership/ownership.js";
-import type { OwnershipRegistry, OwnershipRow } from "../../record/ownership/ownership.js";
-import { ownershipTargets } from "../../run/ownership-stages.js";
+import type { OwnershipKey, OwnershipRegistry, OwnershipRow } from "../../record/ownership/ownership.js";
 
-/** The owners (`owner environment`) whose rows a run's skip decision watches. */
-export type WatchedOwners = ReadonlySet<string>;
+/** The keys a run's skip decision reads again: those the last good run's plan read. */
+export type WatchedKeys = readonly OwnershipKey[];
 
-const ownerKey = (o: { readonly owner: string; readonly environment: string }): string => `${o.owner} ${o.environment}`;
-
-/** The registry's rows of the config's targets (read before a run plans: a change during the run is met by the next one). */
-export function registryRows(config: GatesyncConfig, registry: OwnershipRegistry): Promise<OwnershipRow[]> {
-  return registry.rowsOf(Object.entries(ownershipTargets(config)).map(([i, url]) => ({ interface: i, url })));
-}
-
-/** The environment's own claimant and every owner the plan was refused by. */
-export function watchedOwners(config: GatesyncConfig, plan: Plan): WatchedOwners {
-  const out = new Set([ownerKey(claimantOf(config))]);
-  for (const c of plan.changes) if (c.ownedBy !== undefined) out.add(ownerKey(c.ownedBy));
-  return out;
-}
-
-/** A digest of the rows of the watched owners. */
-export function ownershipDigest(rows: readonly OwnershipRow[], watched: WatchedOwners): string {
-  const lines = rows.filter((r) => watched.has(ownerKey(r))).map((r) => `${keyOf(r)} ${ownerKey(r)}`);
+/** A digest of rows (each object's owner and environment), in any order. */
+export function ownershipDigest(rows: Iterable<OwnershipRow>): string {
+  const lines = [...rows].map((r) => `${keyOf(r)} ${r.owner} ${r.environment}`);
   return createHash("sha256").update(lines.sort().join("\n")).digest("hex");
 }
 
+/** The digest of the rows at the watched keys as they stand now (a tick's question). */
+export async function currentDigest(registry: OwnershipRegistry, watched: WatchedKeys): Promise<string> {
+  return ownershipDigest(await registry.rowsAt(watched));
+}
+
 /**
- * What a good run leaves in its basis: the digest of the rows read before it and of those its
- * own apply claimed (else the next tick would plan again for its own claims), of the owners its
- * plan watches (none without rows).
+ * What a good run leaves in its basis: the digest of the rows its plan read and of those its own
+ * apply claimed (else the next tick would plan again for its own claims), at the keys it read.
  */
-export function ownershipBasis(
-  rows: readonly OwnershipRow[] | undefined,
-  config: GatesyncConfig,
-  run: { readonly plan: Plan; readonly claimed?: readonly OwnershipRow[] },
-): { readonly ownership?: string; readonly watched?: WatchedOwners } {
-  if (rows === undefined) return {};
-  const watched = watchedOwners(config, run.plan);
-  return { ownership: ownershipDigest([...rows, ...(run.claimed ?? [])], watched), watched };
+export function ownershipBasis(run: { readonly ownershipRead?: OwnershipView; readonly claimed?: readonly OwnershipRow[] }): {
+  readonly ownership?: string;
+  readonly watched?: WatchedKeys;
+} {
+  const read = run.ownershipRead;
+  if (read?.keys === undefined) return {};
+  const rows = new Map(read.rows);
+  for (const row of run.claimed ?? []) rows.set(keyOf(row), row);
+  return { ownership: ownershipDigest(rows.values()), watched: read.keys };
 }

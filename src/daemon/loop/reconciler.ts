@@ -20,7 +20,7 @@ import { newDesiredMemo } from "../../plan/desired.js";
 import type { Plan } from "../../plan/plan.js";
 import type { SourceSnapshot } from "../../source/source.js";
 import { skippedRun } from "./run-basis.js";
-import { ownershipBasis, ownershipDigest, registryRows } from "./ownership-basis.js";
+import { currentDigest, ownershipBasis } from "./ownership-basis.js";
 import type { RunBasis, RunMemory } from "./run-basis.js";
 import { blockedFields, metricResult, refusedCommitFields, runFinishedFields } from "./run-log.js";
 import type { RunReport, RunResult } from "../../run/run-report.js";
@@ -192,7 +192,7 @@ export class Reconciler {
     const reassert = reassertEvery !== undefined && Date.now() - this.lastReassert >= reassertEvery;
     const teamHash = team?.hash ?? "";
     const skip = await skippedRun(
-      this.memory(config),
+      this.memory(),
       { revision: snapshot.revision, teamHash, reason: run.reason, reassert },
       { log, notSynced: () => this.markSynced(false) },
     );
@@ -216,9 +216,9 @@ export class Reconciler {
   }
 
   /** What the skip decision judges a run by (run-basis.ts). */
-  private memory(config: GatesyncConfig): RunMemory {
+  private memory(): RunMemory {
     const [r, good, failures] = [this.opts.ownership, this.lastGood, this.consecutiveFailures];
-    const owners = r === undefined ? {} : { ownership: async () => ownershipDigest(await registryRows(config, r), good?.watched ?? new Set()) };
+    const owners = r === undefined ? {} : { ownership: async () => currentDigest(r, good?.watched ?? []) };
     return { lastGood: good, lastInvalid: this.lastInvalid?.revision, failures, configHash: this.configHash, state: this.opts.state, ...owners };
   }
 
@@ -247,8 +247,6 @@ export class Reconciler {
     log.info({ reason: run.reason, reassert }, "run started");
     this.opts.observer?.runStarted(run.reason);
     this.opts.onRunStart?.(where);
-    // read before the plan: a change made during the run is met by the next one
-    const rows = this.opts.ownership === undefined ? undefined : await registryRows(how.config, this.opts.ownership).catch(() => undefined);
     const result = await runApply({
       config: how.config,
       root: snapshot.root,
@@ -283,7 +281,7 @@ export class Reconciler {
     this.lastInvalid = undefined;
     const ok = applySucceeded(summary);
     if (ok) {
-      const basis = { configHash: this.configHash, teamHash: how.teamHash, state: result.stateAfter, ...ownershipBasis(rows, how.config, result.run) };
+      const basis = { configHash: this.configHash, teamHash: how.teamHash, state: result.stateAfter, ...ownershipBasis(result.run) };
       this.lastGood = { ...where, ...basis, at: new Date().toISOString() };
       this.opts.metrics.setCommitsBehind(0);
       this.opts.metrics.setCommit(snapshot.commit ?? snapshot.revision);

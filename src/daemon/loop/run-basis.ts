@@ -8,6 +8,7 @@
  */
 import type { Logger } from "../../logger.js";
 import type { StateBackend, StateVersion } from "../../record/state.js";
+import type { WatchedKeys } from "./ownership-basis.js";
 
 export interface RunBasis {
   readonly revision: string;
@@ -17,12 +18,12 @@ export interface RunBasis {
   /** The state's lineage and serial once the run's last write was done (read under its lock). */
   readonly state: StateVersion;
   /**
-   * The digest of the ownership registry's rows that concern the environment, as the run read
-   * them before it planned, and whose rows those are (ownership-basis.ts): a transfer or a
-   * release since — the operator's, in another process — is planned at the next run.
+   * The digest of the ownership registry's rows of the objects the run checked, as it read them
+   * before it planned, and their keys (ownership-basis.ts): a transfer or a release since — the
+   * operator's, in another process — is planned at the next run.
    */
   readonly ownership?: string;
-  readonly watched?: ReadonlySet<string>;
+  readonly watched?: WatchedKeys;
 }
 
 /** Why a run cannot be skipped: what differs from the last good run's basis; undefined when nothing does. */

@@ -44,6 +44,13 @@ export interface OwnershipRegistry {
   readonly description: string;
   /** The rows of these targets (a row of any other target is never read by a run). */
   rowsOf(targets: readonly OwnershipTarget[]): Promise<OwnershipRow[]>;
+  /**
+   * The rows of exactly these objects: what a run reads (its declared and recorded objects, the
+   * APIs they reference), so that its cost is its own objects', never the registry's size.
+   */
+  rowsAt(keys: readonly OwnershipKey[]): Promise<OwnershipRow[]>;
+  /** Whether a claimant other than `me` holds an object of `kind` (`api`: the part before the colon) on the target: one row at most is read. */
+  othersHold(target: OwnershipTarget, kind: string, me: Claimant): Promise<boolean>;
   /** Every row. */
   all(): Promise<OwnershipRow[]>;
   /**

@@ -53,6 +53,28 @@ export class PostgresOwnership implements OwnershipRegistry {
     });
   }
 
+  rowsAt(keys: readonly OwnershipKey[]): Promise<OwnershipRow[]> {
+    if (keys.length === 0) return Promise.resolve([]);
+    return this.run("read the ownership registry", async (c) => {
+      const rows = await c.query(
+        `SELECT ${columns} FROM ${t} WHERE (interface, url, object) IN (SELECT * FROM unnest($1::text[], $2::text[], $3::text[])) ORDER BY interface, url, object`,
+        [keys.map((k) => k.interface), keys.map((k) => k.url), keys.map((k) => k.object)],
+      );
+      return validRows(rows.rows);
+    });
+  }
+
+  othersHold(target: OwnershipTarget, kind: string, me: Claimant): Promise<boolean> {
+    return this.run("read the ownership registry", async (c) => {
+      // the primary key's prefix (interface, url) bounds the scan to the target's rows; nothing but a boolean comes back
+      const rows = await c.query<{ held: boolean }>(
+        `SELECT EXISTS (SELECT 1 FROM ${t} WHERE interface = $1 AND url = $2 AND starts_with(object, $3) AND (owner <> $4 OR environment <> $5)) AS held`,
+        [target.interface, target.url, `${kind}:`, me.owner, me.environment],
+      );
+      return rows.rows[0]?.held === true;
+    });
+  }
+
   all(): Promise<OwnershipRow[]> {
     return this.run("read the ownership registry", async (c) => validRows((await c.query(`SELECT ${columns} FROM ${t} ORDER BY interface, url, object`)).rows));
   }

@@ -101,6 +101,22 @@ export class SqliteOwnership implements OwnershipRegistry {
     });
   }
 
+  rowsAt(keys: readonly OwnershipKey[]): Promise<OwnershipRow[]> {
+    return this.run("cannot read the ownership registry", (db) => {
+      const select = db.prepare("SELECT * FROM owners WHERE interface = ? AND url = ? AND object = ?");
+      return keys.flatMap((k) => validRows(select.all(k.interface, k.url, k.object) as Record<string, unknown>[]));
+    });
+  }
+
+  othersHold(target: OwnershipTarget, kind: string, me: Claimant): Promise<boolean> {
+    return this.run("cannot read the ownership registry", (db) => {
+      const found = db
+        .prepare("SELECT 1 FROM owners WHERE interface = ? AND url = ? AND substr(object, 1, ?) = ? AND (owner <> ? OR environment <> ?) LIMIT 1")
+        .get(target.interface, target.url, kind.length + 1, `${kind}:`, me.owner, me.environment);
+      return found !== undefined;
+    });
+  }
+
   all(): Promise<OwnershipRow[]> {
     return this.run("cannot read the ownership registry", (db) =>
       validRows(db.prepare("SELECT * FROM owners ORDER BY interface, url, object").all() as Record<string, unknown>[]),

@@ -5,8 +5,8 @@
  * A daemon that cannot answer fails the plan (STATE_UNREACHABLE), never a plan without the check.
  */
 import { StateError, ErrorCode } from "../../../errors.js";
-import { isOwnerName, rowOf } from "../../../record/ownership/ownership.js";
-import type { OwnershipRegistry, OwnershipRow, OwnershipTarget } from "../../../record/ownership/ownership.js";
+import { isOwnerName, keyOf, rowOf } from "../../../record/ownership/ownership.js";
+import type { Claimant, OwnershipKey, OwnershipRegistry, OwnershipRow, OwnershipTarget } from "../../../record/ownership/ownership.js";
 import { parseJsonWithin } from "../../../text/json-depth.js";
 import { daemonAddress } from "../../common/daemon-client.js";
 
@@ -62,6 +62,21 @@ export class DaemonOwnership implements OwnershipRegistry {
   async rowsOf(targets: readonly OwnershipTarget[]): Promise<OwnershipRow[]> {
     const wanted = new Set(targets.map((t) => `${t.interface} ${t.url}`));
     return (await this.rows()).filter((r) => wanted.has(`${r.interface} ${r.url}`));
+  }
+
+  async rowsAt(keys: readonly OwnershipKey[]): Promise<OwnershipRow[]> {
+    const wanted = new Set(keys.map(keyOf));
+    return (await this.rows()).filter((r) => wanted.has(keyOf(r)));
+  }
+
+  async othersHold(target: OwnershipTarget, kind: string, me: Claimant): Promise<boolean> {
+    return (await this.rows()).some(
+      (r) =>
+        r.interface === target.interface &&
+        r.url === target.url &&
+        r.object.startsWith(`${kind}:`) &&
+        (r.owner !== me.owner || r.environment !== me.environment),
+    );
   }
 
   all(): Promise<OwnershipRow[]> {
