@@ -75,7 +75,8 @@ export const ownedText = (id: string, row: OwnershipRow): string =>
 export const ownedHint = (row: OwnershipRow): string =>
   `leave it to team ${row.owner} (its repository changes it), or have the operator hand it over (gatesync ownership transfer: docs/user/teams.md)`;
 
-const writes = (d: PlannedChange): boolean =>
+/** Whether a change writes its object (what another owner's row refuses). */
+export const writes = (d: PlannedChange): boolean =>
   d.action === "create" || d.action === "update" || d.action === "adopt" || (d.action === "moved" && d.operation !== undefined) || d.deactivate === true;
 
 /** The change refused (a declared resource: blocked; an orphan: reported, never deactivated). */

@@ -16,7 +16,7 @@ import { wonRecords } from "../record/ownership/claimed-records.js";
 import type { OwnershipKey, OwnershipRegistry, OwnershipRow } from "../record/ownership/ownership.js";
 import type { ClaimedRecord, ResourceRecord, StateBackend, StateSnapshot } from "../record/state.js";
 import type { Desired } from "../plan/desired.js";
-import { apiTarget, changeKey, checkOwnership, checkedKeys, isElsewhere, referencedApiKeys } from "../plan/ownership-check.js";
+import { apiTarget, changeKey, checkOwnership, checkedKeys, isElsewhere, referencedApiKeys, writes } from "../plan/ownership-check.js";
 import type { OwnershipView } from "../plan/ownership-check.js";
 import type { PlannedChange } from "../plan/plan-change.js";
 import { withChanges } from "../plan/plan.js";
@@ -89,7 +89,7 @@ function claimingRecord(c: PlannedChange, run: PlanRun, now: string): { record: 
  */
 export async function claimOwnership(input: PlanRunInput, run: PlanRun, state: StateBackend): Promise<PlanRun> {
   const registry = input.ownership;
-  if (registry === undefined) return run;
+  if (registry === undefined || settledAtPlan(run)) return run;
   const view = await viewAt(input.config, registry, (targets) => Promise.resolve(checkedKeys(run.desired.desired, run.state, targets)));
   const desired = new Map<string, Desired>(run.desired.desired.map((d) => [d.id, d]));
   const checked = checkOwnership(run.plan.changes, desired, run.state, view, true);
@@ -112,6 +112,22 @@ export async function claimOwnership(input: PlanRunInput, run: PlanRun, state: S
   const same = changes.every((c, i) => c === run.plan.changes[i]);
   const claimed = rows.filter((row) => !isElsewhere(row, view.claimant));
   return { ...run, ...(same ? {} : { plan: withChanges(run.plan, changes) }), state: { ...run.state, resources }, claimed };
+}
+
+/**
+ * A plan that writes nothing and whose every object was this claimant's when it was read: the
+ * read under the lock could refuse nothing (nothing is sent) and claim nothing (all are claimed),
+ * so a run that finds nothing to do costs no read of the registry more.
+ */
+function settledAtPlan(run: PlanRun): boolean {
+  const read = run.ownershipRead;
+  if (read === undefined || run.plan.changes.some(writes)) return false;
+  const desired = new Map<string, Desired>(run.desired.desired.map((d) => [d.id, d]));
+  return run.plan.changes.every((c) => {
+    const key = claims(c) ? changeKey(c.id, desired, run.state, read.targets) : undefined;
+    const row = key === undefined ? undefined : read.rows.get(keyOf(key));
+    return key === undefined || (row !== undefined && !isElsewhere(row, read.claimant));
+  });
 }
 
 /** The claims and their records, one transaction; a new state gets its lineage (and hash key) first, as before any record. */

@@ -43,8 +43,14 @@ export class PostgresOwnership implements OwnershipRegistry {
     return this.backend.transaction(what, work);
   }
 
+  /** A read of one statement: no BEGIN and COMMIT around it (two round trips of each run's three reads). */
+  private async read<T>(work: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+    await this.prepared();
+    return this.backend.statement("read the ownership registry", work);
+  }
+
   rowsOf(targets: readonly OwnershipTarget[]): Promise<OwnershipRow[]> {
-    return this.run("read the ownership registry", async (c) => {
+    return this.read(async (c) => {
       const rows = await c.query(
         `SELECT ${columns} FROM ${t} WHERE (interface, url) IN (SELECT * FROM unnest($1::text[], $2::text[])) ORDER BY interface, url, object`,
         [targets.map((x) => x.interface), targets.map((x) => x.url)],
@@ -55,7 +61,7 @@ export class PostgresOwnership implements OwnershipRegistry {
 
   rowsAt(keys: readonly OwnershipKey[]): Promise<OwnershipRow[]> {
     if (keys.length === 0) return Promise.resolve([]);
-    return this.run("read the ownership registry", async (c) => {
+    return this.read(async (c) => {
       const rows = await c.query(
         `SELECT ${columns} FROM ${t} WHERE (interface, url, object) IN (SELECT * FROM unnest($1::text[], $2::text[], $3::text[])) ORDER BY interface, url, object`,
         [keys.map((k) => k.interface), keys.map((k) => k.url), keys.map((k) => k.object)],
@@ -65,7 +71,7 @@ export class PostgresOwnership implements OwnershipRegistry {
   }
 
   othersHold(target: OwnershipTarget, kind: string, me: Claimant): Promise<boolean> {
-    return this.run("read the ownership registry", async (c) => {
+    return this.read(async (c) => {
       // the primary key's prefix (interface, url) bounds the scan to the target's rows; nothing but a boolean comes back
       const rows = await c.query<{ held: boolean }>(
         `SELECT EXISTS (SELECT 1 FROM ${t} WHERE interface = $1 AND url = $2 AND starts_with(object, $3) AND (owner <> $4 OR environment <> $5)) AS held`,
@@ -76,7 +82,7 @@ export class PostgresOwnership implements OwnershipRegistry {
   }
 
   all(): Promise<OwnershipRow[]> {
-    return this.run("read the ownership registry", async (c) => validRows((await c.query(`SELECT ${columns} FROM ${t} ORDER BY interface, url, object`)).rows));
+    return this.read(async (c) => validRows((await c.query(`SELECT ${columns} FROM ${t} ORDER BY interface, url, object`)).rows));
   }
 
   claim(claims: readonly OwnershipClaim[], now: string): Promise<OwnershipRow[]> {

@@ -299,6 +299,13 @@ export class PostgresStateBackend implements StateBackend {
     });
   }
 
+  /** One statement on this state's pooled connections, outside any transaction (a read needs none): the ownership registry's reads. */
+  statement<T>(doing: string, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    return this.on(doing, work).catch((err: unknown) => {
+      throw err instanceof StateError ? err : ioError(`cannot ${doing}`, err);
+    });
+  }
+
   /** `work` in a transaction on this state's pooled connections: the ownership registry's way in (record/ownership/). */
   transaction<T>(doing: string, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
     return this.inTransaction(doing, work);

@@ -30,10 +30,10 @@ export async function appendPostgresHistory(
   corrupt: (what: string) => Error,
 ): Promise<HistoryEntry> {
   const { record } = draft;
-  // one append at a time per state: two replicas folding into the same newest row stay exact
-  await client.query(`LOCK TABLE ${s}.history IN SHARE ROW EXCLUSIVE MODE`);
-  // as SQLite's rows: committed without waiting for the WAL flush (a server crash may lose the newest rows, never the records)
-  await client.query("SET LOCAL synchronous_commit = off");
+  // one append at a time per state: two replicas folding into the same newest row stay exact;
+  // as SQLite's rows: committed without waiting for the WAL flush (a server crash may lose the newest rows, never the records).
+  // One simple query of two statements: a round trip fewer in every run (node-postgres does not pipeline)
+  await client.query(`LOCK TABLE ${s}.history IN SHARE ROW EXCLUSIVE MODE; SET LOCAL synchronous_commit = off`);
   const folded =
     draft.foldKey === undefined
       ? undefined
@@ -52,14 +52,14 @@ export async function appendPostgresHistory(
     )
   ).rows[0]!;
   // the bound is per kind, as SQLite's (sqlite-history.ts): the newest `keep` rows of the kind just
-  // written stay; runs alone also go by age, the newest run whatever its age
-  await client.query(`DELETE FROM ${s}.history WHERE kind = $1 AND seq < (SELECT seq FROM ${s}.history WHERE kind = $1 ORDER BY seq DESC LIMIT 1 OFFSET $2)`, [
-    record.kind,
-    bound.keep - 1,
-  ]);
-  await client.query(`DELETE FROM ${s}.history WHERE last_at < $1 AND kind = 'run' AND seq <> (SELECT max(seq) FROM ${s}.history WHERE kind = 'run')`, [
-    keptSince(bound, new Date()),
-  ]);
+  // written stay; runs alone also go by age, the newest run whatever its age. One statement: the two
+  // conditions read one snapshot, which is what running them one after the other saw (neither
+  // subquery's row is one the other condition removes)
+  await client.query(
+    `DELETE FROM ${s}.history WHERE (kind = $1 AND seq < (SELECT seq FROM ${s}.history WHERE kind = $1 ORDER BY seq DESC LIMIT 1 OFFSET $2))
+       OR (last_at < $3 AND kind = 'run' AND seq <> (SELECT max(seq) FROM ${s}.history WHERE kind = 'run'))`,
+    [record.kind, bound.keep - 1, keptSince(bound, new Date())],
+  );
   return entryOfRow({ ...row, seq: Number(row.seq) }, corrupt);
 }
 
