@@ -28,6 +28,8 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const sizes = (process.env.BENCH_FLEET_SIZES ?? "50,200,500").split(",").map(Number);
 const replicaCount = 3;
 const poolSize = 4;
+/** `limits.concurrentEnvironments` of each replica (BENCH_FLEET_RUNS; unset: gatesync's default, the machine's CPUs). */
+const runsAtOnce = process.env.BENCH_FLEET_RUNS === undefined ? undefined : Number(process.env.BENCH_FLEET_RUNS);
 const role = "gs_bench_fleet";
 const syncToken = "bench-sync-token";
 
@@ -105,7 +107,7 @@ async function oneSize(n: number): Promise<Record<string, unknown>> {
   const environments = names.map((e) => `  ${e}:\n    values: { p: ${e} }\n`).join("");
   await writeFile(
     config,
-    `apiVersion: gatesync.dev/v1\nkind: GatesyncConfig\nsource: { directory: ./config }\ntargets:\n  gateway: { url: ${box.urls.gateway}, credentialEnv: GW_KEY, rateLimit: { concurrency: 32, requestsPerSecond: 5000 } }\nenvironments:\n${environments}state: { backend: postgres, urlEnv: DATABASE_URL, schema: ${schema}, pool: { size: ${poolSize}, acquireTimeout: 30s } }\nschedule: { interval: 1h, jitter: 0 }\nserver: { listen: "127.0.0.1:0", syncTokenEnv: SYNC_TOKEN }\n`,
+    `apiVersion: gatesync.dev/v1\nkind: GatesyncConfig\nsource: { directory: ./config }\ntargets:\n  gateway: { url: ${box.urls.gateway}, credentialEnv: GW_KEY, rateLimit: { concurrency: 32, requestsPerSecond: 5000 } }\nenvironments:\n${environments}state: { backend: postgres, urlEnv: DATABASE_URL, schema: ${schema}, pool: { size: ${poolSize}, acquireTimeout: 30s } }\nschedule: { interval: 1h, jitter: 0 }\nserver: { listen: "127.0.0.1:0", syncTokenEnv: SYNC_TOKEN }\n${runsAtOnce === undefined ? "" : `limits: { concurrentEnvironments: ${runsAtOnce} }\n`}`,
   );
   const rate = (e: string): unknown => box.inspect.store.orgKeys.get(`${e}-k0`)?.session.rate;
   let peak = 0;

@@ -46,7 +46,8 @@ export class RunSlots {
 
   /** The first waiting run of an environment taken over, else the first waiting. */
   private next(): Waiting | undefined {
-    const first = this.waiting.findIndex((w) => this.taken.has(w.environment));
+    // scanned only while a takeover waits: a backlog of N runs costs N hand-overs, not N²
+    const first = this.taken.size === 0 ? -1 : this.waiting.findIndex((w) => this.taken.has(w.environment));
     return this.waiting.splice(first === -1 ? 0 : first, 1)[0];
   }
 
