@@ -11,6 +11,7 @@
  * - A renewal keeps a lease only when the table still gives it to this replica under the same
  *   fencing token.
  */
+import type { HolderRow } from "./lease-table.js";
 
 /** How many environments each of `live` replicas leads at most. */
 export function shareOf(environments: number, live: number): number {
@@ -59,4 +60,17 @@ export function leadershipProblems(
     else if (r.live && mine && r.holder !== self) ledTwice.push(r.environment);
   }
   return { leaderless, ledTwice };
+}
+
+/**
+ * When a standby should look again for leases to take: just after the first other replica's lease
+ * runs out, when that comes before the next round (`renewMs`). A replica that died renews nothing;
+ * waiting for the next round after its leases ran out added up to a round to every takeover. A
+ * live peer renews its leases a round before they run out, so none of them wakes anyone.
+ */
+export function expiryWake(rows: readonly HolderRow[], me: string, renewMs: number): number | undefined {
+  let first = Infinity;
+  for (const r of rows) if (r.live && r.holder !== me && r.remainingMs !== undefined) first = Math.min(first, r.remainingMs);
+  // a few ms past the expiry on the database's clock: the lease is free when the round reads it
+  return first < renewMs ? first + 5 : undefined;
 }

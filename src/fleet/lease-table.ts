@@ -24,6 +24,8 @@ export interface HolderRow {
   readonly holderName: string | null;
   readonly token: number;
   readonly live: boolean;
+  /** How long a live lease has left on the database's clock, in ms (when read by `holders`). */
+  readonly remainingMs?: number;
 }
 
 /** The SQL of one fleet's tables in `schema` (a plain identifier, checked by the caller). */
@@ -155,13 +157,28 @@ export class LeaseTable {
 
   /** Who holds each environment (an expired lease has no live holder). */
   async holders(client: pg.Client | pg.Pool, environments: readonly string[], timeoutMs?: number): Promise<HolderRow[]> {
-    const r = await client.query<{ environment: string; holder: string | null; holder_name: string | null; token: string; live: boolean }>({
-      text: `SELECT environment, holder, holder_name, token, (holder IS NOT NULL AND expires_at > now()) AS live
+    const r = await client.query<{
+      environment: string;
+      holder: string | null;
+      holder_name: string | null;
+      token: string;
+      live: boolean;
+      remaining_ms: number;
+    }>({
+      text: `SELECT environment, holder, holder_name, token, (holder IS NOT NULL AND expires_at > now()) AS live,
+                    CASE WHEN isfinite(expires_at) AND expires_at > now() THEN EXTRACT(EPOCH FROM (expires_at - now())) * 1000 ELSE 0 END::float8 AS remaining_ms
              FROM ${this.s}.fleet_leases WHERE environment = ANY($1::text[]) ORDER BY environment`,
       values: [environments],
       ...(timeoutMs === undefined ? {} : { query_timeout: timeoutMs }),
     } as pg.QueryConfig);
-    return r.rows.map((x) => ({ environment: x.environment, holder: x.holder, holderName: x.holder_name, token: Number(x.token), live: x.live }));
+    return r.rows.map((x) => ({
+      environment: x.environment,
+      holder: x.holder,
+      holderName: x.holder_name,
+      token: Number(x.token),
+      live: x.live,
+      remainingMs: Number(x.remaining_ms),
+    }));
   }
 }
 

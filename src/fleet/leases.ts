@@ -33,7 +33,7 @@ import { LeaseTable, fleetApplicationName, freeLeases, ownedSinceRead } from "./
 import type { HolderRow, LeaseRow } from "./lease-table.js";
 import { endSessions, leaseClientConfig, leaseTiming } from "./lease-session.js";
 import type { LeaseTiming } from "./lease-session.js";
-import { leadershipProblems, leaseDeadline, renewalKeeps, roundAction, shareOf, toGiveBack } from "./lease-decisions.js";
+import { expiryWake, leadershipProblems, leaseDeadline, renewalKeeps, roundAction, shareOf, toGiveBack } from "./lease-decisions.js";
 import type { FleetLeasesOptions } from "./leases-options.js";
 
 interface Held {
@@ -81,9 +81,8 @@ export class FleetLeases {
   }
 
   /**
-   * Settles once the first round has taken what this replica may lead (or failed): a daemon
-   * starts its runs after it, so a first run — the only one of `run --once` — is not a standby's
-   * only because the lease was not asked for yet.
+   * Settles once the first round has taken what this replica may lead (or failed): a daemon starts its runs
+   * after it, so a first run — the only one of `run --once` — is not a standby's only because the lease was not asked for yet.
    */
   firstRound(): Promise<void> {
     return this.roundDone;
@@ -106,9 +105,7 @@ export class FleetLeases {
     throw new StateError(
       ErrorCode.STATE_LOCK_LOST,
       `this replica (${this.name}) no longer leads environment ${environment}: its lease expired or was taken over`,
-      {
-        hint: "another replica leads it now and applies its next run; nothing more was sent by this one",
-      },
+      { hint: "another replica leads it now and applies its next run; nothing more was sent by this one" },
     );
   }
 
@@ -217,6 +214,9 @@ export class FleetLeases {
     const rows = await this.table.holders(client, this.opts.environments, timeout);
     this.lastRead = { rows, at: performance.now() };
     this.opts.onLeases?.(rows);
+    // a dead replica's leases are taken as they run out, not a round later
+    const wakeIn = expiryWake(rows, this.id, this.timing.renewMs);
+    if (wakeIn !== undefined) setTimeout((round: AbortController) => round.abort(), wakeIn, this.wake).unref();
     const { give, take } = roundAction(this.held.size, shareOf(this.opts.environments.length, this.live));
     if (give > 0) await this.giveBack(client, give);
     else if (take > 0) await this.take(client, take, timeout, freeLeases(rows));
