@@ -29,6 +29,8 @@ describe("the lease decisions", () => {
     // a dead peer's leases run out within the round: the first of them, a few ms after
     expect(expiryWake([row("peer", 4_000), row("dead", 640), row("dead", 300)], "me", 1_000)).toBe(305);
     // its own leases, free ones, and rows read without the time left wake nobody
-    expect(expiryWake([row("me", 10), row(null, 0, false), { ...row("dead", 1), remainingMs: undefined }], "me", 1_000)).toBeUndefined();
+    expect(
+      expiryWake([row("me", 10), row(null, 0, false), { environment: "e", holder: "dead", holderName: "dead", token: 1, live: true }], "me", 1_000),
+    ).toBeUndefined();
   });
 });
