@@ -33,14 +33,9 @@ export function ownershipTargets(config: GatesyncConfig): OwnershipView["targets
 }
 
 /** The registry's rows at `keys`, as the check looks them up. */
-async function viewAt(
-  config: GatesyncConfig,
-  registry: OwnershipRegistry,
-  keys: (targets: OwnershipView["targets"]) => Promise<OwnershipKey[]>,
-): Promise<OwnershipView> {
-  const targets = ownershipTargets(config);
-  const rows = await registry.rowsAt(await keys(targets));
-  return { claimant: claimantOf(config), targets, rows: new Map(rows.map((r) => [keyOf(r), r])) };
+async function viewAt(config: GatesyncConfig, registry: OwnershipRegistry, targets: OwnershipView["targets"], keys: OwnershipKey[]): Promise<OwnershipView> {
+  const rows = await registry.rowsAt(keys);
+  return { claimant: claimantOf(config), targets, rows: new Map(rows.map((r) => [keyOf(r), r])), keys };
 }
 
 /**
@@ -52,16 +47,11 @@ async function viewAt(
 export async function readOwnership(input: PlanRunInput, desired: readonly Desired[], state: StateSnapshot): Promise<OwnershipView | undefined> {
   const registry = input.ownership;
   if (registry === undefined) return undefined;
-  const claimant = claimantOf(input.config);
-  let crossing = false;
-  let keys: OwnershipKey[] = [];
-  const view = await viewAt(input.config, registry, async (targets) => {
-    const apis = apiTarget(targets);
-    crossing = apis !== undefined && (await registry.othersHold(apis, apis.kind, claimant));
-    keys = [...checkedKeys(desired, state, targets), ...(crossing ? referencedApiKeys(desired, targets) : [])];
-    return keys;
-  });
-  return { ...view, crossing, keys };
+  const targets = ownershipTargets(input.config);
+  const apis = apiTarget(targets);
+  const crossing = apis !== undefined && (await registry.othersHold(apis, apis.kind, claimantOf(input.config)));
+  const keys = [...checkedKeys(desired, state, targets), ...(crossing ? referencedApiKeys(desired, targets) : [])];
+  return { ...(await viewAt(input.config, registry, targets, keys)), crossing };
 }
 
 /** A declared change whose object the apply claims: anything but a refusal (a no-op too: an object from before the registry is claimed by its first apply). */
@@ -90,7 +80,8 @@ function claimingRecord(c: PlannedChange, run: PlanRun, now: string): { record: 
 export async function claimOwnership(input: PlanRunInput, run: PlanRun, state: StateBackend): Promise<PlanRun> {
   const registry = input.ownership;
   if (registry === undefined || settledAtPlan(run)) return run;
-  const view = await viewAt(input.config, registry, (targets) => Promise.resolve(checkedKeys(run.desired.desired, run.state, targets)));
+  const targets = ownershipTargets(input.config);
+  const view = await viewAt(input.config, registry, targets, checkedKeys(run.desired.desired, run.state, targets));
   const desired = new Map<string, Desired>(run.desired.desired.map((d) => [d.id, d]));
   const checked = checkOwnership(run.plan.changes, desired, run.state, view, true);
   const now = (input.now ?? (() => new Date()))().toISOString();
