@@ -16,7 +16,7 @@ import { daemonEnv, sandboxTargets, spawnDaemon } from "../helpers/daemon-proces
 import { eventually } from "../helpers/eventually.js";
 import { orgKey } from "../helpers/resources.js";
 import { dropTestSchemas, pgUrl, testSchema } from "../helpers/postgres.js";
-import { exampleFixtures, testCredentials } from "../helpers/sandbox.js";
+import { clearedAddresses, exampleFixtures, testCredentials } from "../helpers/sandbox.js";
 import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
 
 let sandbox: SandboxHandle | undefined;
@@ -49,7 +49,7 @@ const states = [
 
 describe.each(states)("the daemon and another writer of its state ($name)", ({ state, env }) => {
   it("re-asserts its commit's values at the next scheduled run after a laptop's apply, and says synced only when they are back", async () => {
-    sandbox = await startSandbox({ credentials: testCredentials, fixtures: await exampleFixtures() });
+    sandbox = await clearedAddresses(await startSandbox({ credentials: testCredentials, fixtures: await exampleFixtures() }));
     const repo = await tempRepo({ "config/k.yaml": orgKey({ name: "k", spec: "alias: daemon" }) });
     const config = (dir: string): string => `apiVersion: gatesync.dev/v1
 kind: GatesyncConfig

@@ -19,7 +19,7 @@ import { gitRemote, pushFiles } from "../helpers/git-remote.js";
 import { git } from "../helpers/git-repo.js";
 import { doc } from "../helpers/plan.js";
 import { dropTestSchemas, pgUrl, testSchema } from "../helpers/postgres.js";
-import { call, testCredentials } from "../helpers/sandbox.js";
+import { call, clearedAddresses, testCredentials } from "../helpers/sandbox.js";
 import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
 
 const sandboxes: SandboxHandle[] = [];
@@ -51,8 +51,8 @@ const states = [
 
 describe.each(states)("a rollback across a rename ($name)", ({ state, env }) => {
   it("leaves one webhook on production's portal, updated back to v1; a pushed `git revert` of the rename leaves one in staging", async () => {
-    const staging = await startSandbox({ credentials: testCredentials });
-    const production = await startSandbox({ credentials: testCredentials });
+    const staging = await clearedAddresses(await startSandbox({ credentials: testCredentials }));
+    const production = await clearedAddresses(await startSandbox({ credentials: testCredentials }));
     sandboxes.push(staging, production);
     const dir = await tempRepo();
     const work = gitRemote(dir);

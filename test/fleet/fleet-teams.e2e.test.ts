@@ -27,8 +27,6 @@ let sandbox: SandboxHandle | undefined;
 
 afterAll(async () => {
   for (const r of replicas) if (r.child.exitCode === null && r.child.signalCode === null) r.child.kill("SIGKILL");
-  if (sandbox !== undefined)
-    await sql("DELETE FROM gatesync_ownership.owners WHERE url = $1", [sandbox.urls.gateway.replace(/\/$/, "")]).catch(() => undefined);
   await sandbox?.stop();
   await dropTestSchemas();
   await removeTempRepos();

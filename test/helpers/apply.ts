@@ -18,7 +18,7 @@ import type { Fixtures } from "../../src/sandbox/fixtures.js";
 import type { SandboxHandle, SandboxOptions } from "../../src/sandbox/sandbox.js";
 import { startSandbox } from "../../src/sandbox/sandbox.js";
 import { RepositoryValidator } from "../../src/validate/repository/repository-validator.js";
-import { exampleFixtures, testCredentials } from "./sandbox.js";
+import { clearedAddresses, exampleFixtures, testCredentials } from "./sandbox.js";
 import { misbehavingProxy } from "./misbehaving-proxy.js";
 import type { MisbehavingProxy, Rule } from "./misbehaving-proxy.js";
 import { projectRoot, tempRepo } from "./temp-repo.js";
@@ -78,7 +78,7 @@ function ownCredentials(): typeof testCredentials {
 
 export async function harness(opts: HarnessOptions = {}): Promise<Harness> {
   const credentials = opts.ownCredentials === true ? ownCredentials() : testCredentials;
-  const sandbox = await startSandbox({ credentials, fixtures: await exampleFixtures(opts.fixtures), ...opts.sandbox });
+  const sandbox = await clearedAddresses(await startSandbox({ credentials, fixtures: await exampleFixtures(opts.fixtures), ...opts.sandbox }));
   const dir = await tempRepo(Object.fromEntries(Object.entries(opts.files ?? {}).map(([k, v]) => [`config/${k}`, v])));
   if (opts.files === undefined) await cp(path.join(projectRoot, "examples/config"), path.join(dir, "config"), { recursive: true });
   await cp(path.join(projectRoot, "examples/secrets"), path.join(dir, "secrets"), { recursive: true });

@@ -2,12 +2,24 @@ import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { PostgresStateBackend } from "../../src/record/postgres/postgres-backend.js";
 import { PostgresOwnership, ownershipSchema } from "../../src/record/ownership/postgres-ownership.js";
+import { registryUrl } from "../../src/record/ownership/ownership.js";
 import { testPostgresUrl } from "./postgres-probe.js";
+import { onSandboxAddresses } from "./sandbox.js";
 
 /** The PostgreSQL of this machine (`.ci/run` checks it is up). */
 export const pgUrl = testPostgresUrl;
 
 const schemas: string[] = [];
+
+/** PostgreSQL's codes for a schema or table not there yet: no daemon of this run has claimed anything. */
+const notCreated = new Set(["3F000", "42P01"]);
+
+// the ownership registry outlives the sandboxes whose addresses key it (helpers/sandbox.ts)
+onSandboxAddresses(async (urls) => {
+  await sql(`DELETE FROM ${ownershipSchema}.owners WHERE url = ANY($1)`, [urls.map(registryUrl)]).catch((err: unknown) => {
+    if (!notCreated.has((err as { code?: string }).code ?? "")) throw err;
+  });
+});
 
 /** A fresh schema name, dropped by dropTestSchemas(). */
 export function testSchema(): string {

@@ -21,8 +21,42 @@ export async function exampleFixtures(extra: Partial<Fixtures> = {}): Promise<Fi
   };
 }
 
+type AddressCleaner = (urls: readonly string[]) => Promise<void>;
+const cleaners: AddressCleaner[] = [];
+
+/**
+ * Registers what clears a sandbox's addresses out of stores that outlive it. The PostgreSQL
+ * ownership registry is one table for every test file, keyed by address, and the system hands a
+ * stopped sandbox's port to a later one: a row left at it makes that later test's own object
+ * "owned elsewhere" (helpers/postgres.ts registers the clean-up; a unit file reaches no
+ * PostgreSQL and registers none).
+ */
+export function onSandboxAddresses(clean: AddressCleaner): void {
+  cleaners.push(clean);
+}
+
+/**
+ * The sandbox's addresses are cleared when it starts (the port is now this sandbox's: whatever
+ * is recorded at it was left by one that stopped) and before it stops (while the port is still
+ * its own, so no clean-up reaches a later sandbox's rows).
+ */
+export async function clearedAddresses(box: SandboxHandle): Promise<SandboxHandle> {
+  const urls = [box.urls.gateway, box.urls.portal, box.urls.dashboard, box.urls.llm];
+  const clear = async (): Promise<void> => {
+    for (const clean of cleaners) await clean(urls);
+  };
+  await clear();
+  return {
+    ...box,
+    stop: async () => {
+      await clear();
+      await box.stop();
+    },
+  };
+}
+
 export async function testSandbox(options: SandboxOptions = {}): Promise<SandboxHandle> {
-  return startSandbox({ credentials: testCredentials, fixtures: await exampleFixtures(), ...options });
+  return clearedAddresses(await startSandbox({ credentials: testCredentials, fixtures: await exampleFixtures(), ...options }));
 }
 
 export interface Answer {

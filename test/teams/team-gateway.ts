@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll } from "vitest";
 import type { SandboxHandle } from "../../src/sandbox/sandbox.js";
-import { dropTestSchemas, sql } from "../helpers/postgres.js";
+import { dropTestSchemas } from "../helpers/postgres.js";
 import { testSandbox } from "../helpers/sandbox.js";
 import { removeTempRepos } from "../helpers/temp-repo.js";
 
@@ -18,7 +18,6 @@ export function sharedTeamGateway(): { readonly sandbox: SandboxHandle } {
     held.sandbox = await testSandbox();
   });
   afterAll(async () => {
-    await sql("DELETE FROM gatesync_ownership.owners WHERE url = $1", [held.sandbox.urls.gateway.replace(/\/$/, "")]).catch(() => undefined);
     await held.sandbox.stop();
     await dropTestSchemas();
     await removeTempRepos();

@@ -20,7 +20,7 @@ import type { Daemon } from "../../src/daemon/daemon.js";
 import { createLogger } from "../../src/logger.js";
 import type { SandboxHandle } from "../../src/sandbox/sandbox.js";
 import { runCli } from "../helpers/cli.js";
-import { dropTestSchemas, pgUrl, sql, testSchema } from "../helpers/postgres.js";
+import { dropTestSchemas, pgUrl, testSchema } from "../helpers/postgres.js";
 import { apiDefinition, doc, orgKey } from "../helpers/resources.js";
 import { testCredentials, testSandbox } from "../helpers/sandbox.js";
 import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
@@ -79,7 +79,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await daemon?.stop();
-  await sql("DELETE FROM gatesync_ownership.owners WHERE url = $1", [gateway]).catch(() => undefined);
   await sandbox.stop();
   await dropTestSchemas();
   await removeTempRepos();
