@@ -55,6 +55,12 @@ export default tseslint.config(
     languageOptions: { globals: { process: "readonly", console: "readonly" } },
   },
   {
+    // the launcher is CommonJS (bin/package.json): Node's ES module loader is not in its startup snapshot
+    files: ["bin/*.js"],
+    languageOptions: { sourceType: "commonjs", globals: { require: "readonly", exports: "writable", __dirname: "readonly" } },
+    rules: { "@typescript-eslint/no-require-imports": "off" },
+  },
+  {
     // the status page's script runs in the browser
     files: ["ui/**/*.js"],
     ...tseslint.configs.disableTypeChecked,

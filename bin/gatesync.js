@@ -1,10 +1,39 @@
 #!/usr/bin/env node
-// Thin launcher: the compiled CLI is bundled into dist/bundle/ (built by `npm install` through
-// `prepare`: tsc, then scripts/bundle.ts).
-import { applyStartupFlags } from "./v8-flags.js";
+"use strict";
+// The launcher, a CommonJS script (bin/package.json): Node's ES module loader is not in its
+// startup snapshot. `--help` and `--version` print what the build already knows, so they are
+// answered from the build's record of them (dist/bundle/answers.json, written by
+// scripts/bundle/build-answers.ts from what the bundle itself printed) without loading gatesync;
+// everything else loads the bundle (dist/bundle/, built by `npm install` through `prepare`).
+const { readFileSync } = require("node:fs");
+const path = require("node:path");
 
-// before any of gatesync is loaded
-applyStartupFlags();
+/** What the build printed for `args`, when it holds here: `[command…] --help|-h`, `--version|-V`. */
+function builtAnswer(args) {
+  const last = args[args.length - 1];
+  const help = last === "--help" || last === "-h";
+  const asked = help ? [...args.slice(0, -1), "--help"].join(" ") : args.length === 1 && (last === "--version" || last === "-V") ? "--version" : undefined;
+  if (asked === undefined) return undefined;
+  let built;
+  try {
+    built = JSON.parse(readFileSync(path.join(__dirname, "../dist/bundle/answers.json"), "utf8"));
+  } catch {
+    return undefined; // no build's record: the bundle answers
+  }
+  // help is wrapped to a narrower terminal's width (src/cli.ts), else to the recorded one
+  if (help && process.stdout.isTTY && process.stdout.columns < built.width) return undefined;
+  return Object.hasOwn(built.answers, asked) ? built.answers[asked] : undefined;
+}
 
-const { main } = await import("../dist/bundle/cli.js");
-await main(process.argv);
+const answer = builtAnswer(process.argv.slice(2));
+if (answer === undefined) {
+  // before any of gatesync is loaded
+  require("./v8-flags.js").applyStartupFlags();
+  void import("../dist/bundle/cli.js").then(({ main }) => main(process.argv));
+} else {
+  // `gatesync --help | head`: the reader's early close drops the rest, as Unix tools do
+  process.stdout.on("error", (err) => {
+    if (err.code !== "EPIPE") throw err;
+  });
+  process.stdout.write(answer);
+}

@@ -57,13 +57,21 @@ const defaultIo: CliIo = {
   isTty: process.stdout.isTTY === true,
 };
 
+/**
+ * Help wraps to this many columns, or to a narrower terminal's: every wider terminal and every
+ * pipe gets the same text, which the launcher answers `--help` with from the build's record of it
+ * (bin/gatesync.js, scripts/bundle/build-answers.ts) without loading gatesync.
+ */
+export const helpColumns = 80;
+const helpWidth = (stream: NodeJS.WriteStream) => (): number => (stream.isTTY ? Math.min(stream.columns, helpColumns) : helpColumns);
+
 export function buildProgram(io: CliIo = defaultIo): Command {
   const program = new Command("gatesync")
     .description("GitOps sync for an API gateway and its developer portal")
     .version(packageVersion(), "-V, --version", "print the version")
     .showHelpAfterError()
     .exitOverride()
-    .configureOutput({ writeOut: io.stdout, writeErr: io.stderr });
+    .configureOutput({ writeOut: io.stdout, writeErr: io.stderr, getOutHelpWidth: helpWidth(process.stdout), getErrHelpWidth: helpWidth(process.stderr) });
 
   addValidateCommand(program, io);
   addPlanCommand(program, io);

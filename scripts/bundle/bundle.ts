@@ -12,6 +12,7 @@
  *
  * The precompiled validators (dist/validate/compiled/), `yaml` and `commander` become scripts with a V8 code
  * cache each, made here by a process started as `bin/gatesync.js` starts (compiled-script.ts).
+ * Then the launcher's answers to `--help` and `--version` (build-answers.ts).
  */
 import { spawnSync } from "node:child_process";
 import { createRequire } from "node:module";
@@ -20,6 +21,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 import type { Plugin } from "esbuild";
+import { writeBuildAnswers } from "./build-answers.js";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, "../..");
@@ -189,3 +191,5 @@ const result = await build({
 // which modules each chunk holds: test/cli/startup-modules.test.ts reads it
 await writeFile(path.join(outdir, "meta.json"), JSON.stringify(result.metafile));
 writeCodeCaches(await writeScripts());
+// last: the answers are what the finished bundle prints
+await writeBuildAnswers(root, outdir);

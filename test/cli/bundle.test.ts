@@ -85,8 +85,9 @@ describe.skipIf(!compiledIsFresh)("the bundle", { timeout: 120_000 }, () => {
     const preload = path.join(repo, "preload.cjs");
     // Node's own modules the process loaded, as it exits
     await writeFile(preload, `process.on("exit", () => require("node:fs").writeFileSync(${JSON.stringify(list)}, process.moduleLoadList.join("\\n")));\n`);
-    const bundled = await node([path.join(projectRoot, "bin/gatesync.js"), "--help"], { ...process.env, NODE_OPTIONS: `--require ${preload}` });
-    const sources = await node(["--import", tsxLoader, path.join(projectRoot, "test/helpers/run-cli.ts"), "--help"]);
+    // `help`: the bundle's own answer (the launcher answers `--help` from the build's record: launcher-answers.test.ts)
+    const bundled = await node([path.join(projectRoot, "bin/gatesync.js"), "help"], { ...process.env, NODE_OPTIONS: `--require ${preload}` });
+    const sources = await node(["--import", tsxLoader, path.join(projectRoot, "test/helpers/run-cli.ts"), "help"]);
     expect(bundled.code).toBe(0);
     expect(bundled.stdout).toContain("Usage: gatesync");
     expect(bundled).toEqual(sources);

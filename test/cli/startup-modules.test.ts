@@ -1,6 +1,6 @@
 /**
- * Start-up loads what the command needs, and nothing else: `--help` and `--version` load no
- * validator, kind, YAML parser or backend; `validate` of a small repository loads the
+ * Start-up loads what the command needs, and nothing else: help loads no validator, kind, YAML
+ * parser or backend (the build's `--help` and `--version` none of gatesync at all); `validate` of a small repository loads the
  * validators but none of the state backends, the HTTP client, the daemon, the sandbox,
  * notifications, the breaking-change classifier, git or the worker pool. Watched in a real
  * process through Node's module loader: a hook (registered with `--import`) writes the URL of
@@ -11,7 +11,7 @@ import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
-import { spawnCli } from "../helpers/cli.js";
+import { compiledIsFresh, spawnCli } from "../helpers/cli.js";
 import { projectRoot, removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
 
 afterAll(removeTempRepos);
@@ -96,13 +96,25 @@ const loadedOf = (urls: readonly string[], watched: ReadonlyArray<readonly [stri
   watched.filter(([, pattern]) => urls.some((u) => pattern.test(u))).map(([name]) => name);
 
 describe("start-up loads only what the command needs", { timeout: 120_000 }, () => {
-  it.each([["--help"], ["--version"]])("%s loads no validator, kind, backend, HTTP client, daemon or sandbox", async (flag) => {
-    const run = await loadedBy([flag]);
+  // `help` is commander's command: the bundle answers it (the launcher answers `--help` from the build: below)
+  it.each([["help"], ["help", "validate"]])("%s loads no validator, kind, backend, HTTP client, daemon or sandbox", async (...args) => {
+    const run = await loadedBy(args);
     expect(run.code).toBe(0);
-    expect(run.stdout).toMatch(flag === "--help" ? /Usage: gatesync/ : /^\d+\.\d+\.\d+/);
+    expect(run.stdout).toMatch(/Usage: gatesync/);
     // the hook saw the process start: the CLI's own entry point is among what it recorded
     expect(run.urls.some((u) => /\/(src|dist)\/cli\.(ts|js)$/.test(u))).toBe(true);
     expect(loadedOf(run.urls, [...heavy, ...validation])).toEqual([]);
+  });
+
+  it.skipIf(!compiledIsFresh)("--help and --version of the build load none of gatesync's modules (bin/gatesync.js answers them)", async () => {
+    for (const flag of ["--help", "--version"]) {
+      const run = await loadedBy([flag]);
+      expect(run.code).toBe(0);
+      expect(run.stdout).toMatch(flag === "--help" ? /Usage: gatesync/ : /^\d+\.\d+\.\d+/);
+      expect(run.urls.filter((u) => u.startsWith(pathToFileURL(projectRoot).href))).toEqual([pathToFileURL(path.join(projectRoot, "bin/gatesync.js")).href]);
+    }
+    // the watch sees the bundle when it is loaded
+    expect((await loadedBy(["help"])).urls.some((u) => u.endsWith("/dist/cli.js"))).toBe(true);
   });
 
   it("validate of a small repository loads the validators, and no backend, HTTP client, daemon, sandbox, notifications, classifier, git or worker pool", async () => {
