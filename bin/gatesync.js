@@ -4,7 +4,8 @@
 // startup snapshot. `--help` and `--version` print what the build already knows, so they are
 // answered from the build's record of them (dist/bundle/answers.json, written by
 // scripts/bundle/build-answers.ts from what the bundle itself printed) without loading gatesync;
-// everything else loads the bundle (dist/bundle/, built by `npm install` through `prepare`).
+// everything else runs the CLI's script with its code cache (dist/bundle/cli.cjs, built by
+// `npm install` through `prepare`; script-loader.js).
 const { readFileSync } = require("node:fs");
 const path = require("node:path");
 
@@ -29,7 +30,8 @@ const answer = builtAnswer(process.argv.slice(2));
 if (answer === undefined) {
   // before any of gatesync is loaded
   require("./v8-flags.js").applyStartupFlags();
-  void import("../dist/bundle/cli.js").then(({ main }) => main(process.argv));
+  const { exports: cli } = require("./script-loader.js").runScript(path.join(__dirname, "../dist/bundle/cli.cjs"));
+  void cli.main(process.argv);
 } else {
   // `gatesync --help | head`: the reader's early close drops the rest, as Unix tools do
   process.stdout.on("error", (err) => {

@@ -1,31 +1,37 @@
 /**
  * The second step of `npm run build`: bundles tsc's output (dist/) into dist/bundle/, which
  * `bin/gatesync.js` runs. A command used to load 100–160 modules one by one — each resolved,
- * read, compiled and linked by Node's ESM loader — plus `yaml`'s 72 CommonJS files; in chunks
- * it costs far less (docs/dev/performance.md). The chunks keep the commands apart: each
- * `import()` of an action, a validator or a backend is a chunk of its own, so `--help` still
- * loads no validator. dist/ itself stays as tsc wrote it (docs/user/sandbox.md imports from it).
+ * read, compiled and linked by Node's ESM loader — plus `yaml`'s 72 CommonJS files; the CLI is
+ * now one CommonJS script with a code cache (writeCliScript), the worker threads' entries ES
+ * module chunks. Each `import()` of an action, a validator or a backend still runs only when
+ * reached, so `--help` runs no validator. dist/ itself stays as tsc wrote it
+ * (docs/user/sandbox.md imports from it).
  *
  * Packages are bundled only when listed below (pure JavaScript, no file read beside their
  * code, no worker of their own), with every package they import; the rest — native addons,
  * worker pools, the state backends, Spectral — are imported from node_modules as before.
  *
- * The precompiled validators (dist/validate/compiled/), `yaml` and `commander` become scripts with a V8 code
- * cache each, made here by a process started as `bin/gatesync.js` starts (compiled-script.ts).
+ * The CLI, the precompiled validators (dist/validate/compiled/), `yaml` and `commander` are scripts with a V8
+ * code cache each, made here by a process started as `bin/gatesync.js` starts (make-code-cache.ts).
  * Then the launcher's answers to `--help` and `--version` (build-answers.ts).
  */
 import { spawnSync } from "node:child_process";
 import { createRequire } from "node:module";
-import { mkdir, readFile, readdir, rm, writeFile } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { mkdir, readFile, readdir, rename, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
-import type { Plugin } from "esbuild";
+import type { Metafile, Plugin } from "esbuild";
 import { writeBuildAnswers } from "./build-answers.js";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, "../..");
-const outdir = path.join(root, "dist/bundle");
+/** The bundle processes run: built beside it (`outdir`) and then swapped in, as a suite's `npm pack` rebuilds while other processes run the CLI. */
+const live = path.join(root, "dist/bundle");
+const outdir = path.join(root, "dist/bundle.next");
+/** The bundle before: kept until the next build, for a process that started from it and loads a worker or a validator later. */
+const previous = path.join(root, "dist/bundle.previous");
 const compiledDir = path.join(root, "dist/validate/compiled");
 
 /**
@@ -37,6 +43,13 @@ const scriptPackages = ["yaml", "commander"];
 
 /** What start-up loads from node_modules on the paths users wait for (help, validate, plan, apply). */
 const bundled = new Set(["js-yaml", "fastest-levenshtein", "p-queue", "eventemitter3", "p-timeout", "safe-stable-stringify", "cli-progress", "age-encryption"]);
+/**
+ * Single files of packages not bundled whole: the OpenAPI validator's `$ref` resolver, which
+ * `validate` imports at its top, is an ES module (the package is `"type": "module"`), which the
+ * CLI's CommonJS script could only `require` on Node ≥ 20.19; its validator, imported on first
+ * use, stays the package's (it reads its schemas beside its code).
+ */
+const bundledFiles = new Set(["@seriousme/openapi-schema-validator/resolve.js"]);
 
 const packageOf = (specifier: string): string =>
   specifier
@@ -50,8 +63,29 @@ const choosePackages: Plugin = {
   setup(b) {
     b.onResolve({ filter: /^[^./]/ }, (args) => {
       if (args.path.startsWith("node:") || args.importer.includes(`${path.sep}node_modules${path.sep}`)) return undefined;
-      return bundled.has(packageOf(args.path)) ? undefined : { external: true };
+      return bundled.has(packageOf(args.path)) || bundledFiles.has(args.path) ? undefined : { external: true };
     });
+  },
+};
+
+/**
+ * In the CLI's script, an `import()` of a package left outside the bundle is a `require`: a
+ * script compiled with a code cache loses the loader of its dynamic imports on Node 20 ("A
+ * dynamic import callback was not specified"), and giving it one is an experimental feature
+ * that warns on stderr. A package that is an ES module is then required as one (Node ≥ 20.19).
+ */
+const externalImportsRequired: Plugin = {
+  name: "external-imports-required",
+  setup(b) {
+    b.onResolve({ filter: /^[^./]/ }, (args) =>
+      args.kind === "dynamic-import" && !args.path.startsWith("node:") && !bundled.has(packageOf(args.path))
+        ? { path: args.path, namespace: "required-package" }
+        : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: "required-package" }, (args) => ({
+      contents: `module.exports = require(${JSON.stringify(args.path)});`,
+      loader: "js",
+    }));
   },
 };
 
@@ -165,11 +199,40 @@ function writeCodeCaches(files: readonly string[]): void {
   if (run.status !== 0) throw new Error(`make-code-cache.ts exited ${run.status ?? run.signal}`);
 }
 
+/**
+ * The CLI: one CommonJS script in one function expression (bin/script-loader.js runs it with its
+ * code cache). As ES module chunks, a `validate` spent ~25 ms of its start in Node's ES module
+ * loader — resolving, compiling (no cache for modules on Node 20) and linking ~50 chunks — and
+ * more in the built-in modules' ES facades (docs/dev/performance.md). Its `import()`s of
+ * gatesync's own modules stay lazy: esbuild runs such a module on its first import.
+ */
+async function writeCliScript(): Promise<Metafile> {
+  const result = await build({
+    entryPoints: [path.join(root, "dist/cli.js")],
+    outfile: path.join(outdir, "cli.cjs"),
+    absWorkingDir: root,
+    bundle: true,
+    format: "cjs",
+    platform: "node",
+    target: "node20",
+    sourcemap: true,
+    metafile: true,
+    logLevel: "warning",
+    // `import.meta.resolve` is reached only from the sources (worker-module.ts, under tsx): CommonJS's own stands in
+    define: { "import.meta.url": "__importMetaUrl", "import.meta.resolve": "require.resolve" },
+    banner: { js: "(function (exports, require, module, __filename, __dirname, __importMetaUrl) {" },
+    footer: { js: "})" },
+    plugins: [externalImportsRequired, packagesAsScripts, lazyYamlAsScript, choosePackages, compiledAsScripts],
+  });
+  return result.metafile;
+}
+
 // chunks are named by content: those of an earlier build would stay beside the new ones
 await rm(outdir, { recursive: true, force: true });
+await rm(previous, { recursive: true, force: true });
+// the worker threads' entries stay ES modules, in chunks they share
 const result = await build({
   entryPoints: {
-    cli: path.join(root, "dist/cli.js"),
     "file-worker": path.join(root, "dist/validate/file/file-worker.js"),
     "rule-worker": path.join(root, "dist/rules/rule-worker.js"),
     "sops-age-worker": path.join(root, "dist/secrets/sops/sops-age-worker.js"),
@@ -188,8 +251,15 @@ const result = await build({
   banner: { js: 'import { createRequire as __gatesyncCreateRequire } from "node:module";\nconst require = __gatesyncCreateRequire(import.meta.url);' },
   plugins: [packagesAsScripts, lazyYamlAsScript, choosePackages, compiledAsScripts],
 });
-// which modules each chunk holds: test/cli/startup-modules.test.ts reads it
-await writeFile(path.join(outdir, "meta.json"), JSON.stringify(result.metafile));
-writeCodeCaches(await writeScripts());
-// last: the answers are what the finished bundle prints
-await writeBuildAnswers(root, outdir);
+const cli = await writeCliScript();
+// which modules each output holds: test/cli/bundle.test.ts reads it
+const outputs = Object.entries({ ...result.metafile.outputs, ...cli.outputs }).map(([file, o]): [string, Metafile["outputs"][string]] => [
+  path.join("dist/bundle", path.relative(path.relative(root, outdir), file)),
+  o,
+]);
+await writeFile(path.join(outdir, "meta.json"), JSON.stringify({ inputs: { ...result.metafile.inputs, ...cli.inputs }, outputs: Object.fromEntries(outputs) }));
+writeCodeCaches([...(await writeScripts()), path.join(outdir, "cli.cjs")]);
+if (existsSync(live)) await rename(live, previous);
+await rename(outdir, live);
+// last: the answers are what the bundle in place prints
+await writeBuildAnswers(root, live);

@@ -1,16 +1,18 @@
 /**
- * Writes the code cache of each compiled validators' script given (bundle.ts runs this in a
- * process of its own): with the launcher's V8 flags, as `bin/gatesync.js` sets them, since V8
- * refuses a cache made under other flags. Each validator runs first on a few typical values
- * (below), so that the cache holds the functions they reach, compiled, and not only the
+ * Writes the code cache of each script given — the CLI's, the compiled validators', `yaml`'s and
+ * `commander`'s (bundle.ts runs this in a process of its own): with the launcher's V8 flags, as
+ * `bin/gatesync.js` sets them, since V8 refuses a cache made under other flags. Each script runs
+ * first as it is used (the CLI on the commands users start most, each validator on a few typical
+ * values: below), so that the cache holds the functions they reach, compiled, and not only the
  * script's top level: V8 compiles a function when it is first called.
  */
 import { rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type * as CommanderModule from "commander";
 import type * as YamlModule from "yaml";
+import type { CliIo } from "../../src/cli/common/cli-io.js";
+import { runScript } from "../../bin/script-loader.js";
 import { applyStartupFlags } from "../../bin/v8-flags.js";
-import { runScript } from "./compiled-script.js";
 
 applyStartupFlags();
 
@@ -98,10 +100,24 @@ async function exerciseCommander(commander: Record<string, unknown>): Promise<vo
   await program.parseAsync(["node", "gatesync", "validate", "dir", "--format", "json"]);
 }
 
+const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), "../..");
+
+/** The commands users start most, as the launcher runs them, their output dropped: help, and validate and plan of the examples. */
+async function exerciseCli(cli: Record<string, unknown>): Promise<void> {
+  const main = cli.main as (argv: readonly string[], io: CliIo) => Promise<void>;
+  const io: CliIo = { stdout: () => undefined, stderr: () => undefined, env: {}, isTty: false };
+  const examples = path.join(root, "examples/config");
+  const before = process.exitCode;
+  for (const args of [["--help"], ["validate", "--help"], ["validate", examples], ["plan", "--dir", examples, "--help"]])
+    await main(["node", "gatesync", ...args], io);
+  process.exitCode = before;
+}
+
 for (const file of process.argv.slice(2)) {
   await rm(`${file}.v8cache`, { force: true });
   const { exports, script } = runScript(file);
-  if (file.endsWith(`${path.sep}yaml.cjs`)) exerciseYaml(exports);
+  if (file.endsWith(`${path.sep}cli.cjs`)) await exerciseCli(exports);
+  else if (file.endsWith(`${path.sep}yaml.cjs`)) exerciseYaml(exports);
   else if (file.endsWith(`${path.sep}commander.cjs`)) await exerciseCommander(exports);
   else for (const validate of validatorsIn(exports)) for (const value of [{}, resource, ...samples, samples[0]!["x-gw-api-gateway"]]) validate(value);
   await writeFile(`${file}.v8cache`, script.createCachedData());

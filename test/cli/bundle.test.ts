@@ -6,6 +6,8 @@
  * build is at least as new as the sources: after an edit, the tests run the sources.
  */
 import { spawn } from "node:child_process";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { readFile, readdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
@@ -48,7 +50,7 @@ describe.skipIf(!compiledIsFresh)("the bundle", { timeout: 120_000 }, () => {
 
   it("carries code caches of its scripts (the compiled validators, yaml, commander) that V8 accepts in a process started as bin/gatesync.js starts", async () => {
     const dir = path.join(projectRoot, "dist/bundle/compiled");
-    const scripts = (await readdir(dir)).filter((f) => f.endsWith(".cjs")).map((f) => path.join(dir, f));
+    const scripts = [...(await readdir(dir)).filter((f) => f.endsWith(".cjs")).map((f) => path.join(dir, f)), path.join(projectRoot, "dist/bundle/cli.cjs")];
     const check = [
       `import { readFileSync } from "node:fs";`,
       `import { Script } from "node:vm";`,
@@ -60,6 +62,7 @@ describe.skipIf(!compiledIsFresh)("the bundle", { timeout: 120_000 }, () => {
     const { NODE_OPTIONS: _, ...env } = process.env;
     const run = await node(["--input-type=module", "-e", check], env);
     expect(scripts.map((f) => path.basename(f)).sort()).toEqual([
+      "cli.cjs",
       "commander.cjs",
       "gatesync-schemas.cjs",
       "openapi-3-0.cjs",
@@ -70,6 +73,33 @@ describe.skipIf(!compiledIsFresh)("the bundle", { timeout: 120_000 }, () => {
     expect(run.code).toBe(0);
     expect(JSON.parse(run.stdout)).toEqual([]);
   });
+  it("is one CommonJS script for the CLI, which imports nothing dynamically (a function from its cache would have no loader for it)", async () => {
+    const cli = await readFile(path.join(projectRoot, "dist/bundle/cli.cjs"), "utf8");
+    // the lazily imported modules are there, as functions run on their first import
+    expect(cli).toContain('"dist/cli/commands/validate/action.js"()');
+    expect(cli.match(/\bimport\("/g) ?? []).toEqual([]);
+    // and a command reaching a package it used to import dynamically runs: the OpenTelemetry SDK, with tracing on, exports its span
+    const posted: string[] = [];
+    const collector = createServer((req, res) => {
+      posted.push(req.url ?? "");
+      req.resume().on("end", () => res.end("{}"));
+    });
+    await new Promise<void>((resolve) => collector.listen(0, "127.0.0.1", resolve));
+    try {
+      const repo = await tempRepo({ "config/k.yaml": "apiVersion: gatesync.dev/v1\nkind: OrgKey\nmetadata: { name: k }\nspec: { keyId: k }\n" });
+      const endpoint = `http://127.0.0.1:${(collector.address() as AddressInfo).port}`;
+      const traced = await node([path.join(projectRoot, "bin/gatesync.js"), "validate", path.join(repo, "config")], {
+        ...process.env,
+        OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
+      });
+      expect(traced.code).toBe(0);
+      expect(traced.stdout).toContain("valid: 1 resources");
+      expect(posted).toContain("/v1/traces");
+    } finally {
+      collector.close();
+    }
+  });
+
   it("holds the precompiled validators as scripts of their own: no chunk bundles their modules (compiled afresh in every process, without a cache)", async () => {
     const meta = JSON.parse(await readFile(path.join(projectRoot, "dist/bundle/meta.json"), "utf8")) as {
       outputs: Record<string, { inputs: Record<string, unknown> }>;

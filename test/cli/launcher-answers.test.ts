@@ -66,7 +66,7 @@ describe.skipIf(!compiledIsFresh)("the launcher's answers from the build", { tim
     // anything else is the bundle's, which is not there
     const other = await run(process.execPath, [copied, "validate"], { env }).catch((err: { code: number; stderr: string }) => err);
     expect("code" in other && other.code).toBe(1);
-    expect(other.stderr).toContain("dist/bundle/cli.js");
+    expect(other.stderr).toContain("dist/bundle/cli.cjs");
     // a question the record does not hold (`help`, commander's command) is the bundle's: the same help
     const bare = await run(process.execPath, [path.join(projectRoot, "bin/gatesync.js"), "help"], { env });
     expect(bare.stdout).toBe(answers["--help"]);

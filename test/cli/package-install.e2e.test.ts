@@ -68,7 +68,7 @@ describe("gatesync installed from its packed tarball", () => {
     for (const dev of ["typescript", "esbuild", "tsx", "vitest", "better-sqlite3"]) expect(existsSync(path.join(root, dev)), dev).toBe(false);
     const pkg = JSON.parse(readFileSync(path.join(root, "gatesync/package.json"), "utf8")) as { scripts: Record<string, string> };
     expect(pkg.scripts.prepare).toBeUndefined();
-    expect(existsSync(path.join(root, "gatesync/dist/bundle/cli.js"))).toBe(true);
+    expect(existsSync(path.join(root, "gatesync/dist/bundle/cli.cjs"))).toBe(true);
     expect(execFileSync("npx", ["--no-install", "gatesync", "--version"], { cwd: dir, encoding: "utf8" }).trim()).toBe(
       (JSON.parse(readFileSync(path.join(projectRoot, "package.json"), "utf8")) as { version: string }).version,
     );

@@ -3,15 +3,17 @@
  * parser or backend (the build's `--help` and `--version` none of gatesync at all); `validate` of a small repository loads the
  * validators but none of the state backends, the HTTP client, the daemon, the sandbox,
  * notifications, the breaking-change classifier, git or the worker pool. Watched in a real
- * process through Node's module loader: a hook (registered with `--import`) writes the URL of
- * every module the process loads to a file; a chunk of the bundle stands for the modules the
- * build put into it.
+ * process of the sources through Node's module loader: a hook (registered with `--import`) writes
+ * the URL of every module the process loads to a file (the bundle keeps that graph: each
+ * `import()` of gatesync's own runs only when reached). The build's launcher is watched through
+ * the `require`s its script makes: no backend, HTTP client, git or worker pool either.
  */
 import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { pathToFileURL } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
-import { compiledIsFresh, spawnCli } from "../helpers/cli.js";
+import { spawn } from "node:child_process";
+import { compiledIsFresh, tsxLoader } from "../helpers/cli.js";
 import { projectRoot, removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
 
 afterAll(removeTempRepos);
@@ -55,6 +57,7 @@ const validation: ReadonlyArray<readonly [string, RegExp]> = [
   ["ajv", /\/node_modules\/ajv/],
 ];
 
+/** The modules the CLI's sources load for `args` (under tsx: the module graph the bundle keeps, its `import()`s run when reached). */
 async function loadedBy(args: string[]): Promise<{ code: number; stdout: string; urls: string[] }> {
   const dir = await tempRepo({ "hooks.mjs": hooks });
   const out = path.join(dir, "loaded.txt");
@@ -64,58 +67,78 @@ async function loadedBy(args: string[]): Promise<{ code: number; stdout: string;
     register,
     `import { register } from "node:module";\nregister(${JSON.stringify(pathToFileURL(path.join(dir, "hooks.mjs")).href)}, { data: { out: ${JSON.stringify(out)} } });\n`,
   );
-  const run = await spawnCli(args, { env: { NODE_OPTIONS: `--import ${pathToFileURL(register).href}`, NO_COLOR: "1" }, cwd: dir });
-  const urls = (await readFile(out, "utf8")).split("\n").filter((u) => u !== "");
-  return { code: run.code, stdout: run.stdout, urls: (await Promise.all(urls.map(modulesIn))).flat() };
+  const run = await node(["--import", pathToFileURL(register).href, "--import", tsxLoader, path.join(projectRoot, "test/helpers/run-cli.ts"), ...args], dir);
+  return { ...run, urls: (await readFile(out, "utf8")).split("\n").filter((u) => u !== "") };
 }
 
 /**
- * The modules a loaded URL holds: itself, or, for a chunk of the bundle bin/gatesync.js runs,
- * the files the build put into it (dist/bundle/meta.json, esbuild's account of every chunk).
+ * What the build's launcher requires for `args`: every `require` the process makes (the CLI's
+ * script requires the packages left outside it, and Node's own modules), through a preload.
  */
-async function modulesIn(url: string): Promise<string[]> {
-  if (!url.startsWith("file:")) return [url];
-  const file = fileURLToPath(url);
-  const bundle = path.join(projectRoot, "dist/bundle");
-  if (path.dirname(file) !== bundle) return [url];
-  const meta = JSON.parse(await readFile(path.join(bundle, "meta.json"), "utf8")) as { outputs: Record<string, { inputs: Record<string, unknown> }> };
-  const inputs = meta.outputs[path.relative(projectRoot, file)]?.inputs;
-  if (inputs === undefined) throw new Error(`${url} is not in the bundle's meta.json`);
-  return Object.keys(inputs).map((input) => pathToFileURL(inBundle(input)).href);
+async function requiredBy(args: string[]): Promise<{ code: number; stdout: string; required: string[] }> {
+  const dir = await tempRepo({});
+  const out = path.join(dir, "required.txt");
+  const preload = path.join(dir, "preload.cjs");
+  await writeFile(
+    preload,
+    `const Module = require("node:module");\nconst { appendFileSync } = require("node:fs");\nconst load = Module._load;\nModule._load = function (request, ...rest) {\n  appendFileSync(${JSON.stringify(out)}, request + "\\n");\n  return load.call(this, request, ...rest);\n};\n`,
+  );
+  await writeFile(out, "");
+  const run = await node(["--require", preload, path.join(projectRoot, "bin/gatesync.js"), ...args], dir);
+  return { ...run, required: (await readFile(out, "utf8")).split("\n").filter((r) => r !== "") };
 }
 
-/** The file an input of the bundle stands for: a file, or the script a package or compiled validators' module is loaded as (scripts/bundle/). */
-function inBundle(input: string): string {
-  const [namespace, name] = input.split(":");
-  if (namespace === "package-script" || namespace === "lazy-package-script") return path.join(projectRoot, "node_modules", name!, "(script)");
-  if (namespace === "compiled-script") return path.join(projectRoot, "dist/validate/compiled", `${name}.js`);
-  return path.resolve(projectRoot, input);
+async function node(args: string[], cwd: string): Promise<{ code: number; stdout: string }> {
+  const child = spawn(process.execPath, args, { cwd, env: { ...process.env, NO_COLOR: "1" }, stdio: ["ignore", "pipe", "inherit"] });
+  let stdout = "";
+  child.stdout.on("data", (b: Buffer) => (stdout += b.toString()));
+  const code = await new Promise<number>((resolve) => child.on("close", (c) => resolve(c ?? -1)));
+  return { code, stdout };
 }
+
+/** The packages of `heavy` (by name) a list of `require` requests holds. */
+const heavyPackages = (required: readonly string[]): string[] =>
+  ["better-sqlite3", "pg", "undici", "piscina", "simple-git", "chokidar", "prom-client", "api-smart-diff", "@opentelemetry/sdk-trace-node"].filter((p) =>
+    required.includes(p),
+  );
 
 const loadedOf = (urls: readonly string[], watched: ReadonlyArray<readonly [string, RegExp]>): string[] =>
   watched.filter(([, pattern]) => urls.some((u) => pattern.test(u))).map(([name]) => name);
 
 describe("start-up loads only what the command needs", { timeout: 120_000 }, () => {
-  // `help` is commander's command: the bundle answers it (the launcher answers `--help` from the build: below)
-  it.each([["help"], ["help", "validate"]])("%s loads no validator, kind, backend, HTTP client, daemon or sandbox", async (...args) => {
+  it.each([["--help"], ["--version"], ["help", "validate"]])("%s loads no validator, kind, backend, HTTP client, daemon or sandbox", async (...args) => {
     const run = await loadedBy(args);
     expect(run.code).toBe(0);
-    expect(run.stdout).toMatch(/Usage: gatesync/);
+    expect(run.stdout).toMatch(args[0] === "--version" ? /^\d+\.\d+\.\d+/ : /Usage: gatesync/);
     // the hook saw the process start: the CLI's own entry point is among what it recorded
-    expect(run.urls.some((u) => /\/(src|dist)\/cli\.(ts|js)$/.test(u))).toBe(true);
+    expect(run.urls.some((u) => u.endsWith("/src/cli.ts"))).toBe(true);
     expect(loadedOf(run.urls, [...heavy, ...validation])).toEqual([]);
   });
 
-  it.skipIf(!compiledIsFresh)("--help and --version of the build load none of gatesync's modules (bin/gatesync.js answers them)", async () => {
-    for (const flag of ["--help", "--version"]) {
-      const run = await loadedBy([flag]);
-      expect(run.code).toBe(0);
-      expect(run.stdout).toMatch(flag === "--help" ? /Usage: gatesync/ : /^\d+\.\d+\.\d+/);
-      expect(run.urls.filter((u) => u.startsWith(pathToFileURL(projectRoot).href))).toEqual([pathToFileURL(path.join(projectRoot, "bin/gatesync.js")).href]);
-    }
-    // the watch sees the bundle when it is loaded
-    expect((await loadedBy(["help"])).urls.some((u) => u.endsWith("/dist/cli.js"))).toBe(true);
-  });
+  it.skipIf(!compiledIsFresh)(
+    "the build: --help runs none of gatesync (bin/gatesync.js answers it); help and validate require no backend, HTTP client, git or worker pool",
+    async () => {
+      const answered = await requiredBy(["--help"]);
+      expect(answered.stdout).toMatch(/Usage: gatesync/);
+      expect(answered.required.filter((r) => r.includes("script-loader") || r.includes("v8-flags"))).toEqual([]);
+      for (const args of [["help"], ["validate", path.join(projectRoot, "examples/config")]]) {
+        const run = await requiredBy(args);
+        expect(run.code).toBe(0);
+        // the watch sees the CLI's script loaded, and the requires it makes
+        expect(run.required).toContain("./script-loader.js");
+        expect(run.required).toContain("node:fs");
+        expect(heavyPackages(run.required)).toEqual([]);
+      }
+      // and sees a backend when one is required
+      const repo = await tempRepo({
+        "gatesync.yaml":
+          "apiVersion: gatesync.dev/v1\nkind: GatesyncConfig\nsource: { directory: ./config }\nstate: { backend: sqlite, path: ./state.db }\ntargets: {}\n",
+        "config/k.yaml": "apiVersion: gatesync.dev/v1\nkind: OrgKey\nmetadata: { name: k }\nspec: { keyId: k }\n",
+        "state.db": "",
+      });
+      expect(heavyPackages((await requiredBy(["state", "list", "-c", path.join(repo, "gatesync.yaml")])).required)).toContain("better-sqlite3");
+    },
+  );
 
   it("validate of a small repository loads the validators, and no backend, HTTP client, daemon, sandbox, notifications, classifier, git or worker pool", async () => {
     const repo = await tempRepo({

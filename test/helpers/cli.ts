@@ -24,7 +24,7 @@ function newest(dir: string): number {
  */
 export const compiledIsFresh = ((): boolean => {
   // what bin/gatesync.js runs: the bundle, the last step of the build
-  const built = path.join(projectRoot, "dist/bundle/cli.js");
+  const built = path.join(projectRoot, "dist/bundle/cli.cjs");
   return (
     existsSync(built) && statSync(built).mtimeMs >= Math.max(newest(path.join(projectRoot, "src")), statSync(path.join(projectRoot, "package.json")).mtimeMs)
   );
