@@ -22,20 +22,14 @@ import type { FetchRequest, Source, SourceSnapshot } from "./source.js";
 import { isInside } from "../file-paths.js";
 import { stripUrlCredentials } from "../secrets/credentials.js";
 import { redactUrl } from "./source.js";
-import { closest } from "fastest-levenshtein";
-import { readFileSync } from "node:fs";
-import { Locator } from "../load/yaml-locator.js";
-import { similar } from "../text/similar.js";
 import { gitOutput, quietGit } from "./quiet-git.js";
+import { checkBranch } from "./branch-check.js";
 import type { QuietGitOptions } from "./quiet-git.js";
 import { commitText } from "./commit-text.js";
 import type { CommitText } from "./commit-text.js";
 import { RevisionTrees } from "./revision-trees.js";
 import { withCloneLock } from "./clone-lock.js";
 import { fetchMatchingTags, newestTagOf } from "./newest-tag.js";
-
-/** Bytes of the remote's branch listing read for an unknown branch's hint (some 20,000 branches). */
-const maxBranchListingBytes = 2 * 1024 * 1024;
 
 /** Characters of a commit's author or subject kept (repository text: it goes to the history and the pages). */
 
@@ -68,6 +62,8 @@ export class GitSource implements Source {
   /** Each revision's files in a directory of their own (revision-trees.ts). */
   private readonly trees: RevisionTrees;
   private tidying: Promise<void> = Promise.resolve();
+  /** A fetch ran since the last `gc --auto` was started (tidied). */
+  private untidy = false;
 
   constructor(private readonly opts: GitSourceOptions) {
     const ref = opts.commit ?? opts.tag ?? (opts.tagPattern === undefined ? undefined : `the newest tag matching ${opts.tagPattern}`) ?? opts.branch ?? "HEAD";
@@ -139,16 +135,16 @@ export class GitSource implements Source {
       if (this.last?.commit === commit) {
         const { tag: _tag, skippedTags: _skipped, ...last } = this.last;
         const same = tag === this.last.tag && JSON.stringify(skippedTags) === JSON.stringify(this.last.skippedTags);
-        return same ? this.last : (this.last = { ...last, ...chosenBy });
+        return this.tidied(same ? this.last : (this.last = { ...last, ...chosenBy }));
       }
       const snapshot = await this.snapshotOf(git, commit, await this.trees.checkout(commit), told);
       this.last = { ...snapshot, ...chosenBy };
-      return this.last;
+      return this.tidied(this.last);
     } catch (err) {
       if (err instanceof SourceError) throw err;
       // a branch the remote does not have: said with the remote's branches (a SourceError), not as git's failed fetch
       if (this.followsBranch && this.opts.branch !== undefined && /couldn't find remote ref/i.test((err as Error).message))
-        await this.checkBranch(this.opts.branch);
+        await checkBranch(this.opts.branch, this.opts.url, this.gitOptions, this.opts.configFile);
       // git's own message may quote the URL, in its own form: no user information of any URL survives
       const message = stripUrlCredentials((err as Error).message.split(this.opts.url).join(redactUrl(this.opts.url)))
         .split("\n")
@@ -175,9 +171,9 @@ export class GitSource implements Source {
     const followed = await this.followedRef(git);
     if ("pattern" in followed) return this.newestTag(followed.pattern);
     // Forced refspecs: a force-pushed branch replaces what was fetched before.
-    // git's housekeeping after a fetch (`gc --auto`, a process of its own) runs after the fetch returns
+    // git's housekeeping after a fetch (`gc --auto`, a process of its own) runs once the commit is checked out (tidied)
     if (followed.fetch !== undefined) await this.quiet(["fetch", "--force", "--prune", "--no-tags", "--quiet", "--no-auto-gc", "origin", followed.fetch]);
-    if (followed.fetch !== undefined) this.keepTidy();
+    if (followed.fetch !== undefined) this.untidy = true;
     const out = await gitOutput(["log", "-1", "--no-show-signature", "--format=%H%x00%an%x00%s", `${followed.local}^{commit}`, "--"], this.gitOptions);
     const nul = out.indexOf("\0");
     const commit = out.slice(0, nul < 0 ? undefined : nul).trim();
@@ -243,27 +239,6 @@ export class GitSource implements Source {
     return { root, boundary: tree, revision: commit, commit, ...told, hold: () => this.trees.hold(commit) };
   }
 
-  /**
-   * An unknown branch is the user's typo, not git's "couldn't find remote ref": said with the
-   * remote's branches (listed by `ls-remote`, bounded: nothing else of the remote is fetched).
-   */
-  private async checkBranch(branch: string): Promise<void> {
-    const refs = await gitOutput(["ls-remote", "--heads", "origin"], { ...this.gitOptions, maxBytes: maxBranchListingBytes }).catch(() => undefined);
-    // the remote cannot be listed either: git's own failure says more
-    if (refs === undefined) return;
-    const branches = refs
-      .split("\n")
-      .map((line) => line.slice(line.indexOf("\t") + 1).replace(/^refs\/heads\//, ""))
-      .filter((b) => b !== "");
-    if (branches.includes(branch)) return;
-    const near = branches.length === 0 ? undefined : closest(branch, branches);
-    const listed = branches.length > 20 ? `${branches.slice(0, 20).join(", ")} … (${branches.length} in all)` : branches.join(", ");
-    throw new SourceError(ErrorCode.SOURCE_INVALID, `the branch \`${branch}\` does not exist in ${redactUrl(this.opts.url)}`, {
-      hint: `${near !== undefined && similar(near, branch) ? `did you mean \`${near}\`? ` : ""}${branches.length === 0 ? "the repository has no branch yet" : `its branches: ${listed}`}; set source.git.branch in gatesync.yaml`,
-      ...(this.opts.configFile === undefined ? {} : { location: branchLocation(this.opts.configFile) }),
-    });
-  }
-
   /** The real path of the sub-directory (links anywhere along it resolved) must stay inside the checkout. */
   private async contain(root: string, tree: string, commit: string): Promise<void> {
     const realRoot = await realpath(root);
@@ -312,9 +287,15 @@ export class GitSource implements Source {
     return head.trim().replace(/^origin\//, "");
   }
 
-  /** What `fetch` leaves to git's `gc --auto` (packs the loose objects of many fetches), off the fetch's path, under the clone's lock. */
-  private keepTidy(): void {
-    this.tidying = this.tidying.then(async () => this.locked(async () => this.quiet(["gc", "--auto", "--quiet"]))).catch(() => undefined);
+  /**
+   * `snapshot`, with git's housekeeping after a fetch (`gc --auto`: packs the loose objects of
+   * many fetches) started behind it, under the clone's lock: after the checkout, which holds that
+   * lock too and would wait for it (~10 ms of a webhook's run: docs/dev/performance.md).
+   */
+  private tidied(snapshot: SourceSnapshot): SourceSnapshot {
+    if (this.untidy) this.tidying = this.tidying.then(async () => this.locked(async () => this.quiet(["gc", "--auto", "--quiet"]))).catch(() => undefined);
+    this.untidy = false;
+    return snapshot;
   }
 
   async close(): Promise<void> {
@@ -331,18 +312,4 @@ async function exists(p: string): Promise<boolean> {
   } catch {
     return false;
   }
-}
-
-/** Where gatesync.yaml sets `source.git.branch`. */
-function branchLocation(configFile: string): { file: string; line?: number; column?: number; path: string } {
-  const at = new Locator((f) => {
-    try {
-      return readFileSync(f, "utf8");
-    } catch {
-      return undefined;
-    }
-  }).locate(configFile, 0, ["source", "git", "branch"]);
-  // named as the user named it: from the working directory when it lies below it
-  const shown = isInside(path.resolve(configFile), process.cwd()) ? path.relative(process.cwd(), path.resolve(configFile)) : configFile;
-  return { file: shown, ...at, path: "source.git.branch" };
 }

@@ -120,4 +120,32 @@ describe("git source", () => {
       silent.close();
     }
   });
+
+  it("starts git's housekeeping after a fetch only once the commit is checked out (the checkout would wait for it: both hold the clone's lock)", async () => {
+    // every git process the source starts, in the order they start, through a `git` ahead of the real one on PATH
+    const bin = await tempRepo();
+    const started = path.join(bin, "started.txt");
+    const real = execFileSync("sh", ["-c", "command -v git"], { encoding: "utf8" }).trim();
+    await writeFile(path.join(bin, "git"), `#!/bin/sh\necho "$1" >> ${JSON.stringify(started)}\nexec ${JSON.stringify(real)} "$@"\n`, { mode: 0o755 });
+    const before = process.env.PATH;
+    process.env.PATH = `${bin}${path.delimiter}${before ?? ""}`;
+    try {
+      const s = source({ branch: "main", cacheDir: path.join(dir, "cache-housekeeping") });
+      await s.fetch();
+      // the clone's own housekeeping, behind its first fetch, started before the list is cleared
+      for (let i = 0; i < 100 && !(await readFile(started, "utf8")).includes("gc\n"); i++) await new Promise((r) => setTimeout(r, 20));
+      await writeFile(path.join(work, "config/v.txt"), "tidied");
+      git("commit", "-q", "-am", "tidied");
+      git("push", "-q", "origin", "main");
+      await writeFile(started, "");
+      const moved = await s.fetch({ announced: true });
+      await s.close(); // the housekeeping is awaited
+      expect(await readFile(path.join(moved.root, "v.txt"), "utf8")).toBe("tidied");
+      const order = (await readFile(started, "utf8")).split("\n").filter((l) => l !== "");
+      // the checkout is the first `worktree` (the previous tree's removal prunes later)
+      expect(order.filter((c) => ["fetch", "worktree", "gc"].includes(c)).slice(0, 3)).toEqual(["fetch", "worktree", "gc"]);
+    } finally {
+      process.env.PATH = before;
+    }
+  });
 });

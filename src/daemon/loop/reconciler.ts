@@ -30,7 +30,7 @@ import { heldReport } from "../hold/held-run.js";
 import type { RepositorySettings } from "../environments/repository-settings.js";
 import { inRunSpan } from "./run-span.js";
 import { scheduleDelay } from "./schedule-delay.js";
-import { LatestSnapshot, autoPromoteThenFetch, commitsBehind, endOnFetchFailure } from "./run-source.js";
+import { CommitsBehind, LatestSnapshot, autoPromoteThenFetch, endOnFetchFailure } from "./run-source.js";
 
 /** Ends a run with its result (Reconciler.finish). */
 type Finish = (result: RunResult, extra?: Partial<RunReport>) => RunReport;
@@ -65,6 +65,10 @@ export class Reconciler {
   /** The last run that found the repository invalid, while it is still the newest revision. */
   lastInvalid: RunReport | undefined;
   private readonly latest = new LatestSnapshot();
+  private readonly behind = new CommitsBehind(
+    () => this.opts.source,
+    (n) => this.opts.metrics.setCommitsBehind(n),
+  );
   /** When the next scheduled run is due (ISO time), while waiting for it. */
   nextRunAt: string | undefined;
   /** The newest revision is applied in full: the last run applied everything or had nothing to do. */
@@ -175,7 +179,7 @@ export class Reconciler {
   private async runSnapshot(run: RunInProgress, snapshot: SourceSnapshot, runAbort: AbortController, finish: Finish): Promise<RunReport> {
     // a newer revision is not applied yet: not synced until a run applies it (also while it runs)
     if (this.lastGood !== undefined && this.lastGood.revision !== snapshot.revision) this.markSynced(false);
-    await this.noteBehind(snapshot.commit);
+    this.behind.note(this.lastGood?.commit, snapshot.commit);
     const log = this.log.child({ commit: snapshot.commit ?? snapshot.revision });
     const where = whereOf(snapshot);
     let effective: { readonly config: GatesyncConfig; readonly settings: RepositorySettings } | undefined;
@@ -283,7 +287,7 @@ export class Reconciler {
     if (ok) {
       const basis = { configHash: this.configHash, teamHash: how.teamHash, state: result.stateAfter, ...ownershipBasis(result.run) };
       this.lastGood = { ...where, ...basis, at: new Date().toISOString() };
-      this.opts.metrics.setCommitsBehind(0);
+      this.behind.applied();
       this.opts.metrics.setCommit(snapshot.commit ?? snapshot.revision);
     }
     if (summary.blocked.length > 0) log.warn(blockedFields(result.plan), "changes blocked: not applied until a person acts");
@@ -312,11 +316,6 @@ export class Reconciler {
   private markSynced(synced: boolean): void {
     this.synced = synced;
     this.opts.metrics.setSynced(synced);
-  }
-
-  /** gatesync_commits_behind: commits of the fetched head not applied yet. */
-  private async noteBehind(head: string | undefined): Promise<void> {
-    if (head !== undefined) this.opts.metrics.setCommitsBehind(await commitsBehind(this.opts.source, this.lastGood?.commit, head));
   }
 
   /** Stops the run in progress from starting further calls (this replica lost its leadership). */

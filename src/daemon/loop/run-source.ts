@@ -99,6 +99,38 @@ export class LatestSnapshot {
   }
 }
 
+/**
+ * gatesync_commits_behind, counted off the run's path: the count is one git process (a
+ * webhook's run waited ~5 ms for it before planning), so a run does not wait for it; a count
+ * that arrives after a newer one was noted (the run applied: 0) is dropped.
+ */
+export class CommitsBehind {
+  private noted = 0;
+
+  constructor(
+    private readonly source: () => Source,
+    private readonly set: (n: number) => void,
+  ) {}
+
+  /** Counts the fetched head's commits past the applied one, and sets the gauge when the count comes. */
+  note(applied: string | undefined, head: string | undefined): void {
+    if (head === undefined) return;
+    const note = ++this.noted;
+    void commitsBehind(this.source(), applied, head).then(
+      (n) => {
+        if (note === this.noted) this.set(n);
+      },
+      () => undefined,
+    );
+  }
+
+  /** The head is applied: 0, at once. */
+  applied(): void {
+    this.noted++;
+    this.set(0);
+  }
+}
+
 /** Commits of the fetched head not applied yet: 0 once applied; 1 when the count is unknown. */
 export async function commitsBehind(source: Source, applied: string | undefined, head: string): Promise<number> {
   if (applied === head) return 0;
