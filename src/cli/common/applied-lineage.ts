@@ -6,6 +6,7 @@
  * `--allow-foreign-state`: planned from it, the apply would create again, or undo, what the
  * state it last used records (docs/user/state.md, "Which state an apply trusts").
  */
+import { randomUUID } from "node:crypto";
 import { readFile, rename, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { ensureDirectory } from "../../ensure-directory.js";
@@ -77,14 +78,31 @@ export async function checkAppliedLineage(
   );
 }
 
-/** Remembers the lineage `environment` was applied with (a state given its lineage by this apply included). */
+/** This process's writes of each file, one after another: two environments' applies at once each keep the other's entry. */
+const writes = new Map<string, Promise<void>>();
+
+/**
+ * Remembers the lineage `environment` was applied with (a state given its lineage by this apply
+ * included). The file is written whole under a name of this write's own, then renamed: a reader
+ * never sees half a file, and two writers never write into one (applies of 40 environments at once
+ * in one process once left a file of two interleaved ones, which refused every apply after them).
+ * Two processes writing at the same instant may each miss the other's new entry: that
+ * environment's next apply writes it again.
+ */
 export async function rememberAppliedLineage(configDir: string, environment: string, entry: AppliedLineage): Promise<void> {
   if (entry.lineage === "") return;
   const file = appliedLineageFile(configDir);
-  const memory = await readMemory(file).catch(() => ({}));
-  await ensureDirectory(path.dirname(file));
-  // written whole, then renamed: a reader never sees half a file
-  const temporary = `${file}.${process.pid}.tmp`;
-  await writeFile(temporary, `${JSON.stringify({ environments: { ...memory, [environment]: entry } }, null, 2)}\n`);
-  await rename(temporary, file);
+  const write = async (): Promise<void> => {
+    const memory = await readMemory(file).catch(() => ({}));
+    await ensureDirectory(path.dirname(file));
+    const temporary = `${file}.${process.pid}.${randomUUID()}.tmp`;
+    await writeFile(temporary, `${JSON.stringify({ environments: { ...memory, [environment]: entry } }, null, 2)}\n`);
+    await rename(temporary, file);
+  };
+  const mine = (writes.get(file) ?? Promise.resolve()).then(write, write);
+  writes.set(
+    file,
+    mine.catch(() => undefined),
+  );
+  await mine;
 }
