@@ -21,14 +21,23 @@ function slowCounts(): { source: Source; answer: (n: number) => void; asked: () 
 
 const settle = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 0));
 
-describe("the commits-behind gauge", () => {
-  it("is set when the count comes, without the caller waiting for it", async () => {
-    const counts = slowCounts();
-    const set: number[] = [];
-    const behind = new CommitsBehind(
+/** The gauge over a source of slow counts, and what it was set to, in order. */
+function gauge(): { counts: ReturnType<typeof slowCounts>; set: number[]; behind: CommitsBehind } {
+  const counts = slowCounts();
+  const set: number[] = [];
+  return {
+    counts,
+    set,
+    behind: new CommitsBehind(
       () => counts.source,
       (n) => set.push(n),
-    );
+    ),
+  };
+}
+
+describe("the commits-behind gauge", () => {
+  it("is set when the count comes, without the caller waiting for it", async () => {
+    const { counts, set, behind } = gauge();
     behind.note("a", "b");
     await settle();
     expect(counts.asked()).toBe(1);
@@ -39,12 +48,7 @@ describe("the commits-behind gauge", () => {
   });
 
   it("keeps the applied head's 0 when the count of the run before it arrives later", async () => {
-    const counts = slowCounts();
-    const set: number[] = [];
-    const behind = new CommitsBehind(
-      () => counts.source,
-      (n) => set.push(n),
-    );
+    const { counts, set, behind } = gauge();
     behind.note("a", "b");
     await settle();
     behind.applied();
@@ -54,12 +58,7 @@ describe("the commits-behind gauge", () => {
   });
 
   it("keeps the newer count when an older one arrives after it, and asks nothing for the head applied or unknown", async () => {
-    const counts = slowCounts();
-    const set: number[] = [];
-    const behind = new CommitsBehind(
-      () => counts.source,
-      (n) => set.push(n),
-    );
+    const { counts, set, behind } = gauge();
     behind.note("a", "b");
     await settle();
     behind.note("a", "c");
