@@ -17,10 +17,11 @@ import { hostname } from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { ErrorCode, SourceError } from "../errors.js";
+import { KeyedTurns } from "../keyed-turns.js";
 import { processAlive } from "../process-alive.js";
 
 /** This process's turns on each clone: its own sources wait in line rather than poll. */
-const turns = new Map<string, Promise<unknown>>();
+const turns = new KeyedTurns();
 
 const pollMs = 40;
 
@@ -31,17 +32,7 @@ export interface CloneLockOptions {
 
 /** Runs `work` holding the lock of the clone at `clone`. */
 export function withCloneLock<T>(clone: string, opts: CloneLockOptions, work: () => Promise<T>): Promise<T> {
-  const previous = turns.get(clone) ?? Promise.resolve();
-  const mine = previous.then(
-    () => held(clone, opts, work),
-    () => held(clone, opts, work),
-  );
-  const settled = mine.catch(() => undefined);
-  turns.set(clone, settled);
-  void settled.then(() => {
-    if (turns.get(clone) === settled) turns.delete(clone);
-  });
-  return mine;
+  return turns.run(clone, () => held(clone, opts, work));
 }
 
 async function held<T>(clone: string, opts: CloneLockOptions, work: () => Promise<T>): Promise<T> {

@@ -10,6 +10,7 @@ import { randomUUID } from "node:crypto";
 import { readFile, rename, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { ensureDirectory } from "../../ensure-directory.js";
+import { KeyedTurns } from "../../keyed-turns.js";
 import { ErrorCode, StateError, UsageError } from "../../errors.js";
 
 export interface AppliedLineage {
@@ -79,7 +80,7 @@ export async function checkAppliedLineage(
 }
 
 /** This process's writes of each file, one after another: two environments' applies at once each keep the other's entry. */
-const writes = new Map<string, Promise<void>>();
+const writes = new KeyedTurns();
 
 /**
  * Remembers the lineage `environment` was applied with (a state given its lineage by this apply
@@ -92,17 +93,11 @@ const writes = new Map<string, Promise<void>>();
 export async function rememberAppliedLineage(configDir: string, environment: string, entry: AppliedLineage): Promise<void> {
   if (entry.lineage === "") return;
   const file = appliedLineageFile(configDir);
-  const write = async (): Promise<void> => {
+  await writes.run(file, async () => {
     const memory = await readMemory(file).catch(() => ({}));
     await ensureDirectory(path.dirname(file));
     const temporary = `${file}.${process.pid}.${randomUUID()}.tmp`;
     await writeFile(temporary, `${JSON.stringify({ environments: { ...memory, [environment]: entry } }, null, 2)}\n`);
     await rename(temporary, file);
-  };
-  const mine = (writes.get(file) ?? Promise.resolve()).then(write, write);
-  writes.set(
-    file,
-    mine.catch(() => undefined),
-  );
-  await mine;
+  });
 }
