@@ -62,8 +62,6 @@ export class GitSource implements Source {
   /** Each revision's files in a directory of their own (revision-trees.ts). */
   private readonly trees: RevisionTrees;
   private tidying: Promise<void> = Promise.resolve();
-  /** A fetch ran since the last `gc --auto` was started (tidied). */
-  private untidy = false;
 
   constructor(private readonly opts: GitSourceOptions) {
     const ref = opts.commit ?? opts.tag ?? (opts.tagPattern === undefined ? undefined : `the newest tag matching ${opts.tagPattern}`) ?? opts.branch ?? "HEAD";
@@ -121,7 +119,7 @@ export class GitSource implements Source {
       // one `ls-remote` spares a fetch when nothing moved; after an announced push it is a git process spent for nothing
       if (this.last !== undefined && request.announced !== true && (await this.unchanged(this.last))) return this.last;
       await ensureDirectory(this.opts.cacheDir);
-      const { commit, tag, skippedTags, told } = await this.locked(async () => {
+      const { commit, tag, skippedTags, told, fetched } = await this.locked(async () => {
         if (!(await exists(path.join(this.dir, ".git")))) {
           await rm(this.dir, { recursive: true, force: true });
           // the remote's default branch alone (its HEAD: a source naming no branch follows it), no tag
@@ -135,11 +133,11 @@ export class GitSource implements Source {
       if (this.last?.commit === commit) {
         const { tag: _tag, skippedTags: _skipped, ...last } = this.last;
         const same = tag === this.last.tag && JSON.stringify(skippedTags) === JSON.stringify(this.last.skippedTags);
-        return this.tidied(same ? this.last : (this.last = { ...last, ...chosenBy }));
+        return this.tidied(same ? this.last : (this.last = { ...last, ...chosenBy }), fetched);
       }
       const snapshot = await this.snapshotOf(git, commit, await this.trees.checkout(commit), told);
       this.last = { ...snapshot, ...chosenBy };
-      return this.tidied(this.last);
+      return this.tidied(this.last, fetched);
     } catch (err) {
       if (err instanceof SourceError) throw err;
       // a branch the remote does not have: said with the remote's branches (a SourceError), not as git's failed fetch
@@ -167,18 +165,19 @@ export class GitSource implements Source {
    * name); a followed ref's commit comes with its author and subject, from one git process (a
    * webhook's run waits for each: docs/dev/performance.md, "Push to applied").
    */
-  private async fetchFollowed(git: SimpleGit): Promise<{ commit: string; tag?: string; skippedTags?: readonly string[]; told?: CommitText }> {
+  private async fetchFollowed(
+    git: SimpleGit,
+  ): Promise<{ commit: string; tag?: string; skippedTags?: readonly string[]; told?: CommitText; fetched?: boolean }> {
     const followed = await this.followedRef(git);
     if ("pattern" in followed) return this.newestTag(followed.pattern);
     // Forced refspecs: a force-pushed branch replaces what was fetched before.
     // git's housekeeping after a fetch (`gc --auto`, a process of its own) runs once the commit is checked out (tidied)
     if (followed.fetch !== undefined) await this.quiet(["fetch", "--force", "--prune", "--no-tags", "--quiet", "--no-auto-gc", "origin", followed.fetch]);
-    if (followed.fetch !== undefined) this.untidy = true;
     const out = await gitOutput(["log", "-1", "--no-show-signature", "--format=%H%x00%an%x00%s", `${followed.local}^{commit}`, "--"], this.gitOptions);
     const nul = out.indexOf("\0");
     const commit = out.slice(0, nul < 0 ? undefined : nul).trim();
     if (!/^[0-9a-f]{40,64}$/.test(commit)) throw new Error(`git log named no commit for ${followed.local}`);
-    return { commit, told: commitText(out.slice(nul + 1)) };
+    return { commit, told: commitText(out.slice(nul + 1)), fetched: followed.fetch !== undefined };
   }
 
   /**
@@ -288,13 +287,12 @@ export class GitSource implements Source {
   }
 
   /**
-   * `snapshot`, with git's housekeeping after a fetch (`gc --auto`: packs the loose objects of
+   * `snapshot`, with git's housekeeping after a fetch that `fetched` (`gc --auto`: packs the loose objects of
    * many fetches) started behind it, under the clone's lock: after the checkout, which holds that
    * lock too and would wait for it (~10 ms of a webhook's run: docs/dev/performance.md).
    */
-  private tidied(snapshot: SourceSnapshot): SourceSnapshot {
-    if (this.untidy) this.tidying = this.tidying.then(async () => this.locked(async () => this.quiet(["gc", "--auto", "--quiet"]))).catch(() => undefined);
-    this.untidy = false;
+  private tidied(snapshot: SourceSnapshot, fetched = false): SourceSnapshot {
+    if (fetched) this.tidying = this.tidying.then(async () => this.locked(async () => this.quiet(["gc", "--auto", "--quiet"]))).catch(() => undefined);
     return snapshot;
   }
 
