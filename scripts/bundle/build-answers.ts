@@ -16,7 +16,7 @@ import type * as Cli from "../../src/cli.js";
 const run = promisify(execFile);
 
 /** Every command's path below the program (`["state", "list"]` …), the program's own first. */
-function commandPaths(command: Command, above: readonly string[] = []): string[][] {
+export function commandPaths(command: Command, above: readonly string[] = []): string[][] {
   return [[...above], ...command.commands.flatMap((c) => commandPaths(c, [...above, c.name()]))];
 }
 

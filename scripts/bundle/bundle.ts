@@ -253,10 +253,10 @@ const result = await build({
 });
 const cli = await writeCliScript();
 // which modules each output holds: test/cli/bundle.test.ts reads it
-const outputs = Object.entries({ ...result.metafile.outputs, ...cli.outputs }).map(([file, o]): [string, Metafile["outputs"][string]] => [
-  path.join("dist/bundle", path.relative(path.relative(root, outdir), file)),
-  o,
-]);
+// named where they are read from (dist/bundle/), not where they were built
+const outputs = Object.entries({ ...result.metafile.outputs, ...cli.outputs }).map(
+  ([file, o]) => [file.replace("dist/bundle.next/", "dist/bundle/"), o] as const,
+);
 await writeFile(path.join(outdir, "meta.json"), JSON.stringify({ inputs: { ...result.metafile.inputs, ...cli.inputs }, outputs: Object.fromEntries(outputs) }));
 writeCodeCaches([...(await writeScripts()), path.join(outdir, "cli.cjs")]);
 if (existsSync(live)) await rename(live, previous);

@@ -100,7 +100,7 @@ async function exerciseCommander(commander: Record<string, unknown>): Promise<vo
   await program.parseAsync(["node", "gatesync", "validate", "dir", "--format", "json"]);
 }
 
-const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), "../..");
+const root = path.resolve(import.meta.dirname, "../..");
 
 /** The commands users start most, as the launcher runs them, their output dropped: help, and validate and plan of the examples. */
 async function exerciseCli(cli: Record<string, unknown>): Promise<void> {

@@ -287,9 +287,10 @@ export class GitSource implements Source {
   }
 
   /**
-   * `snapshot`, with git's housekeeping after a fetch that `fetched` (`gc --auto`: packs the loose objects of
-   * many fetches) started behind it, under the clone's lock: after the checkout, which holds that
-   * lock too and would wait for it (~10 ms of a webhook's run: docs/dev/performance.md).
+   * `snapshot`; when it was `fetched`, git's housekeeping after a fetch (`gc --auto`: packs the
+   * loose objects of many fetches) is started behind it, under the clone's lock — after the
+   * checkout, which holds that lock too and would wait for it (~10 ms of a webhook's run:
+   * docs/dev/performance.md).
    */
   private tidied(snapshot: SourceSnapshot, fetched = false): SourceSnapshot {
     if (fetched) this.tidying = this.tidying.then(async () => this.locked(async () => this.quiet(["gc", "--auto", "--quiet"]))).catch(() => undefined);

@@ -8,8 +8,8 @@ import { execFile } from "node:child_process";
 import { cp, mkdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { promisify } from "node:util";
-import type { Command } from "commander";
 import { afterAll, describe, expect, it } from "vitest";
+import { commandPaths } from "../../scripts/bundle/build-answers.js";
 import { buildProgram, helpColumns } from "../../src/cli.js";
 import { compiledIsFresh, runCli } from "../helpers/cli.js";
 import { projectRoot, removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
@@ -25,10 +25,6 @@ interface Answers {
   readonly answers: Record<string, string>;
 }
 const recorded = async (): Promise<Answers> => JSON.parse(await readFile(path.join(projectRoot, "dist/bundle/answers.json"), "utf8")) as Answers;
-
-function commandPaths(command: Command, above: readonly string[] = []): string[][] {
-  return [[...above], ...command.commands.flatMap((c) => commandPaths(c, [...above, c.name()]))];
-}
 
 /** What `command` prints in a pseudo-terminal `columns` wide (`script` runs it there; its line ends are the terminal's). */
 async function inTerminal(columns: number, command: string): Promise<string> {
