@@ -21,8 +21,9 @@ function builtAnswer(args) {
   } catch {
     return undefined; // no build's record: the bundle answers
   }
-  // help is wrapped to a narrower terminal's width (src/cli.ts), else to the recorded one
-  if (help && process.stdout.isTTY && process.stdout.columns < built.width) return undefined;
+  // help is wrapped to a narrower terminal's width (src/cli.ts), else to the recorded one (a terminal of no width too)
+  const columns = process.stdout.isTTY ? process.stdout.columns : 0;
+  if (help && columns > 0 && columns < built.width) return undefined;
   return Object.hasOwn(built.answers, asked) ? built.answers[asked] : undefined;
 }
 

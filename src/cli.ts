@@ -63,7 +63,8 @@ const defaultIo: CliIo = {
  * (bin/gatesync.js, scripts/bundle/build-answers.ts) without loading gatesync.
  */
 export const helpColumns = 80;
-const helpWidth = (stream: NodeJS.WriteStream) => (): number => (stream.isTTY ? Math.min(stream.columns, helpColumns) : helpColumns);
+// a terminal that reports no width (0 columns: some containers' and CI's) is taken as a pipe
+const helpWidth = (stream: NodeJS.WriteStream) => (): number => (stream.isTTY && stream.columns > 0 ? Math.min(stream.columns, helpColumns) : helpColumns);
 
 export function buildProgram(io: CliIo = defaultIo): Command {
   const program = new Command("gatesync")

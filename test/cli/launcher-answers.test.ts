@@ -68,12 +68,15 @@ describe.skipIf(!compiledIsFresh)("the launcher's answers from the build", { tim
     expect(bare.stdout).toBe(answers["--help"]);
   });
 
-  it("hold in a terminal at least as wide as the help; a narrower one gets help wrapped to its width", async () => {
+  it("hold in a terminal at least as wide as the help or of no width; a narrower one gets help wrapped to its width", async () => {
     const { answers } = await recorded();
     expect(await inTerminal(120, `node ${launcher} --help`)).toBe(answers["--help"]);
     const narrow = await inTerminal(70, `node ${launcher} --help`);
     expect(narrow).not.toBe(answers["--help"]);
     expect(narrow).toContain("Usage: gatesync [options] [command]");
     expect(Math.max(...narrow.split("\n").map((l) => l.length))).toBeLessThanOrEqual(70);
+    // a terminal that reports no width (0 columns) gets the help of a pipe, recorded or the bundle's own (`help`)
+    expect(await inTerminal(0, `node ${launcher} --help`)).toBe(answers["--help"]);
+    expect(await inTerminal(0, `node ${launcher} help`)).toBe(answers["--help"]);
   });
 });
