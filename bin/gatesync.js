@@ -19,12 +19,14 @@ function builtAnswer(args) {
   try {
     built = JSON.parse(readFileSync(path.join(__dirname, "../dist/bundle/answers.json"), "utf8"));
   } catch {
-    return undefined; // no build's record: the bundle answers
+    return undefined; // no build's record, or not one to read: the bundle answers
   }
+  if (typeof built?.answers !== "object" || built.answers === null || typeof built.width !== "number") return undefined;
   // help is wrapped to a narrower terminal's width (src/cli.ts), else to the recorded one (a terminal of no width too)
   const columns = process.stdout.isTTY ? process.stdout.columns : 0;
   if (help && columns > 0 && columns < built.width) return undefined;
-  return Object.hasOwn(built.answers, asked) ? built.answers[asked] : undefined;
+  const answer = Object.hasOwn(built.answers, asked) ? built.answers[asked] : undefined;
+  return typeof answer === "string" ? answer : undefined;
 }
 
 const answer = builtAnswer(process.argv.slice(2));

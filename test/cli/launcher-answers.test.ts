@@ -5,7 +5,7 @@
  * a narrower terminal gets help wrapped to it by the bundle; any other question runs the bundle. Real processes, a real terminal (`script`'s pseudo-terminal).
  */
 import { execFile } from "node:child_process";
-import { cp, mkdir, readFile } from "node:fs/promises";
+import { cp, mkdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
@@ -63,6 +63,13 @@ describe.skipIf(!compiledIsFresh)("the launcher's answers from the build", { tim
     const other = await run(process.execPath, [copied, "validate"], { env }).catch((err: { code: number; stderr: string }) => err);
     expect("code" in other && other.code).toBe(1);
     expect(other.stderr).toContain("dist/bundle/cli.cjs");
+    // a record that is not one (torn, or of another shape) is not read: the bundle answers, and it is not there
+    for (const broken of ['{"width": 80, "answers": {"--help": ', "{}", '{"width": 80, "answers": {"--help": 7}}']) {
+      await writeFile(path.join(dir, "dist/bundle/answers.json"), broken);
+      const fallen = await run(process.execPath, [copied, "--help"], { env }).catch((err: { code: number; stderr: string }) => err);
+      expect("code" in fallen && fallen.code).toBe(1);
+      expect(fallen.stderr).toContain("dist/bundle/cli.cjs");
+    }
     // a question the record does not hold (`help`, commander's command) is the bundle's: the same help
     const bare = await run(process.execPath, [path.join(projectRoot, "bin/gatesync.js"), "help"], { env });
     expect(bare.stdout).toBe(answers["--help"]);
