@@ -2,9 +2,10 @@
  * One writer at a time on a git source's clone, across processes: the replicas of one config
  * (docs/user/replicas.md), and a `gatesync plan` beside a daemon, share `source.git.cacheDir`,
  * and two fetches of one ref at once fail with git's `cannot lock ref` (two clones at once, one
- * removing the other's). Every command that changes the clone — clone, fetch, `worktree add` and
- * `prune` — runs holding `<clone>.lock`, a directory made with `mkdir` (atomic), naming its
- * holder; the reads (`ls-remote`, `rev-parse`, `log`) take no lock.
+ * removing the other's). Every command that changes the clone — clone, fetch, `gc` and
+ * `worktree prune` — runs holding `<clone>.lock`, a directory made with `mkdir` (atomic), naming
+ * its holder; the reads (`ls-remote`, `rev-parse`, `log`, a tree's `read-tree`, which writes only
+ * the tree and its own index) take no lock.
  *
  * A holder that died (its pid no longer runs on this host), or one holding longer than the bound
  * the caller gives (a frozen process, another host on a shared volume), is stale: its lock is

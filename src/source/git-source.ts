@@ -83,8 +83,11 @@ export class GitSource implements Source {
       env.GIT_SSH_COMMAND = `ssh -i '${opts.sshKeyFile.replace(/'/g, "'\\''")}' -o IdentitiesOnly=yes -o BatchMode=yes -o StrictHostKeyChecking=accept-new`;
     }
     this.env = env;
-    // the trees' commands change the clone too (its worktree list): each holds the clone's lock
-    this.trees = new RevisionTrees(`${this.dir}.trees`, (args) => this.locked(async () => this.quiet(args)));
+    // a tree's checkout reads the clone and writes only its own index: no lock (git's readers are safe beside a fetch or gc)
+    this.trees = new RevisionTrees(`${this.dir}.trees`, {
+      run: async (args, env) => quietGit(args, { ...this.gitOptions, env: { ...this.processEnv(), ...env } }),
+      pruneWorktrees: async () => this.locked(async () => this.quiet(["worktree", "prune"])),
+    });
   }
 
   private git(baseDir?: string): SimpleGit {

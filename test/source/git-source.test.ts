@@ -121,7 +121,7 @@ describe("git source", () => {
     }
   });
 
-  it("starts git's housekeeping after a fetch only once the commit is checked out (the checkout would wait for it: both hold the clone's lock)", async () => {
+  it("starts git's housekeeping after a fetch only once the commit is checked out (it would take a core from the checkout)", async () => {
     // every git process the source starts, in the order they start, through a `git` ahead of the real one on PATH
     const bin = await tempRepo();
     const started = path.join(bin, "started.txt");
@@ -142,8 +142,8 @@ describe("git source", () => {
       await s.close(); // the housekeeping is awaited
       expect(await readFile(path.join(moved.root, "v.txt"), "utf8")).toBe("tidied");
       const order = (await readFile(started, "utf8")).split("\n").filter((l) => l !== "");
-      // the checkout is the first `worktree` (the previous tree's removal prunes later)
-      expect(order.filter((c) => ["fetch", "worktree", "gc"].includes(c)).slice(0, 3)).toEqual(["fetch", "worktree", "gc"]);
+      // the checkout (`read-tree` into the tree) comes before the housekeeping
+      expect(order.filter((c) => ["fetch", "read-tree", "gc"].includes(c)).slice(0, 3)).toEqual(["fetch", "read-tree", "gc"]);
     } finally {
       process.env.PATH = before;
     }
