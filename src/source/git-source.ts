@@ -62,6 +62,8 @@ export class GitSource implements Source {
   /** Each revision's files in a directory of their own (revision-trees.ts). */
   private readonly trees: RevisionTrees;
   private tidying: Promise<void> = Promise.resolve();
+  /** A fetch brought objects in: git's housekeeping is due once the run reading its commit lets go (tidied). */
+  private untidy = false;
 
   constructor(private readonly opts: GitSourceOptions) {
     const ref = opts.commit ?? opts.tag ?? (opts.tagPattern === undefined ? undefined : `the newest tag matching ${opts.tagPattern}`) ?? opts.branch ?? "HEAD";
@@ -174,7 +176,7 @@ export class GitSource implements Source {
     const followed = await this.followedRef(git);
     if ("pattern" in followed) return this.newestTag(followed.pattern);
     // Forced refspecs: a force-pushed branch replaces what was fetched before.
-    // git's housekeeping after a fetch (`gc --auto`, a process of its own) runs once the commit is checked out (tidied)
+    // git's housekeeping after a fetch (`gc --auto`, a process of its own) runs once the run reading the commit lets go of it (tidied)
     if (followed.fetch !== undefined) await this.quiet(["fetch", "--force", "--prune", "--no-tags", "--quiet", "--no-auto-gc", "origin", followed.fetch]);
     const out = await gitOutput(["log", "-1", "--no-show-signature", "--format=%H%x00%an%x00%s", `${followed.local}^{commit}`, "--"], this.gitOptions);
     const nul = out.indexOf("\0");
@@ -238,7 +240,15 @@ export class GitSource implements Source {
       throw new SourceError(ErrorCode.SOURCE_INVALID, `the sub-directory ${this.opts.subdirectory ?? "."} does not exist at ${commit.slice(0, 12)}`);
     await this.contain(root, tree, commit);
     const told = known ?? (await this.authorAndSubject(git, commit));
-    return { root, boundary: tree, revision: commit, commit, ...told, hold: () => this.trees.hold(commit) };
+    const hold = (): (() => void) => {
+      const release = this.trees.hold(commit);
+      return () => {
+        release();
+        // the newest fetched commit's reader ended; letting go of an older one (a newer one is being read) is not the moment
+        if (this.last?.commit === commit) this.tidy();
+      };
+    };
+    return { root, boundary: tree, revision: commit, commit, ...told, hold };
   }
 
   /** The real path of the sub-directory (links anywhere along it resolved) must stay inside the checkout. */
@@ -291,17 +301,26 @@ export class GitSource implements Source {
 
   /**
    * `snapshot`; when it was `fetched`, git's housekeeping after a fetch (`gc --auto`: packs the
-   * loose objects of many fetches) is started behind it, under the clone's lock — after the
-   * checkout, which holds that lock too and would wait for it (~10 ms of a webhook's run:
-   * docs/dev/performance.md).
+   * loose objects of many fetches) is due, and starts when a reader of a snapshot lets go of it
+   * (the run that fetched it ended) or the source closes: starting a git process holds Node's
+   * loop for ~3 ms, and git's own process takes a core — a webhook's run waited for both
+   * (docs/dev/performance.md, "Push to applied").
    */
   private tidied(snapshot: SourceSnapshot, fetched = false): SourceSnapshot {
-    if (fetched) this.tidying = this.tidying.then(async () => this.locked(async () => this.quiet(["gc", "--auto", "--quiet"]))).catch(() => undefined);
+    if (fetched) this.untidy = true;
     return snapshot;
+  }
+
+  /** The housekeeping due (tidied), started under the clone's lock. */
+  private tidy(): void {
+    if (!this.untidy) return;
+    this.untidy = false;
+    this.tidying = this.tidying.then(async () => this.locked(async () => this.quiet(["gc", "--auto", "--quiet"]))).catch(() => undefined);
   }
 
   async close(): Promise<void> {
     // the cache stays for the next start; the trees no run reads are removed first
+    this.tidy();
     await this.tidying;
     await this.trees.settled();
   }

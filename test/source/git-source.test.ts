@@ -121,29 +121,50 @@ describe("git source", () => {
     }
   });
 
-  it("starts git's housekeeping after a fetch only once the commit is checked out (it would take a core from the checkout)", async () => {
+  it("starts git's housekeeping after a fetch only once the run reading the fetched commit lets go of it, or the source closes", async () => {
     // every git process the source starts, in the order they start, through a `git` ahead of the real one on PATH
     const bin = await tempRepo();
     const started = path.join(bin, "started.txt");
     const real = execFileSync("sh", ["-c", "command -v git"], { encoding: "utf8" }).trim();
     await writeFile(path.join(bin, "git"), `#!/bin/sh\necho "$1" >> ${JSON.stringify(started)}\nexec ${JSON.stringify(real)} "$@"\n`, { mode: 0o755 });
+    const commands = async (): Promise<string[]> => (await readFile(started, "utf8").catch(() => "")).split("\n").filter((l) => l !== "");
     const before = process.env.PATH;
     process.env.PATH = `${bin}${path.delimiter}${before ?? ""}`;
     try {
       const s = source({ branch: "main", cacheDir: path.join(dir, "cache-housekeeping") });
-      await s.fetch();
-      // the clone's own housekeeping, behind its first fetch, started before the list is cleared
-      for (let i = 0; i < 100 && !(await readFile(started, "utf8")).includes("gc\n"); i++) await new Promise((r) => setTimeout(r, 20));
+      // a run: holds what it fetched while it reads; a newer snapshot's reader lets go of the one before
+      const first = await s.fetch();
+      const firstRun = first.hold!();
+      const latest = first.hold!();
       await writeFile(path.join(work, "config/v.txt"), "tidied");
       git("commit", "-q", "-am", "tidied");
       git("push", "-q", "origin", "main");
+      // the first run ends: the housekeeping of its fetch starts
+      firstRun();
+      for (let i = 0; i < 100 && !(await commands()).includes("gc"); i++) await new Promise((r) => setTimeout(r, 20));
+      expect(await commands()).toContain("gc");
       await writeFile(started, "");
       const moved = await s.fetch({ announced: true });
-      await s.close(); // the housekeeping is awaited
+      const run = moved.hold!();
+      latest();
+      await new Promise((r) => setTimeout(r, 300));
       expect(await readFile(path.join(moved.root, "v.txt"), "utf8")).toBe("tidied");
-      const order = (await readFile(started, "utf8")).split("\n").filter((l) => l !== "");
-      // the checkout (`read-tree` into the tree) comes before the housekeeping
-      expect(order.filter((c) => ["fetch", "read-tree", "gc"].includes(c)).slice(0, 3)).toEqual(["fetch", "read-tree", "gc"]);
+      // checked out, read, and nothing else started while the run reads (letting go of the older commit starts nothing)
+      expect((await commands()).filter((c) => ["fetch", "read-tree", "gc"].includes(c))).toEqual(["fetch", "read-tree"]);
+      run();
+      for (let i = 0; i < 100 && !(await commands()).includes("gc"); i++) await new Promise((r) => setTimeout(r, 20));
+      expect((await commands()).filter((c) => ["fetch", "read-tree", "gc"].includes(c))).toEqual(["fetch", "read-tree", "gc"]);
+      await s.close();
+      // a fetch nobody held (a one-shot command): its housekeeping runs as the source closes
+      await writeFile(path.join(work, "config/v.txt"), "closed");
+      git("commit", "-q", "-am", "closed");
+      git("push", "-q", "origin", "main");
+      const once = source({ branch: "main", cacheDir: path.join(dir, "cache-housekeeping") });
+      await writeFile(started, "");
+      await once.fetch({ announced: true });
+      expect(await commands()).not.toContain("gc");
+      await once.close();
+      expect(await commands()).toContain("gc");
     } finally {
       process.env.PATH = before;
     }

@@ -169,7 +169,10 @@ export class Reconciler {
     const release = snapshot.hold?.();
     this.latest.keep(snapshot);
     try {
-      return await this.runSnapshot(run, snapshot, runAbort, finish);
+      const report = await this.runSnapshot(run, snapshot, runAbort, finish);
+      // counted once the run ended (a git process: starting it would hold the loop ~3 ms of the run); an applied head is 0 already
+      if (report.result !== "applied") this.behind.note(this.lastGood?.commit, snapshot.commit);
+      return report;
     } finally {
       release?.();
     }
@@ -179,7 +182,6 @@ export class Reconciler {
   private async runSnapshot(run: RunInProgress, snapshot: SourceSnapshot, runAbort: AbortController, finish: Finish): Promise<RunReport> {
     // a newer revision is not applied yet: not synced until a run applies it (also while it runs)
     if (this.lastGood !== undefined && this.lastGood.revision !== snapshot.revision) this.markSynced(false);
-    this.behind.note(this.lastGood?.commit, snapshot.commit);
     const log = this.log.child({ commit: snapshot.commit ?? snapshot.revision });
     const where = whereOf(snapshot);
     let effective: { readonly config: GatesyncConfig; readonly settings: RepositorySettings } | undefined;

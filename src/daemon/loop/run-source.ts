@@ -101,8 +101,9 @@ export class LatestSnapshot {
 
 /**
  * gatesync_commits_behind, counted off the run's path: the count is one git process (a
- * webhook's run waited ~5 ms for it before planning), so a run does not wait for it; a count
- * that arrives after a newer one was noted (the run applied: 0) is dropped.
+ * webhook's run waited ~5 ms for it before planning), so the loop asks for it once a run that
+ * did not apply the head ended, and the gauge is set when it comes; a count that arrives after a
+ * newer one was noted (the run applied: 0) is dropped.
  */
 export class CommitsBehind {
   private noted = 0;
