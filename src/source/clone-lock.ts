@@ -13,7 +13,8 @@
  * before it is removed (a waiter that renamed a fresh lock by mistake puts it back).
  */
 import { randomUUID } from "node:crypto";
-import { mkdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { rename, rm, stat } from "node:fs/promises";
 import { hostname } from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -44,22 +45,27 @@ async function held<T>(clone: string, opts: CloneLockOptions, work: () => Promis
     return await work();
   } finally {
     // only our own lock: one taken from us as stale is another's now
-    if ((await ownerOf(lock)) === owner) await rm(lock, { recursive: true, force: true });
+    if (ownerOf(lock) === owner) rmSync(lock, { recursive: true, force: true });
   }
 }
 
+/**
+ * Takes the lock, waiting for its holder. The lock's own file operations are synchronous: a
+ * directory and a line of text, where each thread-pool round trip of the asynchronous calls cost
+ * more than the operation (~1 ms of a webhook's fetch for the ten of them).
+ */
 async function acquire(lock: string, owner: string, opts: CloneLockOptions): Promise<void> {
-  await mkdir(path.dirname(lock), { recursive: true });
+  mkdirSync(path.dirname(lock), { recursive: true });
   const deadline = Date.now() + opts.staleAfterMs + 5_000;
   for (;;) {
     try {
-      await mkdir(lock);
-      await writeFile(path.join(lock, "owner"), owner);
+      mkdirSync(lock);
+      writeFileSync(path.join(lock, "owner"), owner);
       return;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
     }
-    const holder = await ownerOf(lock);
+    const holder = ownerOf(lock);
     if (await isStale(lock, holder, opts)) await takeAside(lock, holder);
     else if (Date.now() > deadline) {
       throw new SourceError(ErrorCode.SOURCE_FETCH, `the git cache ${path.basename(lock, ".lock")} is locked by another gatesync (${describe(holder)})`, {
@@ -71,8 +77,12 @@ async function acquire(lock: string, owner: string, opts: CloneLockOptions): Pro
 }
 
 /** The owner file's text; undefined while the holder has not written it yet, or the lock is gone. */
-async function ownerOf(lock: string): Promise<string | undefined> {
-  return readFile(path.join(lock, "owner"), "utf8").catch(() => undefined);
+function ownerOf(lock: string): string | undefined {
+  try {
+    return readFileSync(path.join(lock, "owner"), "utf8");
+  } catch {
+    return undefined;
+  }
 }
 
 /** A holder that died, or holds too long; a lock whose holder never wrote its name (died at once) after 10 s. */
@@ -94,7 +104,7 @@ async function takeAside(lock: string, holder: string | undefined): Promise<void
   } catch {
     return;
   }
-  if ((await ownerOf(aside)) === holder) await rm(aside, { recursive: true, force: true });
+  if (ownerOf(aside) === holder) await rm(aside, { recursive: true, force: true });
   else await rename(aside, lock).catch(() => rm(aside, { recursive: true, force: true }));
 }
 

@@ -26,6 +26,7 @@ import { gitOutput, quietGit } from "./quiet-git.js";
 import { checkBranch } from "./branch-check.js";
 import type { QuietGitOptions } from "./quiet-git.js";
 import { commitText } from "./commit-text.js";
+import { looseCommit } from "./loose-commit.js";
 import type { CommitText } from "./commit-text.js";
 import { RevisionTrees } from "./revision-trees.js";
 import { withCloneLock } from "./clone-lock.js";
@@ -167,8 +168,9 @@ export class GitSource implements Source {
 
   /**
    * Fetches what the source follows and reads its commit (a tag pattern's newest tag, with its
-   * name); a followed ref's commit comes with its author and subject, from one git process (a
-   * webhook's run waits for each: docs/dev/performance.md, "Push to applied").
+   * name); a followed ref's commit comes with its author and subject, read from the files the
+   * fetch wrote (loose-commit.ts) or else from one git process (a webhook's run waits for each:
+   * docs/dev/performance.md, "Push to applied").
    */
   private async fetchFollowed(
     git: SimpleGit,
@@ -178,6 +180,9 @@ export class GitSource implements Source {
     // Forced refspecs: a force-pushed branch replaces what was fetched before.
     // git's housekeeping after a fetch (`gc --auto`, a process of its own) runs once the run reading the commit lets go of it (tidied)
     if (followed.fetch !== undefined) await this.quiet(["fetch", "--force", "--prune", "--no-tags", "--quiet", "--no-auto-gc", "origin", followed.fetch]);
+    // what the fetch just wrote, read from its files when git left them loose (loose-commit.ts), else from git
+    const loose = followed.fetch === undefined ? undefined : looseCommit(path.join(this.dir, ".git"), followed.local);
+    if (loose !== undefined) return { ...loose, fetched: true };
     const out = await gitOutput(["log", "-1", "--no-show-signature", "--format=%H%x00%an%x00%s", `${followed.local}^{commit}`, "--"], this.gitOptions);
     const nul = out.indexOf("\0");
     const commit = out.slice(0, nul < 0 ? undefined : nul).trim();

@@ -149,8 +149,10 @@ describe("git source", () => {
       latest();
       await new Promise((r) => setTimeout(r, 300));
       expect(await readFile(path.join(moved.root, "v.txt"), "utf8")).toBe("tidied");
-      // checked out, read, and nothing else started while the run reads (letting go of the older commit starts nothing)
-      expect((await commands()).filter((c) => ["fetch", "read-tree", "gc"].includes(c))).toEqual(["fetch", "read-tree"]);
+      // fetched and checked out — the commit, author and subject read from the files the fetch wrote, no `git log` —
+      // and nothing else started while the run reads (letting go of the older commit starts nothing)
+      expect(await commands()).toEqual(["fetch", "read-tree"]);
+      expect(moved).toMatchObject({ commit: git("rev-parse", "HEAD"), subject: "tidied" });
       run();
       for (let i = 0; i < 100 && !(await commands()).includes("gc"); i++) await new Promise((r) => setTimeout(r, 20));
       expect((await commands()).filter((c) => ["fetch", "read-tree", "gc"].includes(c))).toEqual(["fetch", "read-tree", "gc"]);
