@@ -2,9 +2,14 @@
  * Lists the resource files under a root directory: `.yaml`, `.yml` and `.json`, skipping
  * hidden files and directories. Symbolic links are followed only while they stay inside the
  * boundary (the repository); one that leaves it is an error, and loops are cut.
+ *
+ * The file system is asked synchronously: a call per directory and per file, each far cheaper
+ * than the thread-pool round trip of its asynchronous twin (a webhook's run lists the repository
+ * again each time: docs/dev/performance.md, "Push to applied"); the loop is let go every
+ * `directoriesPerTurn` directories, so a daemon listing a huge repository still answers.
  */
-import { lstatSync } from "node:fs";
-import { readdir, realpath, stat } from "node:fs/promises";
+import { lstatSync, readdirSync, realpathSync, statSync } from "node:fs";
+import { setImmediate as yieldToLoop } from "node:timers/promises";
 import path from "node:path";
 import { ErrorCode, LoadError } from "../errors.js";
 import type { Diagnostic } from "../errors.js";
@@ -12,6 +17,9 @@ import { isInside, toPosix } from "../file-paths.js";
 import type { HeldFile } from "./read-file.js";
 
 export const resourceExtensions = [".yaml", ".yml", ".json"] as const;
+
+/** Directories listed before the loop is let go once. */
+const directoriesPerTurn = 64;
 
 export interface SourceFile {
   /** Path relative to the root, with `/` separators. */
@@ -38,10 +46,10 @@ export interface ListOptions {
  * The real path of the resource directory, or a clear error when there is none: a missing or
  * mistyped directory is the user's to fix, not an internal failure.
  */
-async function resourceDirectory(dir: string): Promise<string> {
+function resourceDirectory(dir: string): string {
   let real: string;
   try {
-    real = await realpath(dir);
+    real = realpathSync.native(dir);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     throw new LoadError(
@@ -53,22 +61,17 @@ async function resourceDirectory(dir: string): Promise<string> {
       },
     );
   }
-  if (!(await stat(real)).isDirectory()) {
+  if (!statSync(real).isDirectory()) {
     throw new LoadError(ErrorCode.FILE_READ, `${dir} is a file, not a directory of resource files`, { hint: "give the directory that holds it" });
   }
   return real;
 }
 
 /** Where a symbolic link leads, when it leads somewhere inside the boundary (else a finding, and undefined). */
-async function followLink(
-  full: string,
-  rel: string,
-  boundary: string,
-  diagnostics: Diagnostic[],
-): Promise<{ target: string; isDir: boolean; isFile: boolean } | undefined> {
+function followLink(full: string, rel: string, boundary: string, diagnostics: Diagnostic[]): { target: string; isDir: boolean; isFile: boolean } | undefined {
   let target: string;
   try {
-    target = await realpath(full);
+    target = realpathSync.native(full);
   } catch {
     diagnostics.push({ severity: "warning", code: ErrorCode.FILE_READ, file: rel, message: "broken symbolic link, skipped" });
     return undefined;
@@ -83,14 +86,14 @@ async function followLink(
     });
     return undefined;
   }
-  const st = await stat(target);
+  const st = statSync(target);
   return { target, isDir: st.isDirectory(), isFile: st.isFile() };
 }
 
 /** The resource files below `opts.root`, with the real paths of the root and the boundary. */
 export async function listResourceFiles(opts: ListOptions): Promise<{ root: string; boundary: string; files: SourceFile[]; diagnostics: Diagnostic[] }> {
-  const root = await resourceDirectory(opts.root);
-  const boundary = opts.boundary === undefined ? root : await realpath(opts.boundary);
+  const root = resourceDirectory(opts.root);
+  const boundary = opts.boundary === undefined ? root : realpathSync.native(opts.boundary);
   // the real path of the root itself: a link anywhere along it may not lead out of the repository
   if (!isInside(root, boundary)) {
     throw new LoadError(ErrorCode.PATH_ESCAPE, `the resource directory ${opts.root} leads outside the repository (to ${root})`, {
@@ -102,16 +105,18 @@ export async function listResourceFiles(opts: ListOptions): Promise<{ root: stri
   const visited = new Set<string>([root]);
   const queue: string[] = [root];
   let tooMany = false;
+  let listed = 0;
 
   while (queue.length > 0 && !tooMany) {
+    if (++listed % directoriesPerTurn === 0) await yieldToLoop();
     const dir = queue.shift()!;
-    const entries = (await readdir(dir, { withFileTypes: true })).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    const entries = readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     for (const entry of entries) {
       if (entry.name.startsWith(".")) continue;
       const full = path.join(dir, entry.name);
       const rel = toPosix(path.relative(root, full));
       const found = entry.isSymbolicLink()
-        ? await followLink(full, rel, boundary, diagnostics)
+        ? followLink(full, rel, boundary, diagnostics)
         : { target: full, isDir: entry.isDirectory(), isFile: entry.isFile() };
       if (found === undefined) continue;
       const { target, isDir, isFile } = found;
@@ -133,7 +138,6 @@ export async function listResourceFiles(opts: ListOptions): Promise<{ root: stri
         tooMany = true;
         break;
       }
-      // synchronous: thousands of async stat calls cost far more in thread-pool round trips
       const st = lstatSync(target);
       files.push({ path: rel, absolute: target, size: st.size, mtimeMs: st.mtimeMs });
     }

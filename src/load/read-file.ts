@@ -113,10 +113,15 @@ export function contentDigest(bytes: Uint8Array): string {
   return createHash("sha1").update(bytes).digest("base64url");
 }
 
-/** The digest of the bytes at `absolute` (contentDigest), or undefined when they cannot be read. */
-export async function fileDigest(absolute: string): Promise<string | undefined> {
+/**
+ * The digest of the bytes at `absolute` (contentDigest), or undefined when they cannot be read.
+ * Synchronous: the file is hashed on this thread either way, and a file of a repository read
+ * whole costs less than the thread-pool round trip of an asynchronous read; callers reading many
+ * let the loop go between batches (kept-verdicts.ts).
+ */
+export function fileDigest(absolute: string): string | undefined {
   try {
-    return contentDigest(await readFile(absolute));
+    return contentDigest(readFileSync(absolute));
   } catch {
     return undefined;
   }

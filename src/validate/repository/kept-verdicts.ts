@@ -14,6 +14,7 @@
  * recognised by its content (its digest, read again): its verdict serves, naming where the file
  * is now.
  */
+import { setImmediate as yieldToLoop } from "node:timers/promises";
 import { ErrorCode } from "../../errors.js";
 import { FileCache } from "../../load/file-cache.js";
 import type { MovedEntry } from "../../load/file-cache.js";
@@ -21,7 +22,7 @@ import type { SourceFile } from "../../load/list-files.js";
 import { fileDigest } from "../../load/read-file.js";
 import type { FileCheckContext, FileVerdict } from "../file/check-file.js";
 
-/** Files whose content is read at once to tell whether it is unchanged. */
+/** Files whose content is read, to tell whether it is unchanged, before the loop is let go. */
 const digestsAtOnce = 32;
 
 export interface Keys {
@@ -133,17 +134,14 @@ export class KeptVerdicts {
       if (own !== undefined) pending.push({ index, key: keys.own, moved: own });
       else if (other !== undefined && serves(other.value, keys)) pending.push({ index, key: keys.shared, moved: other });
     });
-    for (let i = 0; i < pending.length; i += digestsAtOnce) {
-      // eslint-disable-next-line no-restricted-syntax -- local file reads, bounded by digestsAtOnce
-      await Promise.all(
-        pending.slice(i, i + digestsAtOnce).map(async ({ index, key, moved }) => {
-          const file = files[index]!;
-          if ((await fileDigest(file.absolute)) !== moved.digest) return;
-          const here = moved.value.absolute === file.absolute ? moved.value : movedTo(moved.value, file.absolute);
-          this.cache.set(key, file, here, moved.digest);
-          found[index] = here;
-        }),
-      );
+    for (const [i, { index, key, moved }] of pending.entries()) {
+      // a batch read, then the loop is let go: a daemon reading a huge repository's digests still answers
+      if (i > 0 && i % digestsAtOnce === 0) await yieldToLoop();
+      const file = files[index]!;
+      if (fileDigest(file.absolute) !== moved.digest) continue;
+      const here = moved.value.absolute === file.absolute ? moved.value : movedTo(moved.value, file.absolute);
+      this.cache.set(key, file, here, moved.digest);
+      found[index] = here;
     }
     return found;
   }
