@@ -12,6 +12,7 @@ import { stateIoError } from "../state-io.js";
 import { sqliteDriver } from "../sqlite/sqlite-driver.js";
 import { rowOf } from "./ownership.js";
 import type { Claimant, OwnershipClaim, OwnershipKey, OwnershipRegistry, OwnershipRow, OwnershipTarget } from "./ownership.js";
+import { statement } from "../sqlite/statements.js";
 
 const schemaOf = (table: string): string => `CREATE TABLE IF NOT EXISTS ${table} (
   interface TEXT NOT NULL,
@@ -50,10 +51,11 @@ export function attachRegistry(db: Database.Database, file: string): void {
  * claimed object after it.
  */
 export function claimRowsIn(db: Database.Database, table: string, claims: readonly OwnershipClaim[], now: string): OwnershipRow[] {
-  const insert = db.prepare(
+  const insert = statement(
+    db,
     `INSERT INTO ${table} (interface, url, object, owner, environment, resource, claimed_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
   );
-  const select = db.prepare(`SELECT * FROM ${table} WHERE interface = ? AND url = ? AND object = ?`);
+  const select = statement(db, `SELECT * FROM ${table} WHERE interface = ? AND url = ? AND object = ?`);
   return claims.flatMap((c) => {
     insert.run(c.interface, c.url, c.object, c.owner, c.environment, c.resource, now);
     return validRows(select.all(c.interface, c.url, c.object) as Record<string, unknown>[]);
@@ -96,30 +98,31 @@ export class SqliteOwnership implements OwnershipRegistry {
 
   rowsOf(targets: readonly OwnershipTarget[]): Promise<OwnershipRow[]> {
     return this.run("cannot read the ownership registry", (db) => {
-      const select = db.prepare("SELECT * FROM owners WHERE interface = ? AND url = ? ORDER BY object");
+      const select = statement(db, "SELECT * FROM owners WHERE interface = ? AND url = ? ORDER BY object");
       return targets.flatMap((t) => validRows(select.all(t.interface, t.url) as Record<string, unknown>[]));
     });
   }
 
   rowsAt(keys: readonly OwnershipKey[]): Promise<OwnershipRow[]> {
     return this.run("cannot read the ownership registry", (db) => {
-      const select = db.prepare("SELECT * FROM owners WHERE interface = ? AND url = ? AND object = ?");
+      const select = statement(db, "SELECT * FROM owners WHERE interface = ? AND url = ? AND object = ?");
       return keys.flatMap((k) => validRows(select.all(k.interface, k.url, k.object) as Record<string, unknown>[]));
     });
   }
 
   othersHold(target: OwnershipTarget, kind: string, me: Claimant): Promise<boolean> {
     return this.run("cannot read the ownership registry", (db) => {
-      const found = db
-        .prepare("SELECT 1 FROM owners WHERE interface = ? AND url = ? AND substr(object, 1, ?) = ? AND (owner <> ? OR environment <> ?) LIMIT 1")
-        .get(target.interface, target.url, kind.length + 1, `${kind}:`, me.owner, me.environment);
+      const found = statement(
+        db,
+        "SELECT 1 FROM owners WHERE interface = ? AND url = ? AND substr(object, 1, ?) = ? AND (owner <> ? OR environment <> ?) LIMIT 1",
+      ).get(target.interface, target.url, kind.length + 1, `${kind}:`, me.owner, me.environment);
       return found !== undefined;
     });
   }
 
   all(): Promise<OwnershipRow[]> {
     return this.run("cannot read the ownership registry", (db) =>
-      validRows(db.prepare("SELECT * FROM owners ORDER BY interface, url, object").all() as Record<string, unknown>[]),
+      validRows(statement(db, "SELECT * FROM owners ORDER BY interface, url, object").all() as Record<string, unknown>[]),
     );
   }
 
@@ -129,16 +132,16 @@ export class SqliteOwnership implements OwnershipRegistry {
 
   release(key: OwnershipKey): Promise<OwnershipRow | undefined> {
     return this.run("cannot write the ownership registry", (db) => {
-      const row = db.prepare("DELETE FROM owners WHERE interface = ? AND url = ? AND object = ? RETURNING *").get(key.interface, key.url, key.object);
+      const row = statement(db, "DELETE FROM owners WHERE interface = ? AND url = ? AND object = ? RETURNING *").get(key.interface, key.url, key.object);
       return row === undefined ? undefined : validRows([row as Record<string, unknown>])[0];
     });
   }
 
   transfer(key: OwnershipKey, to: Claimant, now: string): Promise<OwnershipRow | undefined> {
     return this.run("cannot write the ownership registry", (db) => {
-      const before = db.prepare("SELECT * FROM owners WHERE interface = ? AND url = ? AND object = ?").get(key.interface, key.url, key.object);
+      const before = statement(db, "SELECT * FROM owners WHERE interface = ? AND url = ? AND object = ?").get(key.interface, key.url, key.object);
       if (before === undefined) return undefined;
-      db.prepare("UPDATE owners SET owner = ?, environment = ?, claimed_at = ? WHERE interface = ? AND url = ? AND object = ?").run(
+      statement(db, "UPDATE owners SET owner = ?, environment = ?, claimed_at = ? WHERE interface = ? AND url = ? AND object = ?").run(
         to.owner,
         to.environment,
         now,

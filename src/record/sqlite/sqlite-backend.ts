@@ -36,6 +36,7 @@ import type { OwnershipRow } from "../ownership/ownership.js";
 import type { ClaimedRecord } from "../state.js";
 import { claimingOp, writeOp } from "./sqlite-claims.js";
 import type { Op } from "./sqlite-claims.js";
+import { statement } from "./statements.js";
 
 export interface SqliteBackendOptions {
   /** A lock not refreshed for this long is taken over (default 60 s). */
@@ -147,7 +148,7 @@ export class SqliteStateBackend implements StateBackend {
       return db.transaction(() => {
         const meta = this.metaOf(db);
         if (movedSince(heads, meta)) return this.snapshotIn(db, selectRows);
-        return withPayloads(heads, new Map((db.prepare(selectPayloads).all(JSON.stringify([...ids])) as Row[]).map((r) => [r.id, payloadTexts(r)])));
+        return withPayloads(heads, new Map((statement(db, selectPayloads).all(JSON.stringify([...ids])) as Row[]).map((r) => [r.id, payloadTexts(r)])));
       })();
     });
   }
@@ -178,7 +179,7 @@ export class SqliteStateBackend implements StateBackend {
 
   /** The meta row, its format one this gatesync reads. */
   private metaOf(db: Database.Database): Meta {
-    const meta = db.prepare("SELECT format_version, lineage, serial, hash_key FROM meta WHERE id = 1").get() as Meta | undefined;
+    const meta = statement(db, "SELECT format_version, lineage, serial, hash_key FROM meta WHERE id = 1").get() as Meta | undefined;
     if (meta === undefined) throw this.corrupt("the meta row is missing");
     checkStateFormat(meta.format_version);
     return meta;
@@ -279,8 +280,8 @@ export class SqliteStateBackend implements StateBackend {
 
   remove(id: string): Promise<void> {
     return this.enqueue((db) => {
-      db.prepare("UPDATE meta SET serial = serial + 1 WHERE id = 1").run();
-      db.prepare("DELETE FROM resources WHERE id = ?").run(id);
+      statement(db, "UPDATE meta SET serial = serial + 1 WHERE id = 1").run();
+      statement(db, "DELETE FROM resources WHERE id = ?").run(id);
     });
   }
 
@@ -288,21 +289,24 @@ export class SqliteStateBackend implements StateBackend {
     const lineage = randomUUID();
     return this.enqueue((db) => {
       // a state that has a lineage keeps it (and its key): only a new state is initialised
-      db.prepare("UPDATE meta SET serial = serial + 1, lineage = ?, hash_key = ? WHERE id = 1 AND serial = 0 AND lineage = ''").run(lineage, hashKey ?? null);
+      statement(db, "UPDATE meta SET serial = serial + 1, lineage = ?, hash_key = ? WHERE id = 1 AND serial = 0 AND lineage = ''").run(
+        lineage,
+        hashKey ?? null,
+      );
     });
   }
 
   replaceAll(snapshot: StateSnapshot): Promise<void> {
     const rows = [...snapshot.resources.values()].map((r) => [r.id, r.kind, JSON.stringify(boundRecord(r))] as const);
     return this.enqueue((db) => {
-      db.prepare("DELETE FROM resources").run();
-      db.prepare("UPDATE meta SET lineage = ?, serial = ?, hash_key = ?, format_version = ? WHERE id = 1").run(
+      statement(db, "DELETE FROM resources").run();
+      statement(db, "UPDATE meta SET lineage = ?, serial = ?, hash_key = ?, format_version = ? WHERE id = 1").run(
         snapshot.lineage,
         snapshot.serial,
         snapshot.hashKey ?? null,
         stateFormatVersion,
       );
-      const insert = db.prepare("INSERT INTO resources (id, kind, record, serial, updated_at) VALUES (?, ?, ?, ?, ?)");
+      const insert = statement(db, "INSERT INTO resources (id, kind, record, serial, updated_at) VALUES (?, ?, ?, ?, ?)");
       const t = new Date().toISOString();
       for (const [id, kind, text] of rows) insert.run(id, kind, text, snapshot.serial, t);
     });

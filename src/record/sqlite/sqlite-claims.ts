@@ -14,6 +14,7 @@ import type { OwnershipRow } from "../ownership/ownership.js";
 import type { ClaimedRecord } from "../state.js";
 import { attachRegistry, claimRowsIn, ownershipFileBeside } from "../ownership/sqlite-ownership.js";
 import type { ResourceRecord } from "../state.js";
+import { statement } from "./statements.js";
 
 export type Op = (db: Database.Database) => void;
 
@@ -21,8 +22,9 @@ export type Op = (db: Database.Database) => void;
 export function writeOp(record: ResourceRecord): Op {
   const text = JSON.stringify(boundRecord(record));
   return (db) => {
-    const { serial } = db.prepare("UPDATE meta SET serial = serial + 1 WHERE id = 1 RETURNING serial").get() as { serial: number };
-    db.prepare(
+    const { serial } = statement(db, "UPDATE meta SET serial = serial + 1 WHERE id = 1 RETURNING serial").get() as { serial: number };
+    statement(
+      db,
       `INSERT INTO resources (id, kind, record, serial, updated_at) VALUES (?, ?, ?, ?, ?)
        ON CONFLICT (id) DO UPDATE SET kind = excluded.kind, record = excluded.record, serial = excluded.serial, updated_at = excluded.updated_at`,
     ).run(record.id, record.kind, text, serial, new Date().toISOString());

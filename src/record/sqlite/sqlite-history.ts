@@ -9,6 +9,7 @@ import type Database from "better-sqlite3";
 import type { HistoryBound } from "../../config/history-section.js";
 import type { HistoryDraft, HistoryEntry, HistoryQuery } from "../history/history.js";
 import { entryOfRow, keptSince } from "../history/history.js";
+import { statement } from "./statements.js";
 
 interface HistoryRow {
   readonly seq: number;
@@ -43,12 +44,12 @@ export function appendSqliteHistory(db: Database.Database, draft: HistoryDraft, 
   try {
     return db
       .transaction((): HistoryEntry => {
-        const folded = draft.foldKey === undefined ? undefined : (db.prepare(foldSql).get(record.finishedAt, text, draft.foldKey) as HistoryRow | undefined);
+        const folded = draft.foldKey === undefined ? undefined : (statement(db, foldSql).get(record.finishedAt, text, draft.foldKey) as HistoryRow | undefined);
         // a fold adds no row: nothing more to drop
         if (folded !== undefined) return entryOfRow(folded, corrupt);
-        const row = db.prepare(insertSql).get(record.kind, record.startedAt, record.finishedAt, draft.foldKey ?? null, text) as HistoryRow;
-        db.prepare(pruneKindSql).run(record.kind, record.kind, bound.keep - 1);
-        db.prepare(pruneAgeSql).run(keptSince(bound, new Date()));
+        const row = statement(db, insertSql).get(record.kind, record.startedAt, record.finishedAt, draft.foldKey ?? null, text) as HistoryRow;
+        statement(db, pruneKindSql).run(record.kind, record.kind, bound.keep - 1);
+        statement(db, pruneAgeSql).run(keptSince(bound, new Date()));
         return entryOfRow(row, corrupt);
       })
       .immediate();
@@ -58,8 +59,9 @@ export function appendSqliteHistory(db: Database.Database, draft: HistoryDraft, 
 }
 
 export function readSqliteHistory(db: Database.Database, query: HistoryQuery, corrupt: (what: string) => Error): HistoryEntry[] {
-  const rows = db
-    .prepare("SELECT seq, started_at, last_at, repeats, record FROM history WHERE kind = ? ORDER BY seq DESC LIMIT ?")
-    .all(query.kind, query.limit) as HistoryRow[];
+  const rows = statement(db, "SELECT seq, started_at, last_at, repeats, record FROM history WHERE kind = ? ORDER BY seq DESC LIMIT ?").all(
+    query.kind,
+    query.limit,
+  ) as HistoryRow[];
   return rows.map((r) => entryOfRow(r, corrupt));
 }

@@ -14,6 +14,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type Database from "better-sqlite3";
 import { ErrorCode, StateError } from "../../errors.js";
 import { processAlive } from "../../process-alive.js";
+import { statement } from "./statements.js";
 
 export interface LockRow {
   readonly token: string | null;
@@ -31,7 +32,7 @@ export interface LockTiming {
 
 export function readLockRow(db: Database.Database): LockRow {
   return (
-    (db.prepare("SELECT token, holder, pid, host, since, heartbeat FROM lock WHERE id = 1").get() as LockRow | undefined) ?? {
+    (statement(db, "SELECT token, holder, pid, host, since, heartbeat FROM lock WHERE id = 1").get() as LockRow | undefined) ?? {
       token: null,
       holder: null,
       pid: null,
@@ -78,21 +79,20 @@ export async function takeLock(db: Database.Database, owner: string, timing: Loc
   if (!takeable(seen, timing, Date.now())) throw lockedError(seen, description);
   await testPause(process.env);
   const token = randomUUID();
-  const took = db
-    .prepare(
-      `UPDATE lock SET token = @token, holder = @owner, pid = @pid, host = @host, since = @since, heartbeat = @now
+  const took = statement(
+    db,
+    `UPDATE lock SET token = @token, holder = @owner, pid = @pid, host = @host, since = @since, heartbeat = @now
        WHERE id = 1 AND token IS @seenToken AND heartbeat IS @seenHeartbeat`,
-    )
-    .run({
-      token,
-      owner,
-      pid: process.pid,
-      host: hostname(),
-      since: new Date().toISOString(),
-      now: Date.now(),
-      seenToken: seen.token,
-      seenHeartbeat: seen.heartbeat,
-    });
+  ).run({
+    token,
+    owner,
+    pid: process.pid,
+    host: hostname(),
+    since: new Date().toISOString(),
+    now: Date.now(),
+    seenToken: seen.token,
+    seenHeartbeat: seen.heartbeat,
+  });
   // someone took (or refreshed) it between our check and our take
   if (took.changes !== 1) throw lockedError(readLockRow(db), description);
   return token;
@@ -100,11 +100,11 @@ export async function takeLock(db: Database.Database, owner: string, timing: Loc
 
 /** Refreshes the heartbeat; false when the lock is no longer ours. */
 export function refreshLock(db: Database.Database, token: string): boolean {
-  return db.prepare("UPDATE lock SET heartbeat = @now WHERE id = 1 AND token = @token").run({ now: Date.now(), token }).changes === 1;
+  return statement(db, "UPDATE lock SET heartbeat = @now WHERE id = 1 AND token = @token").run({ now: Date.now(), token }).changes === 1;
 }
 
 export function releaseLock(db: Database.Database, token: string): void {
-  db.prepare("UPDATE lock SET token = NULL, holder = NULL, pid = NULL, host = NULL, since = NULL, heartbeat = NULL WHERE id = 1 AND token = @token").run({
+  statement(db, "UPDATE lock SET token = NULL, holder = NULL, pid = NULL, host = NULL, since = NULL, heartbeat = NULL WHERE id = 1 AND token = @token").run({
     token,
   });
 }
