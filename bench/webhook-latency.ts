@@ -7,6 +7,10 @@
  * "run finished" line for that commit (its pino `time`, the same clock). Each commit is sent
  * once the previous one is applied, so no run waits for another. Writes
  * bench/results.webhook.json; docs/dev/performance.md shows its table.
+ *
+ *   BENCH_WEBHOOK_BEFORE=/tmp/before  # also another checkout's daemon (built: its bin/gatesync.js), in rounds
+ *                                     # interleaved with this one's (before, after, …: BENCH_WEBHOOK_ROUNDS, default 4)
+ *   BENCH_NODE_ARGS="--cpu-prof …"    # node arguments for the daemon (a profile of its runs)
  */
 import { execFileSync, spawn } from "node:child_process";
 import { createHmac } from "node:crypto";
@@ -31,6 +35,16 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const examples = path.resolve(here, "../examples");
 const hookSecret = "bench-webhook-secret";
 const daemonEnv = { ...exampleEnv, HOOK_SECRET: hookSecret };
+
+/** Before and after a change, interleaved: each side's commits pooled over its rounds. */
+export interface WebhookComparison {
+  readonly before: string;
+  readonly rounds: number;
+  readonly beforeMs: Figure;
+  readonly afterMs: Figure;
+  /** after's median / before's. */
+  readonly ratio: number;
+}
 
 export interface WebhookFigures {
   readonly commits: number;
@@ -116,7 +130,7 @@ async function hook(url: string, delivery: number): Promise<void> {
   if (res.statusCode !== 202) throw new Error(`the webhook was answered ${res.statusCode}`);
 }
 
-export async function webhookFigures(commits: number): Promise<WebhookFigures> {
+export async function webhookFigures(commits: number, daemonCli = cli): Promise<WebhookFigures> {
   const dir = await mkdtemp(path.join(tmpdir(), "gatesync-bench-webhook-"));
   const sandbox = await startSandboxChild({ gatesync: [cli], fixtures: await loadFixtures(path.join(examples, "sandbox-fixtures.yaml")), dir, credentials });
   const daemonLog = new DaemonLog();
@@ -131,17 +145,21 @@ export async function webhookFigures(commits: number): Promise<WebhookFigures> {
     await cp(path.join(examples, "secrets"), path.join(dir, "secrets"), { recursive: true });
     await writeFile(path.join(dir, "gatesync.yaml"), configText(dir, sandbox.urls));
     const manifest = manifestMemory();
-    daemon = spawn(process.execPath, [cli, "run", "--config", path.join(dir, "gatesync.yaml")], {
-      cwd: dir,
-      env: {
-        ...process.env,
-        ...daemonEnv,
-        GATESYNC_LOG_LEVEL: "info",
-        GATESYNC_LOG_FORMAT: "json",
-        ...(manifest.nodeOptions === undefined ? {} : { NODE_OPTIONS: manifest.nodeOptions }),
+    daemon = spawn(
+      process.execPath,
+      [...(process.env.BENCH_NODE_ARGS ?? "").split(" ").filter(Boolean), daemonCli, "run", "--config", path.join(dir, "gatesync.yaml")],
+      {
+        cwd: dir,
+        env: {
+          ...process.env,
+          ...daemonEnv,
+          GATESYNC_LOG_LEVEL: "info",
+          GATESYNC_LOG_FORMAT: "json",
+          ...(manifest.nodeOptions === undefined ? {} : { NODE_OPTIONS: manifest.nodeOptions }),
+        },
+        stdio: ["ignore", "pipe", "pipe"],
       },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
+    );
     daemon.stdout!.on("data", (b: Buffer) => daemonLog.take(b));
     daemon.stderr!.on("data", (b: Buffer) => daemonLog.take(b));
     const url = (await daemonLog.waitFor((l) => typeof l.url === "string" && l.url.startsWith("http://"), 60_000)).url!;
@@ -179,12 +197,31 @@ export async function webhookFigures(commits: number): Promise<WebhookFigures> {
 export async function webhookOnly(): Promise<void> {
   const started = Date.now();
   const start = loadNow();
-  const webhook = await webhookFigures(Number(process.env.BENCH_WEBHOOK_COMMITS ?? 20));
+  const commits = Number(process.env.BENCH_WEBHOOK_COMMITS ?? 20);
+  const webhook = await webhookFigures(commits);
+  log(`[webhook] p50 ${webhook.latencyMs.median} ms, p90 ${webhook.latencyMs.p90} ms (${webhook.samples.join(", ")})`);
+  const before = process.env.BENCH_WEBHOOK_BEFORE;
+  const compare = before === undefined ? undefined : await beforeAndAfter(before, commits, Number(process.env.BENCH_WEBHOOK_ROUNDS ?? 4));
   const results = {
     ...resultsHead("webhook", start, started),
     webhook,
+    ...(compare === undefined ? {} : { compare }),
   };
-  log(`[webhook] p50 ${webhook.latencyMs.median} ms, p90 ${webhook.latencyMs.p90} ms (${webhook.samples.join(", ")})`);
   await writeFile(webhookResultsPath, `${JSON.stringify(results, null, 2)}\n`);
   await publishTable();
+}
+
+/** `rounds` rounds of `commits` commits each side, before then after, the same bench each time. */
+async function beforeAndAfter(checkout: string, commits: number, rounds: number): Promise<WebhookComparison> {
+  const beforeCli = path.resolve(checkout, "bin/gatesync.js");
+  const beforeSamples: number[] = [];
+  const afterSamples: number[] = [];
+  for (let r = 1; r <= rounds; r++) {
+    beforeSamples.push(...(await webhookFigures(commits, beforeCli)).samples);
+    afterSamples.push(...(await webhookFigures(commits)).samples);
+    log(`[webhook] round ${r}/${rounds}: before p50 ${figure(beforeSamples).median} ms, after ${figure(afterSamples).median} ms (pooled so far)`);
+  }
+  const [beforeMs, afterMs] = [figure(beforeSamples), figure(afterSamples)];
+  const commit = execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: checkout, encoding: "utf8" }).trim();
+  return { before: commit, rounds, beforeMs, afterMs, ratio: Math.round((afterMs.median / beforeMs.median) * 100) / 100 };
 }
