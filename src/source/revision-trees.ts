@@ -111,8 +111,12 @@ export class RevisionTrees {
   private async checkedOut(commit: string): Promise<string> {
     const at = path.join(this.dir, commit);
     if (this.holds.has(commit)) return at;
-    await this.inTurn(async () => this.fill(at, commit));
-    this.holds.set(commit, 0);
+    await this.inTurn(async () => {
+      // two fetches of one commit at once: the second finds it checked out (filling it again would pull it from under the first's reader)
+      if (this.holds.has(commit)) return;
+      await this.fill(at, commit);
+      this.holds.set(commit, 0);
+    });
     return at;
   }
 

@@ -6,12 +6,14 @@
  * files, a held tree keeps its own and a tree let go is gone from its path; and a file the spare
  * already held unchanged is not written again.
  */
-import { existsSync, lstatSync, readFileSync, readdirSync, statSync } from "node:fs";
+import { existsSync, lstatSync, readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { mkdir, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
 import { GitSource } from "../../src/source/git-source.js";
+import { quietGit } from "../../src/source/quiet-git.js";
+import { RevisionTrees } from "../../src/source/revision-trees.js";
 import type { SourceSnapshot } from "../../src/source/source.js";
 import { git } from "../helpers/git-repo.js";
 import { gitRemote } from "../helpers/git-remote.js";
@@ -157,6 +159,28 @@ describe("a git source's trees, brought forward from the spare", () => {
     } finally {
       await source.close();
     }
+  });
+
+  it("checks a commit out once when it is asked for twice at once (a promotion's beside a fetch's): the first reader's files stay", async () => {
+    const dir = await tempRepo();
+    const work = gitRemote(dir);
+    const id = await commit(work, { "a.yaml": "one" }, 0);
+    const trees = new RevisionTrees(path.join(dir, "trees"), {
+      run: async (args, env) =>
+        quietGit(args, { cwd: work, env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", ...env }, timeoutMs: 10_000 }),
+      pruneWorktrees: async () => undefined,
+    });
+    const fetched = trees.checkout(id);
+    const promoted = trees.checkoutAside(id);
+    const at = await fetched;
+    const release = trees.hold(id);
+    // what the first reader left in its tree (a file git does not know) is there still: the tree was not removed and filled again under it
+    writeFileSync(path.join(at, "reading.txt"), "first reader");
+    expect(await promoted).toBe(at);
+    expect(readFileSync(path.join(at, "reading.txt"), "utf8")).toBe("first reader");
+    expect(readFileSync(path.join(at, "config/a.yaml"), "utf8")).toBe("one");
+    release();
+    await trees.settled();
   });
 
   it("writes a push's one changed file and leaves the others as they were on disk", async () => {
