@@ -168,7 +168,7 @@ describe("a git source's trees, brought forward from the spare", () => {
     const trees = new RevisionTrees(path.join(dir, "trees"), {
       run: async (args, env) =>
         quietGit(args, { cwd: work, env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", ...env }, timeoutMs: 10_000 }),
-      pruneWorktrees: async () => undefined,
+      pruneWorktrees: () => Promise.resolve(),
     });
     const fetched = trees.checkout(id);
     const promoted = trees.checkoutAside(id);
