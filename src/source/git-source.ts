@@ -10,7 +10,7 @@
  * SSH key file), never in the remote URL and never in logs.
  */
 import { createHash } from "node:crypto";
-import { statSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { realpath, rm } from "node:fs/promises";
 import { ensureDirectory } from "../ensure-directory.js";
 import path from "node:path";
@@ -89,7 +89,10 @@ export class GitSource implements Source {
     this.env = env;
     // a tree's checkout reads the clone and writes only its own index: no lock (git's readers are safe beside a fetch or gc)
     this.trees = new RevisionTrees(`${this.dir}.trees`, {
-      run: async (args, env) => quietGit(args, { ...this.gitOptions, env: { ...this.processEnv(), ...env } }),
+      run: async (args, env) => {
+        const options = this.gitOptions;
+        return quietGit(args, { ...options, env: { ...options.env, ...env } });
+      },
       pruneWorktrees: async () => this.locked(async () => this.quiet(["worktree", "prune"])),
     });
   }
@@ -127,7 +130,7 @@ export class GitSource implements Source {
       if (this.last !== undefined && request.announced !== true && (await this.unchanged(this.last))) return this.last;
       await ensureDirectory(this.opts.cacheDir);
       const { commit, tag, skippedTags, told, fetched } = await this.locked(async () => {
-        if (!exists(path.join(this.dir, ".git"))) {
+        if (!existsSync(path.join(this.dir, ".git"))) {
           await rm(this.dir, { recursive: true, force: true });
           // the remote's default branch alone (its HEAD: a source naming no branch follows it), no tag
           await this.git().clone(this.opts.url, this.dir, ["--no-checkout", "--quiet", "--single-branch", "--no-tags"]);
@@ -182,7 +185,7 @@ export class GitSource implements Source {
     // git's housekeeping after a fetch (`gc --auto`, a process of its own) runs once the run reading the commit lets go of it (tidied)
     if (followed.fetch !== undefined) await this.quiet(["fetch", "--force", "--prune", "--no-tags", "--quiet", "--no-auto-gc", "origin", followed.fetch]);
     // what the fetch just wrote, read from its files when git left them loose (loose-commit.ts), else from git
-    const loose = followed.fetch === undefined ? undefined : looseCommit(path.join(this.dir, ".git"), followed.local);
+    const loose = followed.fetch === undefined || !followed.local.startsWith("refs/") ? undefined : looseCommit(path.join(this.dir, ".git"), followed.local);
     if (loose !== undefined) return { ...loose, fetched: true };
     const out = await gitOutput(["log", "-1", "--no-show-signature", "--format=%H%x00%an%x00%s", `${followed.local}^{commit}`, "--"], this.gitOptions);
     const nul = out.indexOf("\0");
@@ -242,7 +245,7 @@ export class GitSource implements Source {
   /** A commit checked out in `tree`: its sub-directory there (existing, inside), who wrote it, and a hold on the tree. */
   private async snapshotOf(git: SimpleGit, commit: string, tree: string, known?: CommitText): Promise<SourceSnapshot> {
     const root = path.resolve(tree, this.opts.subdirectory ?? ".");
-    if (!exists(root))
+    if (!existsSync(root))
       throw new SourceError(ErrorCode.SOURCE_INVALID, `the sub-directory ${this.opts.subdirectory ?? "."} does not exist at ${commit.slice(0, 12)}`);
     await this.contain(root, tree, commit);
     const told = known ?? (await this.authorAndSubject(git, commit));
@@ -329,15 +332,5 @@ export class GitSource implements Source {
     this.tidy();
     await this.tidying;
     await this.trees.settled();
-  }
-}
-
-/** Synchronous: one stat, where a thread-pool round trip costs more (a webhook's fetch asks twice). */
-function exists(p: string): boolean {
-  try {
-    statSync(p);
-    return true;
-  } catch {
-    return false;
   }
 }

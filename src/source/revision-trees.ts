@@ -122,9 +122,11 @@ export class RevisionTrees {
 
   /** Checks `commit` out at `at`: into the spare when there is one (only what differs is written), else into a new directory. */
   private async fill(at: string, commit: string): Promise<void> {
-    if (!this.cleared) await this.removeLeftovers();
+    if (!this.cleared) {
+      await this.removeLeftovers();
+      await mkdir(this.dir, { recursive: true });
+    }
     this.cleared = true;
-    await mkdir(this.dir, { recursive: true });
     const spare = this.spare;
     this.spare = undefined;
     if (spare !== undefined) {
