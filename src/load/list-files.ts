@@ -6,20 +6,20 @@
  * The file system is asked synchronously: a call per directory and per file, each far cheaper
  * than the thread-pool round trip of its asynchronous twin (a webhook's run lists the repository
  * again each time: docs/dev/performance.md, "Push to applied"); the loop is let go every
- * `directoriesPerTurn` directories, so a daemon listing a huge repository still answers.
+ * `entriesPerTurn` directory entries (loop-turns.ts), one huge directory included.
  */
 import { lstatSync, readdirSync, realpathSync, statSync } from "node:fs";
-import { setImmediate as yieldToLoop } from "node:timers/promises";
 import path from "node:path";
 import { ErrorCode, LoadError } from "../errors.js";
 import type { Diagnostic } from "../errors.js";
 import { isInside, toPosix } from "../file-paths.js";
 import type { HeldFile } from "./read-file.js";
+import { LoopTurns } from "./loop-turns.js";
 
 export const resourceExtensions = [".yaml", ".yml", ".json"] as const;
 
-/** Directories listed before the loop is let go once. */
-const directoriesPerTurn = 64;
+/** Directory entries looked at before the loop is let go once. */
+const entriesPerTurn = 1024;
 
 export interface SourceFile {
   /** Path relative to the root, with `/` separators. */
@@ -105,13 +105,13 @@ export async function listResourceFiles(opts: ListOptions): Promise<{ root: stri
   const visited = new Set<string>([root]);
   const queue: string[] = [root];
   let tooMany = false;
-  let listed = 0;
+  const turns = new LoopTurns(entriesPerTurn);
 
   while (queue.length > 0 && !tooMany) {
-    if (++listed % directoriesPerTurn === 0) await yieldToLoop();
     const dir = queue.shift()!;
     const entries = readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     for (const entry of entries) {
+      await turns.tick();
       if (entry.name.startsWith(".")) continue;
       const full = path.join(dir, entry.name);
       const rel = toPosix(path.relative(root, full));

@@ -14,16 +14,16 @@
  * recognised by its content (its digest, read again): its verdict serves, naming where the file
  * is now.
  */
-import { setImmediate as yieldToLoop } from "node:timers/promises";
 import { ErrorCode } from "../../errors.js";
 import { FileCache } from "../../load/file-cache.js";
 import type { MovedEntry } from "../../load/file-cache.js";
 import type { SourceFile } from "../../load/list-files.js";
 import { fileDigest } from "../../load/read-file.js";
+import { LoopTurns } from "../../load/loop-turns.js";
 import type { FileCheckContext, FileVerdict } from "../file/check-file.js";
 
-/** Files whose content is read, to tell whether it is unchanged, before the loop is let go. */
-const digestsAtOnce = 32;
+/** Files whose content is read, to tell whether it is unchanged, before the loop is let go (loop-turns.ts). */
+const digestsPerTurn = 32;
 
 export interface Keys {
   /** The whole context: a verdict a value or a patch made. */
@@ -134,9 +134,9 @@ export class KeptVerdicts {
       if (own !== undefined) pending.push({ index, key: keys.own, moved: own });
       else if (other !== undefined && serves(other.value, keys)) pending.push({ index, key: keys.shared, moved: other });
     });
-    for (const [i, { index, key, moved }] of pending.entries()) {
-      // a batch read, then the loop is let go: a daemon reading a huge repository's digests still answers
-      if (i > 0 && i % digestsAtOnce === 0) await yieldToLoop();
+    const turns = new LoopTurns(digestsPerTurn);
+    for (const { index, key, moved } of pending) {
+      await turns.tick();
       const file = files[index]!;
       if (fileDigest(file.absolute) !== moved.digest) continue;
       const here = moved.value.absolute === file.absolute ? moved.value : movedTo(moved.value, file.absolute);
