@@ -7,6 +7,7 @@
  * say (a packed ref or object, an annotated tag, a huge commit) is left to git.
  */
 import { execFileSync } from "node:child_process";
+import { chmodSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -105,6 +106,18 @@ describe("the fetched commit read from git's files", () => {
     expect(looseCommit(path.join(repo, ".git"), ref)?.commit).toBe(next);
     git(["repack", "-a", "-d", "-q"]);
     git(["prune-packed"]);
+    expect(looseCommit(path.join(repo, ".git"), ref)).toBeUndefined();
+    // a symbolic ref, a ref file of garbage, a loose object that is not zlib (a torn write): git's
+    const loose = written(`${plain}once more\n`);
+    writeFileSync(path.join(repo, ".git", ref), "ref: refs/heads/elsewhere\n");
+    expect(looseCommit(path.join(repo, ".git"), ref)).toBeUndefined();
+    writeFileSync(path.join(repo, ".git", ref), "\u0000not an id at all\n");
+    expect(looseCommit(path.join(repo, ".git"), ref)).toBeUndefined();
+    writeFileSync(path.join(repo, ".git", ref), `${loose}\n`);
+    expect(looseCommit(path.join(repo, ".git"), ref)?.commit).toBe(loose);
+    const object = path.join(repo, ".git/objects", loose.slice(0, 2), loose.slice(2));
+    chmodSync(object, 0o644);
+    writeFileSync(object, "torn");
     expect(looseCommit(path.join(repo, ".git"), ref)).toBeUndefined();
     // an annotated tag's ref names the tag object, not the commit: git's
     const tag = git(["mktag"], `object ${id}\ntype commit\ntag v1\ntagger T <t@x> 1700000000 +0000\n\nv1\n`).trim();

@@ -6,9 +6,11 @@
  * files, a held tree keeps its own and a tree let go is gone from its path; and a file the spare
  * already held unchanged is not written again.
  */
-import { existsSync, lstatSync, readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, readFileSync, readdirSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { mkdir, rm, writeFile } from "node:fs/promises";
+import { execFile } from "node:child_process";
 import path from "node:path";
+import { promisify } from "node:util";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
 import { GitSource } from "../../src/source/git-source.js";
@@ -75,6 +77,11 @@ async function commit(work: string, files: Files, n: number): Promise<string> {
   git(work, "push", "-q", "origin", "main");
   return git(work, "rev-parse", "HEAD");
 }
+
+/** `git ...args` in `cwd`, run beside whatever else the test does. */
+const gitLater = async (cwd: string, ...args: string[]): Promise<void> => {
+  await promisify(execFile)("git", args, { cwd });
+};
 
 interface Held {
   readonly snapshot: SourceSnapshot;
@@ -181,6 +188,58 @@ describe("a git source's trees, brought forward from the spare", () => {
     expect(readFileSync(path.join(at, "config/a.yaml"), "utf8")).toBe("one");
     release();
     await trees.settled();
+  });
+
+  it("never writes through a link a commit left in the spare: a link turned into a directory is a directory in the tree", async () => {
+    const dir = await tempRepo();
+    const work = gitRemote(dir);
+    const outside = path.join(dir, "outside");
+    await mkdir(outside);
+    const source = new GitSource({ url: path.join(dir, "origin.git"), branch: "main", subdirectory: "config", cacheDir: path.join(dir, "cache") });
+    try {
+      // a commit whose config/d is a link out of the repository, then two whose config/d is a directory:
+      // the third is checked out into the first's tree, where the link is
+      await mkdir(path.join(work, "config"), { recursive: true });
+      await writeFile(path.join(work, "config/keep.yaml"), "kept");
+      symlinkSync(outside, path.join(work, "config/d"));
+      git(work, "add", "-A");
+      git(work, "commit", "-q", "-m", "a link");
+      git(work, "push", "-q", "origin", "main");
+      await source.fetch({ announced: true });
+      await commit(work, { "keep.yaml": "kept", "d/b.yaml": "two" }, 1);
+      await source.fetch({ announced: true });
+      await new Promise((r) => setTimeout(r, 20));
+      await commit(work, { "keep.yaml": "kept", "d/b.yaml": "three" }, 2);
+      const third = await source.fetch({ announced: true });
+      expect(lstatSync(path.join(third.root, "d")).isDirectory()).toBe(true);
+      expect(readFileSync(path.join(third.root, "d/b.yaml"), "utf8")).toBe("three");
+      expect(readdirSync(outside)).toEqual([]);
+    } finally {
+      await source.close();
+    }
+  });
+
+  it("checks out beside a second source fetching into the same cache and git's housekeeping, each commit's files whole", async () => {
+    const dir = await tempRepo();
+    const work = gitRemote(dir);
+    const options = { url: path.join(dir, "origin.git"), branch: "main", subdirectory: "config", cacheDir: path.join(dir, "cache") };
+    const [one, two] = [new GitSource(options), new GitSource(options)];
+    try {
+      for (let i = 0; i < 6; i++) {
+        const files = { "a.yaml": `v${i}`, [`f${i}/x.yaml`]: String(i) };
+        await commit(work, files, i);
+        // the second (a replica) fetches under the clone's lock, and git's housekeeping repacks (as ours does, with git's own grace period for loose objects), while the first checks out, which takes no lock
+        const clone = existsSync(options.cacheDir) ? readdirSync(options.cacheDir).find((n) => !n.includes(".")) : undefined;
+        const housekeeping = clone === undefined ? undefined : gitLater(path.join(options.cacheDir, clone), "gc", "--quiet");
+        const [a, b] = await Promise.all([one.fetch({ announced: true }), two.fetch({ announced: true }), housekeeping]);
+        expect(onDisk(a.root)).toEqual(withDirectories(files));
+        expect(onDisk(b.root)).toEqual(withDirectories(files));
+        expect(a.root).not.toBe(b.root);
+      }
+    } finally {
+      await one.close();
+      await two.close();
+    }
   });
 
   it("writes a push's one changed file and leaves the others as they were on disk", async () => {
